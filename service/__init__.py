@@ -1,0 +1,74 @@
+"""gradquiz: exercises on PyTorch custom autograd functions, graded and stored.
+
+`create_app` builds the web app. The web process never imports torch: grading code lives in
+`service.grading` and runs in worker processes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+from flask import Flask, request
+
+from .config import Settings
+from .database import Database
+from .errors import problem_abort, register_error_handlers
+from .extensions import ProblemApi, close_db_session, cors
+
+API_VERSION = "1.0.0"
+JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+
+def _require_json_body() -> None:
+    # webargs would read a form or text body as "no fields" and answer with confusing
+    # missing-field errors; say what is wrong instead.
+    if request.method in JSON_BODY_METHODS and request.path.startswith("/api/") and not request.is_json:
+        problem_abort(415, "Send the request body as JSON with 'Content-Type: application/json'.")
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the app. `config` may hold Settings field names (e.g. database_url) or Flask keys."""
+    config = dict(config or {})
+    overrides = {k: config.pop(k) for k in list(config) if k in Settings.__dataclass_fields__}
+    settings = Settings.from_env(**overrides)
+
+    app = Flask(__name__)
+    app.config.update(
+        SETTINGS=settings,
+        SECRET_KEY=settings.secret_key,
+        MAX_CONTENT_LENGTH=settings.max_request_bytes,
+        TESTING=settings.env == "testing",
+        API_TITLE="gradquiz",
+        API_VERSION=API_VERSION,
+        OPENAPI_VERSION="3.1.0",
+        OPENAPI_URL_PREFIX="/api",
+        OPENAPI_JSON_PATH="v1/openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        API_SPEC_OPTIONS={
+            "info": {"description": "Exercises on PyTorch custom autograd functions, graded and stored. "
+                                    "Errors are application/problem+json (RFC 9457)."},
+            "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
+        },
+        **config,
+    )
+    if settings.env == "production":
+        logging.getLogger().setLevel(logging.INFO)
+
+    app.extensions["gradquiz.db"] = Database(settings.sqlalchemy_url)
+    app.teardown_appcontext(close_db_session)
+    api = ProblemApi(app)
+    register_error_handlers(app)
+    if settings.cors_origins:
+        cors.init_app(app, resources={r"/api/*": {"origins": list(settings.cors_origins)}},
+                      expose_headers=["Location", "X-Pagination", "Retry-After", "Idempotent-Replayed"],
+                      allow_headers=["Authorization", "Content-Type", "Idempotency-Key"], max_age=600)
+    app.before_request(_require_json_body)
+
+    from .cli import register_cli
+    from .resources import register_blueprints
+
+    register_blueprints(api)
+    register_cli(app)
+    return app

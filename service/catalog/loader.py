@@ -1,0 +1,175 @@
+"""Reads exercise folders and checks them; pure apart from reading the files.
+
+The format is documented in exercises/README.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..quiz import QUIZ_KINDS, Problem
+
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+KINDS = (*QUIZ_KINDS, "code")
+SCORE_POLICIES = ("best", "latest")
+COMMON_KEYS = frozenset(
+    {"title", "kind", "prompt", "topics", "difficulty", "hints", "explanation", "score_policy"}
+)
+MAX_FILE_BYTES = 256 * 1024
+SPEC_FILE = "exercise.toml"
+
+
+@dataclass(frozen=True)
+class CatalogProblem:
+    path: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ExerciseFile:
+    """One exercise as read from its folder: what a version stores."""
+
+    slug: str
+    spec: dict[str, Any]
+    files: dict[str, str]
+    digest: str
+
+    @property
+    def content(self) -> dict[str, Any]:
+        return {"spec": self.spec, "files": self.files}
+
+
+def _read_files(folder: Path) -> dict[str, bytes]:
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith((".", "__pycache__")) for part in rel.parts):
+            files[rel.as_posix()] = path.read_bytes()
+    return files
+
+
+def content_digest(files: Mapping[str, bytes]) -> str:
+    """SHA-256 over paths and bytes, so any edit, rename or added file makes a new version."""
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel]
+        digest.update(f"{rel}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def text(key: str, *, limit: int | None = None) -> None:
+        value = spec.get(key)
+        if not isinstance(value, str) or not value.strip():
+            problems.append((key, "required, a non-empty string"))
+        elif limit and len(value) > limit:
+            problems.append((key, f"at most {limit} characters"))
+
+    text("title", limit=200)
+    text("prompt")
+    text("explanation")
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        problems.append(("kind", f"must be one of {', '.join(KINDS)}"))
+    topics = spec.get("topics")
+    if not isinstance(topics, list) or not topics:
+        problems.append(("topics", "required, a non-empty list of tags"))
+    else:
+        for i, topic in enumerate(topics):
+            if not isinstance(topic, str) or not TOPIC_PATTERN.match(topic) or len(topic) > 40:
+                problems.append((f"topics[{i}]", "tags are lowercase words joined by hyphens, at most 40 characters"))
+        if len(set(topics)) != len(topics):
+            problems.append(("topics", "a tag appears more than once"))
+    difficulty = spec.get("difficulty")
+    if not isinstance(difficulty, int) or isinstance(difficulty, bool) or not 1 <= difficulty <= 5:
+        problems.append(("difficulty", "required, an integer from 1 to 5"))
+    hints = spec.get("hints", [])
+    if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
+        problems.append(("hints", "must be a list of non-empty strings"))
+    if spec.get("score_policy", "best") not in SCORE_POLICIES:
+        problems.append(("score_policy", f"must be one of {', '.join(SCORE_POLICIES)}"))
+    return problems
+
+
+def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Problem]:
+    kind = spec.get("kind")
+    if kind == "code":
+        from ..grading.spec import validate_code_exercise  # torch-free by contract
+
+        kind_keys, validate = {"code"}, lambda: validate_code_exercise(dict(spec), dict(files))
+    elif kind in QUIZ_KINDS:
+        kind_keys, validate = QUIZ_KINDS[kind].spec_keys, lambda: QUIZ_KINDS[kind].validate_spec(spec)
+    else:
+        return []
+    problems: list[Problem] = []
+    extra = set(spec) - COMMON_KEYS - kind_keys
+    if extra:
+        problems.append(("(top level)", f"unknown keys: {', '.join(sorted(extra))}"))
+    return problems + list(validate())
+
+
+def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProblem]]:
+    """Read and check one exercise folder: the exercise, or None and what is wrong with it."""
+    where = f"{folder.name}/{SPEC_FILE}"
+    if not SLUG_PATTERN.match(folder.name) or not 3 <= len(folder.name) <= 64:
+        return None, [CatalogProblem(folder.name, "(folder name)", "a slug is 3-64 lowercase letters, digits and hyphens")]
+    raw_files = _read_files(folder)
+    if SPEC_FILE not in raw_files:
+        return None, [CatalogProblem(where, "(file)", "missing")]
+    problems: list[CatalogProblem] = []
+    files: dict[str, str] = {}
+    for rel, data in raw_files.items():
+        if len(data) > MAX_FILE_BYTES:
+            problems.append(CatalogProblem(f"{folder.name}/{rel}", "(file)", f"larger than {MAX_FILE_BYTES} bytes"))
+            continue
+        try:
+            files[rel] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(CatalogProblem(f"{folder.name}/{rel}", "(file)", "not UTF-8 text"))
+    try:
+        spec = tomllib.loads(files.get(SPEC_FILE, ""))
+    except tomllib.TOMLDecodeError as exc:
+        return None, problems + [CatalogProblem(where, "(syntax)", str(exc))]
+    problems += [CatalogProblem(where, f, m) for f, m in _common_problems(spec)]
+    problems += [CatalogProblem(where, f, m) for f, m in _kind_problems(spec, files)]
+    if problems:
+        return None, problems
+    files.pop(SPEC_FILE)
+    return ExerciseFile(folder.name, spec, files, content_digest(raw_files)), []
+
+
+def load_catalog(root: Path) -> tuple[list[ExerciseFile], list[CatalogProblem]]:
+    """Every exercise folder under `root`, and every problem found in any of them."""
+    if not root.is_dir():
+        return [], [CatalogProblem(str(root), "(folder)", "not a directory")]
+    exercises: list[ExerciseFile] = []
+    problems: list[CatalogProblem] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        exercise, found = read_exercise(folder)
+        problems += found
+        if exercise is not None:
+            exercises.append(exercise)
+    return exercises, problems
+
+
+def public_view(content: Mapping[str, Any]) -> dict[str, Any]:
+    """The kind-specific part of an exercise a learner may see before answering."""
+    spec = content["spec"]
+    if spec["kind"] == "code":
+        from ..grading.spec import public_code_view
+
+        return {"code": public_code_view(dict(spec), dict(content["files"]))}
+    return QUIZ_KINDS[spec["kind"]].public_view(spec)

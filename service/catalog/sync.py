@@ -1,0 +1,90 @@
+"""Brings the database in line with the exercise files, idempotently."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..models import Exercise, ExerciseTopic, ExerciseVersion
+from ..models.base import utcnow
+from .loader import ExerciseFile
+
+
+@dataclass
+class SyncReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    unpublished: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (f"{len(self.created)} created, {len(self.updated)} updated, "
+                f"{len(self.unchanged)} unchanged, {len(self.unpublished)} unpublished")
+
+
+def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> ExerciseVersion:
+    """The version holding this content: an existing one with the same digest, or a new one."""
+    version = session.scalar(
+        select(ExerciseVersion).where(
+            ExerciseVersion.exercise_id == exercise.id, ExerciseVersion.digest == source.digest
+        )
+    )
+    if version is None:
+        last = session.scalar(
+            select(func.max(ExerciseVersion.number)).where(ExerciseVersion.exercise_id == exercise.id)
+        )
+        version = ExerciseVersion(
+            exercise_id=exercise.id, number=(last or 0) + 1, digest=source.digest, content=source.content
+        )
+        session.add(version)
+        session.flush()
+    return version
+
+
+def _copy_listing_fields(exercise: Exercise, source: ExerciseFile) -> None:
+    exercise.kind = source.spec["kind"]
+    exercise.title = source.spec["title"]
+    exercise.difficulty = source.spec["difficulty"]
+    wanted = set(source.spec["topics"])
+    exercise.topics = [t for t in exercise.topics if t.topic in wanted] + [
+        ExerciseTopic(topic=t) for t in sorted(wanted - set(exercise.topic_names))
+    ]
+
+
+def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_missing: bool = True) -> SyncReport:
+    """Create or update one exercise per source, in one transaction the caller commits.
+
+    Exercises whose folder is gone are unpublished, not deleted: their attempts stay.
+    """
+    report = SyncReport()
+    existing = {e.slug: e for e in session.scalars(select(Exercise))}
+    for source in sources:
+        exercise = existing.get(source.slug)
+        if exercise is None:
+            exercise = Exercise(slug=source.slug, current_version=0, kind="", title="", difficulty=1)
+            _copy_listing_fields(exercise, source)
+            session.add(exercise)
+            session.flush()
+            exercise.current_version = _version_for(session, exercise, source).number
+            report.created.append(source.slug)
+            continue
+        version = _version_for(session, exercise, source)
+        if version.number == exercise.current_version and exercise.published:
+            report.unchanged.append(source.slug)
+            continue
+        exercise.current_version = version.number
+        exercise.published = True
+        exercise.updated_at = utcnow()
+        _copy_listing_fields(exercise, source)
+        report.updated.append(source.slug)
+    if unpublish_missing:
+        present = {s.slug for s in sources}
+        for slug, exercise in existing.items():
+            if slug not in present and exercise.published:
+                exercise.published = False
+                exercise.updated_at = utcnow()
+                report.unpublished.append(slug)
+    session.flush()
+    return report

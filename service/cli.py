@@ -1,0 +1,112 @@
+"""`flask db …`, `flask exercises …` and `flask clients …` commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from flask import Flask, current_app
+from flask.cli import AppGroup
+from sqlalchemy import select
+
+from . import migrate
+from .auth import create_client
+from .catalog import load_catalog, sync_catalog
+from .extensions import db_session
+from .models import ApiClient, Role
+
+db_cli = AppGroup("db", help="Database schema (Alembic migrations).")
+exercises_cli = AppGroup("exercises", help="The exercise catalog under exercises/.")
+clients_cli = AppGroup("clients", help="API clients and their keys.")
+
+DEV_CLIENT = "development"
+
+
+def _settings():
+    return current_app.config["SETTINGS"]
+
+
+@db_cli.command("upgrade")
+@click.argument("revision", default="head")
+def db_upgrade(revision: str) -> None:
+    """Apply migrations up to REVISION (default: the latest)."""
+    migrate.upgrade(_settings().sqlalchemy_url, revision)
+    click.echo(f"database at {revision}")
+
+
+@db_cli.command("downgrade")
+@click.argument("revision")
+def db_downgrade(revision: str) -> None:
+    """Revert migrations down to REVISION ('base' for an empty database)."""
+    migrate.downgrade(_settings().sqlalchemy_url, revision)
+
+
+def _load(folder: str | None):
+    root = Path(folder or _settings().exercises_dir)
+    exercises, problems = load_catalog(root)
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    return exercises, problems
+
+
+@exercises_cli.command("validate")
+@click.option("--dir", "folder", type=click.Path(file_okay=False), help="Default: EXERCISES_DIR")
+def exercises_validate(folder: str | None) -> None:
+    """Check every exercise; print `path: field: message` per problem, exit 1 if any."""
+    exercises, problems = _load(folder)
+    if problems:
+        raise click.exceptions.Exit(1)
+    click.echo(f"{len(exercises)} exercises valid")
+
+
+@exercises_cli.command("sync")
+@click.option("--dir", "folder", type=click.Path(file_okay=False), help="Default: EXERCISES_DIR")
+def exercises_sync(folder: str | None) -> None:
+    """Load the exercises into the database; unchanged ones are left alone. Refuses invalid content."""
+    exercises, problems = _load(folder)
+    if problems:
+        click.echo(f"{len(problems)} problems: nothing synced", err=True)
+        raise click.exceptions.Exit(1)
+    session = db_session()
+    report = sync_catalog(session, exercises)
+    session.commit()
+    click.echo(f"exercises: {report}")
+
+
+@clients_cli.command("create")
+@click.argument("name")
+@click.option("--role", type=click.Choice([r.value for r in Role]), default=Role.CLIENT.value, show_default=True)
+def clients_create(name: str, role: str) -> None:
+    """Create a client and print its key, once: it is stored only as a hash."""
+    session = db_session()
+    if session.scalar(select(ApiClient).where(ApiClient.name == name)):
+        raise click.ClickException(f"a client named {name!r} exists already")
+    client, key = create_client(session, name, Role(role))
+    session.commit()
+    click.echo(f"client {client.name} ({client.role}) created; its key, shown this once:")
+    click.echo(key)
+
+
+@clients_cli.command("ensure-dev")
+def clients_ensure_dev() -> None:
+    """Create the development admin client if missing (used by `make run`)."""
+    session = db_session()
+    if session.scalar(select(ApiClient).where(ApiClient.name == DEV_CLIENT)):
+        click.echo(f"development key: created earlier and shown then (make another: flask clients create NAME --role admin)")
+        return
+    _client, key = create_client(session, DEV_CLIENT, Role.ADMIN)
+    session.commit()
+    click.echo(f"development key (admin, shown this once): {key}")
+
+
+@clients_cli.command("list")
+def clients_list() -> None:
+    """Name, role and key prefix of every client (keys themselves are not stored)."""
+    for client in db_session().scalars(select(ApiClient).order_by(ApiClient.id)):
+        state = "revoked" if client.revoked_at else "active"
+        click.echo(f"{client.name}\t{client.role}\t{client.key_prefix}…\t{state}")
+
+
+def register_cli(app: Flask) -> None:
+    for group in (db_cli, exercises_cli, clients_cli):
+        app.cli.add_command(group)

@@ -1,0 +1,108 @@
+"""Settings read from the environment, validated once at start-up.
+
+One class holds every setting so that a reader finds them all in one place; `Settings.from_env`
+is the only code that reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+INSTANCE_DIR = PROJECT_ROOT / "instance"
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message names it in one line."""
+
+
+def _bool(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off", ""}:
+        return False
+    raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+def _int(name: str, raw: str, minimum: int = 1) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _list(_name: str, raw: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def default_database_url() -> str:
+    return f"sqlite:///{INSTANCE_DIR / 'gradquiz.sqlite3'}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of the service. Environment variable = field name upper-cased."""
+
+    # "development" (the default: embedded SQLite, a fixed dev secret) or "production".
+    env: str = "development"
+    database_url: str = field(default_factory=default_database_url)
+    secret_key: str = "dev-only-secret-change-me"
+    # Origins allowed to call the API from a browser, comma-separated; empty: CORS off.
+    cors_origins: tuple[str, ...] = ()
+    # Largest request body accepted, in bytes; larger bodies get 413.
+    max_request_bytes: int = 256 * 1024
+    # Largest page a list endpoint serves.
+    max_page_size: int = 100
+    exercises_dir: str = str(PROJECT_ROOT / "exercises")
+
+    REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
+    PARSERS: ClassVar[dict] = {
+        "cors_origins": _list,
+        "max_request_bytes": _int,
+        "max_page_size": _int,
+    }
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Read settings from `environ` (default: the process environment), then apply overrides."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = environ.get(f.name.upper())
+            if raw is None:
+                continue
+            parser = cls.PARSERS.get(f.name)
+            values[f.name] = parser(f.name.upper(), raw) if parser else raw
+        env_name = values.get("env", overrides.get("env", cls.env))
+        if env_name == "production":
+            for name in cls.REQUIRED_IN_PRODUCTION:
+                if name not in values and name not in overrides:
+                    raise ConfigError(f"{name.upper()} is required when ENV=production")
+        settings = replace(cls(**values), **overrides)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        if self.env not in {"development", "production", "testing"}:
+            raise ConfigError(f"ENV must be development, production or testing, got {self.env!r}")
+        if not self.database_url.startswith(("sqlite", "postgres")):
+            raise ConfigError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
+        if self.env == "production" and len(self.secret_key) < 32:
+            raise ConfigError("SECRET_KEY must be at least 32 characters when ENV=production")
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        """The URL for SQLAlchemy: a plain postgresql:// URL means psycopg 3, said explicitly."""
+        url = self.database_url
+        if url.startswith("postgres://"):
+            url = "postgresql://" + url[len("postgres://"):]
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url[len("postgresql://"):]
+        return url

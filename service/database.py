@@ -1,0 +1,65 @@
+"""The SQLAlchemy engine and the request-scoped session, without Flask-SQLAlchemy.
+
+Plain SQLAlchemy keeps the models and the migrations usable outside the app (workers, Alembic).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import sessionmaker
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine with the connection settings each backend needs to behave transactionally."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 15}, **kwargs)
+        _make_sqlite_transactional(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5, **kwargs)
+
+
+def _make_sqlite_transactional(engine: Engine) -> None:
+    # pysqlite opens transactions lazily and only before DML, which breaks SAVEPOINT and lets
+    # a read-then-write transaction fail with "database is locked" instead of waiting. The
+    # SQLAlchemy-documented fix: turn off its own handling and emit BEGIN ourselves.
+    # IMMEDIATE takes the write lock up front, so concurrent writers queue on busy_timeout.
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+_engines: dict[str, Engine] = {}
+
+
+def engine_for(url: str) -> Engine:
+    """One engine (one pool) per database URL per process: apps built for tests share it."""
+    engine = _engines.get(url)
+    if engine is None:
+        engine = _engines[url] = make_engine(url)
+    return engine
+
+
+def dispose_engines() -> None:
+    """Drop pooled connections; a forked process must not reuse its parent's sockets."""
+    for engine in _engines.values():
+        engine.dispose(close=False)
+
+
+class Database:
+    """The app's engine and its session factory; one session per app context (request)."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = engine_for(url)
+        self.session_factory = sessionmaker(bind=self.engine, expire_on_commit=False)

@@ -1,0 +1,18 @@
+"""SQLAlchemy models; importing this package registers every table on `Base.metadata`."""
+
+from .attempt import Attempt, AttemptStatus, IdempotencyRecord
+from .base import Base
+from .client import ApiClient, Role
+from .exercise import Exercise, ExerciseTopic, ExerciseVersion
+
+__all__ = [
+    "ApiClient",
+    "Attempt",
+    "AttemptStatus",
+    "Base",
+    "Exercise",
+    "ExerciseTopic",
+    "ExerciseVersion",
+    "IdempotencyRecord",
+    "Role",
+]

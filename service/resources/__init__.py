@@ -1,0 +1,12 @@
+"""The HTTP layer: one thin blueprint per resource."""
+
+from __future__ import annotations
+
+from flask_smorest import Api
+
+from . import attempts, exercises, health, learners
+
+
+def register_blueprints(api: Api) -> None:
+    for module in (exercises, attempts, learners, health):
+        api.register_blueprint(module.blp)

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import re
+import uuid
+
+from flask import Response, jsonify, request, url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from ..auth import current_client, require_client
+from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
+from ..extensions import db_session
+from ..schemas.attempts import AttemptCreateSchema, AttemptSchema
+from ..services.attempts import (
+    ExerciseNotFound,
+    IdempotencyKeyReused,
+    InvalidAnswer,
+    StoredResponse,
+    create_attempt,
+    dump_json,
+    get_attempt,
+    published_exercise,
+    request_digest,
+    run_idempotent,
+)
+
+blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
+                description="Learners' attempts. Needs an API key; a client sees only its own learners.")
+
+IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+BEARER = [{"bearerAuth": []}]
+
+
+def _idempotency_key() -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not IDEMPOTENCY_KEY.match(key):
+        problem_abort(400, "Idempotency-Key must be 1-255 visible ASCII characters.", type=VALIDATION_ERROR,
+                      errors=[{"field": "headers.Idempotency-Key", "message": "1-255 visible ASCII characters"}])
+    return key
+
+
+def _json_response(stored: StoredResponse, replayed: bool) -> Response:
+    response = jsonify(stored.body)
+    response.status_code = stored.status
+    if stored.location:
+        response.headers["Location"] = stored.location
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
+@blp.route("/exercises/<slug>/attempts")
+class ExerciseAttempts(MethodView):
+    @blp.doc(security=BEARER, parameters=[{
+        "in": "header", "name": "Idempotency-Key", "required": False, "schema": {"type": "string", "maxLength": 255},
+        "description": "A retry with the same key returns the first response and stores nothing new.",
+    }])
+    @require_client
+    @blp.arguments(AttemptCreateSchema)
+    @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}})
+    @blp.alt_response(404, schema=None, description="No published exercise has this slug")
+    @blp.alt_response(422, schema=None, description="The answer does not fit the exercise, or the key was reused")
+    def post(self, payload, slug: str):
+        """Submit an answer: a quiz answer is graded at once and the graded attempt returned."""
+        session = db_session()
+        client = current_client()
+        key = _idempotency_key()
+
+        def submit() -> StoredResponse:
+            try:
+                exercise = published_exercise(session, slug)
+            except ExerciseNotFound:
+                problem_abort(404, f"No exercise with slug {slug!r}.")
+            try:
+                attempt = create_attempt(session, client, exercise, payload["learner"],
+                                         payload.get("answer"), payload.get("code"))
+            except InvalidAnswer as exc:
+                problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
+                              errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
+            session.flush()
+            location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
+            return StoredResponse(201, dump_json(AttemptSchema().dump(attempt)), location)
+
+        digest = request_digest(request.method, request.path, request.get_data())
+        try:
+            stored, replayed = run_idempotent(session, client, key, digest, submit)
+        except IdempotencyKeyReused:
+            problem_abort(422, "This Idempotency-Key was already used with a different request.",
+                          title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
+        return _json_response(stored, replayed)
+
+
+@blp.route("/attempts/<uuid:attempt_id>")
+class AttemptDetail(MethodView):
+    @blp.doc(security=BEARER)
+    @require_client
+    @blp.response(200, AttemptSchema)
+    @blp.alt_response(404, schema=None, description="No attempt with this id is visible to the caller")
+    def get(self, attempt_id: uuid.UUID):
+        """One attempt, with its grade and feedback."""
+        attempt = get_attempt(db_session(), current_client(), attempt_id)
+        if attempt is None:
+            problem_abort(404, "No such attempt.")
+        return attempt

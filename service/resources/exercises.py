@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from sqlalchemy import select
+
+from ..catalog import public_view
+from ..errors import problem_abort
+from ..extensions import db_session
+from ..models import Exercise, ExerciseTopic
+from ..schemas.exercises import ExerciseQuerySchema, ExerciseSchema, ExerciseSummarySchema
+from ..services.attempts import ExerciseNotFound, published_exercise
+from .pagination import PAGINATION, Query, SelectPage
+
+blp = Blueprint("exercises", __name__, url_prefix="/api/v1/exercises",
+                description="The catalog: quiz and code exercises. Public, no key needed.")
+
+
+@blp.route("")
+class ExerciseList(MethodView):
+    @blp.arguments(ExerciseQuerySchema, location="query")
+    @blp.response(200, ExerciseSummarySchema(many=True))
+    @blp.paginate(SelectPage, **PAGINATION)
+    def get(self, query):
+        """List published exercises, easiest first; filter by topic or kind."""
+        stmt = select(Exercise).where(Exercise.published.is_(True))
+        if "kind" in query:
+            stmt = stmt.where(Exercise.kind == query["kind"])
+        if "topic" in query:
+            stmt = stmt.where(Exercise.id.in_(select(ExerciseTopic.exercise_id).where(ExerciseTopic.topic == query["topic"])))
+        return Query(db_session(), stmt.order_by(Exercise.difficulty, Exercise.slug))
+
+
+@blp.route("/<slug>")
+class ExerciseDetail(MethodView):
+    @blp.response(200, ExerciseSchema)
+    @blp.alt_response(404, schema=None, description="No published exercise has this slug")
+    def get(self, slug: str):
+        """One exercise, with everything a learner needs to answer it and nothing that gives it away."""
+        try:
+            exercise = published_exercise(db_session(), slug)
+        except ExerciseNotFound:
+            problem_abort(404, f"No exercise with slug {slug!r}.")
+        spec = exercise.version.spec
+        return {
+            "slug": exercise.slug, "title": exercise.title, "kind": exercise.kind,
+            "topic_names": exercise.topic_names, "difficulty": exercise.difficulty,
+            "current_version": exercise.current_version, "prompt": spec["prompt"],
+            "hints": spec.get("hints", []), "score_policy": spec.get("score_policy", "best"),
+            **public_view(exercise.version.content),
+        }

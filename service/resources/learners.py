@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import re
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from ..auth import current_client, require_client
+from ..errors import problem_abort
+from ..extensions import db_session
+from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
+from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
+from .attempts import BEARER
+from .pagination import PAGINATION, Query, SelectPage
+
+blp = Blueprint("learners", __name__, url_prefix="/api/v1/learners",
+                description="A learner's history, as seen by the client that owns the learner id.")
+LEARNER = re.compile(LEARNER_PATTERN)
+
+
+@blp.route("/<learner>/attempts")
+class LearnerAttempts(MethodView):
+    @blp.doc(security=BEARER)
+    @require_client
+    @blp.arguments(LearnerAttemptsQuerySchema, location="query")
+    @blp.response(200, LearnerHistorySchema)
+    @blp.paginate(**PAGINATION)
+    def get(self, query, learner: str, pagination_parameters):
+        """The learner's attempts, newest first, with the best score per exercise."""
+        if not LEARNER.match(learner):
+            problem_abort(404, "No such learner.")
+        session = db_session()
+        client = current_client()
+        exercise_id = None
+        if "exercise" in query:
+            try:
+                exercise_id = published_exercise(session, query["exercise"]).id
+            except ExerciseNotFound:
+                problem_abort(404, f"No exercise with slug {query['exercise']!r}.")
+        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_id)), pagination_parameters)
+        return {
+            "learner": learner,
+            "best_scores": best_scores(session, client, learner, exercise_id),
+            "attempts": page.items,
+        }

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+LEARNER_PATTERN = r"^[^/\x00-\x1f\x7f]{1,255}$"
+MAX_CODE_CHARS = 64 * 1024
+
+learner_field = fields.String(
+    required=True,
+    validate=validate.Regexp(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
+    metadata={"description": "Your own identifier of the learner (unique within your client)"},
+)
+
+
+class AttemptCreateSchema(Schema):
+    learner = learner_field
+    answer = fields.Raw(
+        allow_none=False,
+        metadata={"description": "Quiz kinds: a choice id (single_choice), a list of ids (multiple_choice), "
+                                 "a string (short_answer), a number or list of numbers (numeric)"},
+    )
+    code = fields.String(validate=validate.Length(min=1, max=MAX_CODE_CHARS),
+                         metadata={"description": "Code kind: Python source defining the Function"})
+
+
+class AttemptSchema(Schema):
+    id = fields.UUID(required=True)
+    exercise = fields.String(required=True, attribute="exercise.slug")
+    exercise_version = fields.Integer(required=True, attribute="exercise_version.number",
+                                      metadata={"description": "The version of the exercise this attempt answered"})
+    learner = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["queued", "running", "graded", "error"]))
+    answer = fields.Raw(required=True)
+    score = fields.Float(allow_none=True, metadata={"description": "0 to 1, null until graded"})
+    correct = fields.Boolean(allow_none=True)
+    feedback = fields.List(fields.Dict(), metadata={"description": "Per-choice or per-answer feedback"})
+    explanation = fields.String(allow_none=True, metadata={"description": "Markdown, present once graded"})
+    created_at = fields.DateTime(required=True)
+    graded_at = fields.DateTime(allow_none=True)
+
+
+class LearnerAttemptsQuerySchema(Schema):
+    class Meta:
+        unknown = EXCLUDE  # page and page_size are read by the pagination decorator
+
+    exercise = fields.String(metadata={"description": "Only attempts at this exercise (slug)"})
+
+
+class BestScoreSchema(Schema):
+    exercise = fields.String(required=True)
+    attempts = fields.Integer(required=True)
+    best_score = fields.Float(allow_none=True, required=True)
+    passed = fields.Boolean(required=True, metadata={"description": "Some attempt was fully correct"})
+
+
+class LearnerHistorySchema(Schema):
+    learner = fields.String(required=True)
+    best_scores = fields.List(fields.Nested(BestScoreSchema), required=True,
+                              metadata={"description": "One entry per exercise attempted (all pages)"})
+    attempts = fields.List(fields.Nested(AttemptSchema), required=True,
+                           metadata={"description": "This page of attempts, newest first"})

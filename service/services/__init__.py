@@ -1,0 +1,1 @@
+"""Domain operations, free of Flask: each takes a session and plain values."""

@@ -1,0 +1,161 @@
+"""Submitting and reading attempts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from sqlalchemy import Integer, Select, cast, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..models import ApiClient, Attempt, AttemptStatus, Exercise, IdempotencyRecord
+from ..models.base import utcnow
+from ..quiz import QUIZ_KINDS, AnswerError
+
+
+class ExerciseNotFound(LookupError):
+    pass
+
+
+class InvalidAnswer(ValueError):
+    """The submission does not fit the exercise's kind; `field` names the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class IdempotencyKeyReused(Exception):
+    """The same Idempotency-Key came with a different request."""
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    status: int
+    body: dict[str, Any]
+    location: str | None
+
+
+def published_exercise(session: Session, slug: str) -> Exercise:
+    exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True)))
+    if exercise is None:
+        raise ExerciseNotFound(slug)
+    return exercise
+
+
+def create_attempt(session: Session, client: ApiClient, exercise: Exercise, learner: str,
+                   answer: Any = None, code: str | None = None) -> Attempt:
+    """Check the submission against the exercise's kind, grade it if it is a quiz, and add it."""
+    kind = exercise.kind
+    version = exercise.version
+    if kind not in QUIZ_KINDS:
+        raise InvalidAnswer("code", f"{kind} exercises are not accepted yet")
+    if code is not None:
+        raise InvalidAnswer("code", f"a {kind} exercise takes an 'answer', not 'code'")
+    if answer is None:
+        raise InvalidAnswer("answer", "required for this exercise")
+    try:
+        grade = QUIZ_KINDS[kind].grade(version.spec, answer)
+    except AnswerError as exc:
+        raise InvalidAnswer("answer", str(exc)) from None
+    now = utcnow()
+    attempt = Attempt(
+        id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
+        exercise_version=version, status=AttemptStatus.GRADED.value,
+        answer=answer, score=grade.score, correct=grade.correct, result=grade.as_result(),
+        created_at=now, graded_at=now,
+    )
+    session.add(attempt)
+    return attempt
+
+
+def request_digest(method: str, path: str, body: bytes) -> str:
+    return hashlib.sha256(b"\0".join([method.encode(), path.encode(), body])).hexdigest()
+
+
+def _stored(record: IdempotencyRecord) -> StoredResponse:
+    return StoredResponse(record.response_status, record.response_body, record.location)
+
+
+def _replay(session: Session, client: ApiClient, key: str, digest: str) -> StoredResponse | None:
+    record = session.scalar(
+        select(IdempotencyRecord).where(IdempotencyRecord.client_id == client.id, IdempotencyRecord.key == key)
+    )
+    if record is None:
+        return None
+    if record.request_digest != digest:
+        raise IdempotencyKeyReused(key)
+    return _stored(record)
+
+
+def run_idempotent(session: Session, client: ApiClient, key: str | None, digest: str,
+                   operation: Callable[[], StoredResponse]) -> tuple[StoredResponse, bool]:
+    """Run `operation` and commit, at most once per (client, key).
+
+    Returns the response and whether it is a replay. The record is written in the same
+    transaction as the operation's rows, so a retry either sees both or neither.
+    """
+    if key is None:
+        response = operation()
+        session.commit()
+        return response, False
+    previous = _replay(session, client, key, digest)
+    if previous is not None:
+        return previous, True
+    response = operation()
+    session.add(IdempotencyRecord(client_id=client.id, key=key, request_digest=digest,
+                                  response_status=response.status, response_body=response.body,
+                                  location=response.location))
+    try:
+        session.commit()
+    except IntegrityError:
+        # A concurrent request with the same key committed first: answer as it did.
+        session.rollback()
+        previous = _replay(session, client, key, digest)
+        if previous is None:
+            raise
+        return previous, True
+    return response, False
+
+
+def visible_attempts(client: ApiClient) -> Select[tuple[Attempt]]:
+    """Attempts the client may read: its own learners' (an admin's: every client's)."""
+    stmt = select(Attempt)
+    return stmt if client.is_admin else stmt.where(Attempt.client_id == client.id)
+
+
+def get_attempt(session: Session, client: ApiClient, attempt_id: uuid.UUID) -> Attempt | None:
+    return session.scalar(visible_attempts(client).where(Attempt.id == attempt_id))
+
+
+def learner_attempts(client: ApiClient, learner: str, exercise_id: int | None) -> Select[tuple[Attempt]]:
+    stmt = select(Attempt).where(Attempt.client_id == client.id, Attempt.learner == learner)
+    if exercise_id is not None:
+        stmt = stmt.where(Attempt.exercise_id == exercise_id)
+    return stmt.order_by(Attempt.created_at.desc(), Attempt.id.desc())
+
+
+def best_scores(session: Session, client: ApiClient, learner: str, exercise_id: int | None) -> list[dict[str, Any]]:
+    stmt = (
+        select(Exercise.slug, func.count(Attempt.id), func.max(Attempt.score),
+               func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
+        .join(Attempt, Attempt.exercise_id == Exercise.id)
+        .where(Attempt.client_id == client.id, Attempt.learner == learner)
+        .group_by(Exercise.slug)
+        .order_by(Exercise.slug)
+    )
+    if exercise_id is not None:
+        stmt = stmt.where(Attempt.exercise_id == exercise_id)
+    return [
+        {"exercise": slug, "attempts": count, "best_score": best, "passed": bool(passed)}
+        for slug, count, best, passed in session.execute(stmt)
+    ]
+
+
+def dump_json(body: dict[str, Any]) -> dict[str, Any]:
+    """A response body as stored for replay: plain JSON types only."""
+    return json.loads(json.dumps(body, default=str))

@@ -1,0 +1,13 @@
+"""The WSGI entry point: `gunicorn wsgi:app`, `flask --app wsgi …`."""
+
+import sys
+
+from service import create_app
+from service.config import ConfigError
+
+try:
+    app = create_app()
+except ConfigError as exc:
+    # One line naming the setting, not a traceback.
+    print(f"gradquiz: configuration error: {exc}", file=sys.stderr)
+    sys.exit(2)
