@@ -9,7 +9,8 @@ from typing import Any, Mapping, NoReturn
 from flask import Flask, Response
 from marshmallow import Schema, fields
 from sqlalchemy.exc import DBAPIError, OperationalError
-from werkzeug.exceptions import HTTPException, ServiceUnavailable, default_exceptions
+from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.http import HTTP_STATUS_CODES
 
 PROBLEM_MIMETYPE = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -41,12 +42,9 @@ class Problem(HTTPException):
 
     def __init__(self, status: int, detail: str, *, title: str | None = None, type: str = "about:blank",
                  errors: list[dict[str, str]] | None = None, headers: Mapping[str, str] | None = None) -> None:
-        base = default_exceptions.get(status)
-        self.code = status
-        self.description = detail
         super().__init__(detail)
         self.code = status
-        self.title = title or (base.name if base else "Error")  # type: ignore[attr-defined]
+        self.title = title or HTTP_STATUS_CODES.get(status, "Error")
         self.type = type
         self.errors = errors
         self.extra_headers = dict(headers or {})
@@ -122,10 +120,10 @@ def handle_http_exception(error: HTTPException) -> Response:
 def handle_database_unavailable(error: DBAPIError) -> Response:
     if isinstance(error, OperationalError) or error.connection_invalidated:
         log.warning("database unavailable: %s", type(error.orig).__name__ if error.orig else error)
-        return problem_response(503, ServiceUnavailable.name, "The database is unavailable; retry shortly.",
+        return problem_response(503, HTTP_STATUS_CODES[503], "The database is unavailable; retry shortly.",
                                 type=DATABASE_UNAVAILABLE, headers={"Retry-After": "2"})
     log.exception("database error")
-    return handle_http_exception(default_exceptions[500]())
+    return handle_http_exception(InternalServerError())
 
 
 def register_error_handlers(app: Flask) -> None:

@@ -1,0 +1,188 @@
+"""What the judge asks a child to compute: inputs, grad_outputs, finite-difference points.
+
+Torch-free: values are plain Python numbers drawn from `random.Random` generators seeded with the
+judge's secret and attempt-independent data (the exercise's slug and [code] table), so every
+attempt at one version sees the same cases and nobody without the secret can predict them.
+
+A plan is built in two steps. `base_cases` draws the inputs. The reference is then run on them
+once in "probe" mode (forward only) to learn its outputs, and `complete_cases` adds what depends on
+the outputs: which outputs are differentiable, the grad_outputs, the finite-difference points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import random
+import struct
+from typing import Any
+
+from .spec import FLOAT_DTYPES, flatten, numel
+
+MAX_FD_POINTS = 256
+
+
+def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
+    msg = "\0".join(("gradquiz-v1", purpose, *parts)).encode("utf-8")
+    digest = hmac.new(secret, msg, hashlib.sha256).digest()
+    return random.Random(int.from_bytes(digest[:16], "big"))
+
+
+def canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def to_float32(x: float) -> float:
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _draw_float(rng: random.Random, inp: dict) -> float:
+    lo, hi = inp["range"]
+    avoid, margin = inp.get("avoid", []), inp.get("avoid_margin", 0.01)
+    for _ in range(1000):
+        v = rng.uniform(lo, hi)
+        if all(abs(v - a) >= margin for a in avoid):
+            return v
+    raise ValueError("could not draw a value away from the avoided points")
+
+
+def make_arg(inp: dict, rng: random.Random) -> dict:
+    """One argument spec as the harness builds it: {"t": ..., ...}."""
+    t = inp["type"]
+    if t == "none":
+        return {"t": "none"}
+    if t == "tensor":
+        dtype, shape = inp["dtype"], inp["shape"]
+        if "value" in inp:
+            values = list(inp["value"])
+        elif dtype in FLOAT_DTYPES:
+            values = [_draw_float(rng, inp) for _ in range(numel(shape))]
+        elif dtype == "int64":
+            lo, hi = inp["range"]
+            values = [rng.randint(int(lo), int(hi)) for _ in range(numel(shape))]
+        else:
+            values = [rng.random() < 0.5 for _ in range(numel(shape))]
+        if dtype == "float32":
+            values = [to_float32(float(v)) for v in values]
+        elif dtype == "float64":
+            values = [float(v) for v in values]
+        elif dtype == "bool":
+            values = [bool(v) for v in values]
+        return {"t": "tensor", "dtype": dtype, "shape": list(shape), "values": values, "rg": bool(inp.get("requires_grad"))}
+    if "value" in inp:
+        return {"t": t, "v": inp["value"]}
+    if t == "float":
+        return {"t": t, "v": _draw_float(rng, inp)}
+    if t == "int":
+        return {"t": t, "v": rng.randint(int(inp["range"][0]), int(inp["range"][1]))}
+    return {"t": t, "v": rng.random() < 0.5}
+
+
+def base_cases(code: dict, secret: bytes, slug: str) -> list[dict]:
+    """The cases of a grade (inputs only): random, variants, boundary, float32."""
+    rng = seeded(secret, "inputs", slug, canonical(code))
+    cases: list[dict] = []
+    for k in range(code["random_cases"]):
+        cases.append({"id": f"random-{k + 1}", "kind": "random", "name": f"random inputs {k + 1}",
+                      "args": [make_arg(inp, rng) for inp in code["inputs"]]})
+    for j, var in enumerate(code.get("variants", [])):
+        cases.append({"id": f"variant-{j + 1}", "kind": "variant", "name": var["name"],
+                      "args": [make_arg(inp, rng) for inp in var["inputs"]]})
+    for j, bnd in enumerate(code.get("boundary", [])):
+        case = {"id": f"boundary-{j + 1}", "kind": "boundary", "name": bnd["name"],
+                "args": [make_arg(inp, rng) for inp in bnd["inputs"]]}
+        if bnd.get("expected_grad"):
+            case["expected_grad"] = bnd["expected_grad"]
+        cases.append(case)
+    if code.get("float32_case"):
+        args = []
+        for a in cases[0]["args"]:
+            a = dict(a)
+            if a["t"] == "tensor" and a["dtype"] == "float64":
+                a["dtype"] = "float32"
+                a["values"] = [to_float32(v) for v in a["values"]]
+            args.append(a)
+        cases.append({"id": "float32", "kind": "float32", "name": "float32 inputs", "args": args})
+    return cases
+
+
+def run_cases(inputs: list[dict], code_text: str) -> list[dict]:
+    """The single case of a "Try it yourself" run (repeatable: seeded with the code)."""
+    rng = seeded(b"gradquiz-run", "inputs", hashlib.sha256(code_text.encode()).hexdigest(), canonical(inputs))
+    return [{"id": "run", "kind": "run", "name": "your inputs", "args": [make_arg(inp, rng) for inp in inputs]}]
+
+
+def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
+    # magnitudes in [0.25, 2] with random signs: far from "all ones" and from zero
+    out = [rng.uniform(0.25, 2.0) * (1 if rng.random() < 0.5 else -1) for _ in range(n)]
+    return [to_float32(v) for v in out] if dtype == "float32" else out
+
+
+def diff_arg_positions(case: dict) -> list[int]:
+    return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
+
+
+def complete_cases(
+    code: dict, cases: list[dict], probe: dict, secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
+) -> list[dict]:
+    """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
+    rng = seeded(secret, "grad_outputs", slug, canonical(code))
+    tol = code["tolerances"]
+    by_id = {c["id"]: c for c in probe["cases"]}
+    full = []
+    for case in cases:
+        case = dict(case)
+        outs = by_id[case["id"]]["forward"]["outputs"]
+        diff_out = [k for k, o in enumerate(outs) if o["kind"] == "tensor" and o["rg"]]
+        case["diff_outputs"] = diff_out
+        case["out_shapes"] = [outs[k]["shape"] for k in diff_out]
+        diff_in = diff_arg_positions(case)
+
+        def rand_v() -> list[list[float]]:
+            return [_random_vector(rng, numel(outs[k]["shape"]), outs[k]["dtype"]) for k in diff_out]
+
+        def ones() -> list[list[float]]:
+            return [[1.0] * numel(outs[k]["shape"]) for k in diff_out]
+
+        if not diff_out or not diff_in:
+            case["vjps"] = []
+        elif case["kind"] == "float32":
+            case["vjps"] = []
+        elif case["kind"] == "boundary":
+            case["vjps"] = [ones()]  # as after y.sum().backward(): the gradient the exercise defines
+            case["vjp_kinds"] = ["ones"]
+        elif case["id"] in fd_case_ids:
+            case["vjps"] = [rand_v(), ones()]
+            case["vjp_kinds"] = ["random", "ones"]
+        else:
+            case["vjps"] = [rand_v()]
+            case["vjp_kinds"] = ["random"]
+        case.setdefault("vjp_kinds", [])
+        wants_fd = case["id"] in fd_case_ids and diff_out and diff_in and (code.get("differentiable", True) or case["kind"] == "run")
+        if wants_fd:
+            points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
+            if len(points) > MAX_FD_POINTS:
+                points = sorted(rng.sample(points, MAX_FD_POINTS))
+            case["fd"] = {"h": tol["eps"], "points": points}
+            case["torch_gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"]}
+            if code.get("gradgradcheck"):
+                case["gradgrad"] = {
+                    "h": tol["eps"],
+                    "v": rand_v(),
+                    "w": [_random_vector(rng, numel(case["args"][i]["shape"]), case["args"][i]["dtype"]) for i in diff_in],
+                    "points": points,
+                }
+                case["torch_gradgradcheck"] = case["torch_gradcheck"]
+        full.append(case)
+    return full
+
+
+def task_cases(cases: list[dict]) -> list[dict]:
+    """The part of each case the child needs (no names, no expected gradients)."""
+    keep = ("id", "args", "diff_outputs", "vjps", "fd", "gradgrad", "torch_gradcheck", "torch_gradgradcheck")
+    return [{k: c[k] for k in keep if k in c} for c in cases]
+
+
+def flat_values(value: Any) -> list:
+    return flatten(value)

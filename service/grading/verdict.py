@@ -1,0 +1,733 @@
+"""The judge's decisions: every check, its message, diagnostics and likely causes.
+
+Pure Python on plain numbers (no torch): the submission's report (untrusted, validated here
+first) is compared with the reference's report (computed in a trusted process on the same plan)
+and with finite differences the judge computes itself from the forward values the child returned.
+
+Why the gradient checks cannot be faked: the child never sees the reference's numbers, so the only
+way to report vector-Jacobian products equal to the reference's for the judge's secret
+grad_outputs is to compute them. The judge's own gradcheck uses forward values at perturbed points,
+and passes only when those values also match the reference's forward, so a child that reports a
+self-consistent but wrong (e.g. all-zero) function earns nothing there either.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .errors import BadOutput
+from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, numel
+
+_MAX_OUTPUTS = 16
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _numlist(x: Any, n: int | None = None) -> bool:
+    return isinstance(x, list) and (n is None or len(x) == n) and all(_is_num(v) for v in x)
+
+
+def _require(cond: bool, what: str) -> None:
+    if not cond:
+        raise BadOutput(what)
+
+
+def _check_error(e: Any) -> None:
+    _require(isinstance(e, dict), "error is not an object")
+    for k in ("type", "message", "traceback", "where"):
+        _require(isinstance(e.get(k), str), f"error.{k}")
+    _require(e.get("line") is None or (isinstance(e.get("line"), int) and not isinstance(e.get("line"), bool)), "error.line")
+
+
+def _check_ok_block(b: Any, what: str) -> bool:
+    _require(isinstance(b, dict) and isinstance(b.get("ok"), bool), f"{what}.ok")
+    if not b["ok"]:
+        _check_error(b.get("error"))
+    return b["ok"]
+
+
+def validate_report(report: Any, cases: list[dict]) -> None:
+    """Raise BadOutput unless `report` has exactly the structure the harness produces."""
+    _require(isinstance(report, dict) and report.get("type") == "main", "not a main report")
+    loaded = _check_ok_block(report.get("load"), "load")
+    entry = report.get("entry")
+    _require(entry is not None or not loaded or not cases, "entry missing")
+    if entry is not None:
+        _require(isinstance(entry, dict), "entry")
+        for k in ("found", "is_class", "is_function"):
+            _require(isinstance(entry.get(k), bool), f"entry.{k}")
+    reps = report.get("cases")
+    complete = bool(loaded and entry and entry.get("is_function"))
+    _require(isinstance(reps, list) and len(reps) == (len(cases) if complete else 0), "cases")
+    for rep, case in zip(reps, cases):
+        _require(isinstance(rep, dict) and rep.get("id") == case["id"], "case id")
+        fwd = rep.get("forward")
+        if not _check_ok_block(fwd, "forward"):
+            continue
+        outs = fwd.get("outputs")
+        _require(isinstance(outs, list) and len(outs) <= _MAX_OUTPUTS, "outputs")
+        _require(isinstance(fwd.get("count"), int) and not isinstance(fwd.get("count"), bool), "count")
+        for o in outs:
+            _require(isinstance(o, dict) and o.get("kind") in ("tensor", "other"), "output kind")
+            if o["kind"] == "tensor":
+                shape = o.get("shape")
+                _require(isinstance(shape, list) and len(shape) <= 16 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape), "output shape")
+                _require(isinstance(o.get("dtype"), str) and isinstance(o.get("rg"), bool), "output dtype")
+                _require(o.get("values") is None or _numlist(o["values"], numel(shape)), "output values")
+            else:
+                _require(isinstance(o.get("type"), str), "output type")
+        after = fwd.get("inputs_after")
+        _require(isinstance(after, list) and len(after) == len(case["args"]), "inputs_after")
+        for a, spec in zip(after, case["args"]):
+            if spec["t"] == "tensor":
+                _require(a is None or _numlist(a, numel(spec["shape"])), "inputs_after values")
+        if "diff_outputs" not in case:
+            continue
+        vjps = rep.get("vjps", [])
+        _require(isinstance(vjps, list) and len(vjps) == len(case.get("vjps", [])), "vjps")
+        n_in = sum(1 for a in case["args"] if a["t"] == "tensor" and a.get("rg"))
+        for vr in vjps:
+            ok = _check_ok_block(vr, "vjp")
+            if ok:
+                grads = vr.get("grads")
+                _require(isinstance(grads, list) and len(grads) == n_in and all(g is None or _numlist(g) for g in grads), "grads")
+            _require(vr.get("v_changed") is None or isinstance(vr.get("v_changed"), bool), "v_changed")
+            ret = vr.get("returned")
+            if ret is not None:
+                _require(isinstance(ret, dict) and isinstance(ret.get("count"), int) and isinstance(ret.get("items"), list), "returned")
+                for it in ret["items"]:
+                    _require(isinstance(it, dict) and it.get("kind") in ("none", "tensor", "other"), "returned item")
+                    if it["kind"] == "tensor":
+                        _require(isinstance(it.get("shape"), list) and all(isinstance(d, int) for d in it["shape"]), "returned shape")
+                        _require(isinstance(it.get("dtype"), str), "returned dtype")
+        if "fd" in rep:
+            if _check_ok_block(rep["fd"], "fd"):
+                vals = rep["fd"].get("values")
+                _require(isinstance(vals, list) and len(vals) == 2 * len(case["fd"]["points"]) and all(_numlist(r) for r in vals), "fd values")
+        if "gradgrad" in rep:
+            gg = rep["gradgrad"]
+            if _check_ok_block(gg, "gradgrad"):
+                for k in ("hx", "hv"):
+                    _require(isinstance(gg.get(k), list) and all(v is None or _numlist(v) for v in gg[k]), f"gradgrad.{k}")
+                _require(isinstance(gg.get("differentiable"), bool), "gradgrad.differentiable")
+                pts = gg.get("g_points")
+                _require(isinstance(pts, list) and len(pts) == 2 * len(case["gradgrad"]["points"]) and all(_numlist(r) for r in pts), "g_points")
+
+
+def torch_messages(frame: Any) -> dict[str, dict]:
+    """case id -> {"torch_gradcheck": {...}, ...} from the optional second frame (informative)."""
+    out: dict[str, dict] = {}
+    if not isinstance(frame, dict) or frame.get("type") != "torch_checks" or not isinstance(frame.get("cases"), list):
+        return out
+    for c in frame["cases"]:
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
+            continue
+        entry = {}
+        for k in ("torch_gradcheck", "torch_gradgradcheck"):
+            v = c.get(k)
+            if isinstance(v, dict) and isinstance(v.get("ok"), bool) and isinstance(v.get("message"), str):
+                entry[k] = {"ok": v["ok"], "message": v["message"][:4000]}
+        out[c["id"]] = entry
+    return out
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def close(a: float, b: float, atol: float, rtol: float) -> bool:
+    return a == b or abs(a - b) <= atol + rtol * abs(b)
+
+
+def allclose(a: list, b: list, atol: float, rtol: float) -> bool:
+    return len(a) == len(b) and all(close(x, y, atol, rtol) for x, y in zip(a, b))
+
+
+def worst(a: list, b: list, atol: float, rtol: float) -> int:
+    """Index of the element furthest outside tolerance (NaN counts as worst)."""
+    best_i, best = 0, -math.inf
+    for i, (x, y) in enumerate(zip(a, b)):
+        d = abs(x - y) - (atol + rtol * abs(y))
+        if d != d:
+            return i
+        if d > best:
+            best_i, best = i, d
+    return best_i
+
+
+def unravel(i: int, shape: list[int]) -> list[int]:
+    idx = []
+    for d in reversed(shape):
+        idx.append(i % d if d else 0)
+        i = i // d if d else 0
+    return list(reversed(idx)) if shape else []
+
+
+def jnum(x: Any) -> Any:
+    """A JSON-safe number: NaN and infinities become strings."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def fmt(x: float) -> str:
+    return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def _dot(a: list, b: list) -> float:
+    return math.fsum(x * y for x, y in zip(a, b))
+
+
+def detect_cause(a: list, r: list, r_ones: list | None, v_is_ones: bool, atol: float, rtol: float, float32: bool) -> tuple[str, dict]:
+    """Name what is likely wrong when analytical `a` differs from expected `r`."""
+    if not all(math.isfinite(x) for x in a):
+        return "wrong_value", {"nan": True}
+    if r_ones is not None and not v_is_ones and allclose(a, r_ones, atol, rtol) and not allclose(r, r_ones, atol, rtol):
+        return "forgot_grad_output", {}
+    rr = _dot(r, r)
+    if rr > 0:
+        if allclose(a, [-x for x in r], atol, rtol):
+            return "wrong_sign", {}
+        c = _dot(a, r) / rr
+        if abs(c - 1) > 1e-3 and abs(c) > 1e-6 and allclose(a, [c * x for x in r], max(atol, 1e-6), max(rtol, 1e-4)):
+            return "constant_factor", {"factor": round(c, 4)}
+    if float32:
+        return "float32_imprecise", {}
+    return "wrong_value", {}
+
+
+def _error_cause(err: dict, where: str, n_outputs: int) -> str:
+    msg = err.get("message", "")
+    if "incorrect number of gradients" in msg:
+        return "wrong_number_of_returns"
+    if "different than None" in msg:
+        return "gradient_for_non_tensor"
+    if "does not require grad and does not have a grad_fn" in msg:
+        return "output_detached"
+    if err.get("type") == "TypeError" and "positional argument" in msg and n_outputs > 1 and err.get("where") == "backward":
+        return "grad_output_not_used_per_output"
+    return "forward_error" if where == "forward" else "backward_error"
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+class Verdict:
+    """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
+
+    def __init__(self, code: dict, cases: list[dict], ref: dict, sub: dict, torch_msgs: dict | None = None) -> None:
+        self.code, self.cases, self.ref, self.sub = code, cases, ref, sub
+        self.tol = code["tolerances"]
+        self.torch_msgs = torch_msgs or {}
+        self.names = [inp.get("name") or f"input {i}" for i, inp in enumerate(code["inputs"])]
+        self.ref_cases = {c["id"]: c for c in ref["cases"]}
+        self.sub_cases = {c["id"]: c for c in sub.get("cases", [])}
+        self.diagnostics: list[dict] = []
+        self.error: dict | None = None
+        self.results: dict[str, dict] = {}
+
+    # ---- helpers
+
+    def _note_error(self, err: dict) -> None:
+        if self.error is None:
+            self.error = err
+
+    def _case_label(self, case: dict) -> str:
+        return f"'{case['name']}'"
+
+    def _diff_in(self, case: dict) -> list[int]:
+        return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
+
+    def _f32(self, case: dict) -> bool:
+        """Evidence that the submission computes in float32 where the reference keeps float64."""
+        s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+        if not s or not s["forward"]["ok"]:
+            return False
+        for so, ro in zip(s["forward"]["outputs"], r["forward"]["outputs"]):
+            if so.get("dtype") == "float32" and ro.get("dtype") == "float64":
+                return True
+        for vr in s.get("vjps", []):
+            for it in (vr.get("returned") or {}).get("items", []):
+                if it.get("dtype") == "float32" and case["args"][0].get("dtype") == "float64":
+                    return True
+        return False
+
+    def _result(self, name: str, passed: bool, message: str, cause: str | None = None, **extra) -> None:
+        r = {"passed": passed, "message": message}
+        if cause and not passed:
+            r["likely_cause"] = cause
+        r.update(extra)
+        self.results[name] = r
+
+    def _diag(self, check: str, case: dict, arg_i: int, a: list, expected: list, numerical: list | None,
+              atol: float, rtol: float, cause: str, cause_info: dict, kind: str) -> dict:
+        i = worst(a, expected, atol, rtol)
+        shape = case["args"][arg_i]["shape"]
+        d = {
+            "check": check,
+            "case": case["name"],
+            "input": self.names[arg_i],
+            "index": unravel(i, shape),
+            "analytical": jnum(a[i]),
+            "input_value": jnum(case["args"][arg_i]["values"][i]),
+            "grad_output": kind,
+            "atol": atol,
+            "rtol": rtol,
+            "likely_cause": cause,
+            "hint": LIKELY_CAUSES.get(cause, ""),
+        }
+        if numerical is not None:
+            d["numerical"] = jnum(numerical[i])
+        if check != "gradcheck":
+            d["expected"] = jnum(expected[i])
+        d.update({k: jnum(v) for k, v in cause_info.items()})
+        self.diagnostics.append(d)
+        return d
+
+    # ---- checks in order
+
+    def gate(self) -> bool:
+        """Load and entry point; False when nothing else can run."""
+        load = self.sub["load"]
+        if not load["ok"]:
+            self._note_error(load["error"])
+            e = load["error"]
+            self._result("entry_point", False, f"Your code raised {e['type']} while loading: {e['message']}", "load_error")
+            return False
+        entry = self.sub.get("entry") or {}
+        ep = self.code["entry_point"]
+        if not entry.get("found"):
+            defined = entry.get("defined") or []
+            also = f" (classes defined: {', '.join(map(str, defined[:8]))})" if defined else ""
+            self._result("entry_point", False, f"No {ep} is defined{also}.", "entry_point_missing")
+            return False
+        if not entry.get("is_function"):
+            what = "not a class" if not entry.get("is_class") else "a class that does not subclass torch.autograd.Function"
+            self._result("entry_point", False, f"{ep} is {what}.", "entry_point_missing")
+            return False
+        if not entry.get("has_forward", True) or not entry.get("has_backward", True):
+            missing = " and ".join(n for n, k in (("forward", "has_forward"), ("backward", "has_backward")) if not entry.get(k, True))
+            self._result("entry_point", False, f"{ep} does not define {missing}.", "entry_point_missing")
+            return False
+        self._result("entry_point", True, f"{ep} subclasses torch.autograd.Function.")
+        return True
+
+    def forward(self) -> None:
+        fails: list[tuple[str, str]] = []
+        n_ok = 0
+        for case in self.cases:
+            s = self.sub_cases.get(case["id"])
+            if s is None:
+                fails.append(("forward_error", f"forward was not reached on {self._case_label(case)}."))
+                continue
+            f, rf = s["forward"], self.ref_cases[case["id"]]["forward"]
+            if not f["ok"]:
+                self._note_error(f["error"])
+                fails.append((_error_cause(f["error"], "forward", 1), f"forward raised {f['error']['type']} on {self._case_label(case)}: {f['error']['message']}"))
+                continue
+            if f["count"] != rf["count"]:
+                fails.append(("forward_wrong", f"forward returned {f['count']} output(s) on {self._case_label(case)}; expected {rf['count']}."))
+                continue
+            bad = None
+            for k, (so, ro) in enumerate(zip(f["outputs"], rf["outputs"])):
+                label = f"output {k}" if rf["count"] > 1 else "the output"
+                if so["kind"] != "tensor":
+                    bad = ("forward_wrong", f"{label} is a {so.get('type')}, expected a tensor.")
+                    break
+                if so["shape"] != ro["shape"]:
+                    bad = ("wrong_shape", f"{label} has shape {so['shape']} on {self._case_label(case)}; expected {ro['shape']}.")
+                    break
+                if so["values"] is None:
+                    bad = ("wrong_shape", f"{label} is too large to compare.")
+                    break
+                if ro["dtype"].startswith("int") or ro["dtype"] == "bool":
+                    atol = rtol = 0.0
+                elif case["kind"] == "float32":
+                    atol, rtol = self.tol["float32_atol"], self.tol["float32_rtol"]
+                else:
+                    atol, rtol = self.tol["forward_atol"], self.tol["forward_rtol"]
+                if not allclose(so["values"], ro["values"], atol, rtol):
+                    i = worst(so["values"], ro["values"], atol, rtol)
+                    bad = ("forward_wrong", f"On {self._case_label(case)}, {label} at index {unravel(i, ro['shape'])} is {fmt(so['values'][i])}; expected {fmt(ro['values'][i])}.")
+                    break
+            if bad:
+                fails.append(bad)
+            else:
+                n_ok += 1
+        if fails:
+            more = f" ({len(fails) - 1} more case(s) also differ.)" if len(fails) > 1 else ""
+            self._result("forward", False, fails[0][1] + more, fails[0][0])
+        else:
+            self._result("forward", True, f"forward matches the reference on {n_ok} input set(s).")
+
+    def output_shape_dtype(self) -> None:
+        fails, checked = [], 0
+        for case in self.cases:
+            s = self.sub_cases.get(case["id"])
+            if not s or not s["forward"]["ok"]:
+                continue
+            checked += 1
+            rf = self.ref_cases[case["id"]]["forward"]
+            for k, (so, ro) in enumerate(zip(s["forward"]["outputs"], rf["outputs"])):
+                label = f"output {k}" if rf["count"] > 1 else "the output"
+                if so["kind"] != "tensor":
+                    fails.append(("forward_wrong", f"{label} is a {so.get('type')}, not a tensor."))
+                    continue
+                if so["shape"] != ro["shape"]:
+                    fails.append(("wrong_shape", f"{label} has shape {so['shape']}; expected {ro['shape']} ({self._case_label(case)})."))
+                    continue
+                if so["dtype"] != ro["dtype"]:
+                    cause = "float32_imprecise" if so["dtype"] == "float32" and ro["dtype"] == "float64" else "wrong_dtype"
+                    fails.append((cause, f"{label} has dtype {so['dtype']}; expected {ro['dtype']} for {self._case_label(case)}."))
+                if so["rg"] != ro["rg"]:
+                    if so["rg"]:
+                        fails.append(("not_marked_non_differentiable", f"{label} requires grad, but it carries no gradient: mark it with ctx.mark_non_differentiable."))
+                    else:
+                        fails.append(("output_detached", f"{label} does not require grad although the input does: it is cut off from autograd."))
+            if s["forward"]["count"] != rf["count"]:
+                fails.append(("forward_wrong", f"forward returned {s['forward']['count']} output(s); expected {rf['count']}."))
+        if not checked:
+            self._result("output_shape_dtype", False, "Not checked: forward did not run.", "forward_error")
+        elif fails:
+            causes = list(dict.fromkeys(c for c, _ in fails))
+            self._result("output_shape_dtype", False, " ".join(dict.fromkeys(m for _, m in fails[:3])), fails[0][0],
+                         **({"other_causes": causes[1:]} if len(causes) > 1 else {}))
+        else:
+            self._result("output_shape_dtype", True, "Output shapes, dtypes and differentiability match the reference.")
+
+    def inputs_unchanged(self) -> None:
+        checked = 0
+        for case in self.cases:
+            s = self.sub_cases.get(case["id"])
+            if not s or not s["forward"]["ok"]:
+                continue
+            checked += 1
+            for i, (spec, after) in enumerate(zip(case["args"], s["forward"]["inputs_after"])):
+                if spec["t"] != "tensor":
+                    continue
+                before = [int(v) if isinstance(v, bool) else v for v in spec["values"]]
+                if after is None or after != before:
+                    j = next((j for j, (x, y) in enumerate(zip(after or [], before)) if x != y), 0)
+                    got = fmt(after[j]) if after else "?"
+                    self._result("inputs_unchanged", False,
+                                 f"forward changed {self.names[i]} in place: at index {unravel(j, spec['shape'])} it was {fmt(before[j])} and became {got}.",
+                                 "input_modified")
+                    return
+        if not checked:
+            self._result("inputs_unchanged", False, "Not checked: forward did not run.", "forward_error")
+        else:
+            self._result("inputs_unchanged", True, "forward leaves its inputs unchanged.")
+
+    def backward_arity(self) -> None:
+        fails, checked = [], 0
+        for case in self.cases:
+            s = self.sub_cases.get(case["id"])
+            if not s or not s["forward"]["ok"] or not case.get("vjps"):
+                continue
+            r = self.ref_cases[case["id"]]
+            n_out = r["forward"]["count"]
+            for m, vr in enumerate(s.get("vjps", [])):
+                checked += 1
+                ret = vr.get("returned")
+                if ret is None:
+                    if not vr["ok"]:
+                        self._note_error(vr["error"])
+                        cause = _error_cause(vr["error"], "backward", n_out)
+                        fails.append((cause, f"backward failed: {vr['error']['type']}: {vr['error']['message']}"))
+                    else:
+                        fails.append(("output_detached", "backward was never called: the output is not connected to your Function."))
+                    continue
+                n_args = len(case["args"])
+                if ret["count"] != n_args:
+                    fails.append(("wrong_number_of_returns",
+                                  f"backward returned {ret['count']} value(s) for {n_args} forward input(s) ({', '.join(self.names)}): return one per input, in order."))
+                    continue
+                ref_items = (r["vjps"][m].get("returned") or {}).get("items", [])
+                for p, (spec, item) in enumerate(zip(case["args"], ret["items"])):
+                    name = self.names[p]
+                    if spec["t"] != "tensor":
+                        if item["kind"] != "none":
+                            what = "None" if spec["t"] == "none" else f"a Python {spec['t']}"
+                            fails.append(("gradient_for_non_tensor", f"backward returned a {item.get('type', item['kind'])} for {name}, which is {what}: return None in that slot."))
+                        continue
+                    if item["kind"] == "tensor":
+                        if item["shape"] != spec["shape"]:
+                            cause = "not_reduced" if numel(item["shape"]) > numel(spec["shape"]) else "wrong_shape"
+                            fails.append((cause, f"backward returned a gradient of shape {item['shape']} for {name}, whose shape is {spec['shape']}."))
+                        elif self.code.get("strict_none") and p < len(ref_items) and ref_items[p]["kind"] == "none":
+                            fails.append(("needs_input_grad", f"{name} needs no gradient in {self._case_label(case)}, but backward computed one: check ctx.needs_input_grad and return None."))
+                    elif item["kind"] == "other":
+                        fails.append(("wrong_value", f"backward returned a {item.get('type')} for {name}; return a tensor (or None)."))
+                    elif spec.get("rg"):
+                        fails.append(("wrong_value", f"backward returned None for {name}, which needs a gradient."))
+        if not checked:
+            self._result("backward_arity", False, "Not checked: forward did not run, so backward could not be called.", "forward_error")
+        elif fails:
+            self._result("backward_arity", False, fails[0][1], fails[0][0])
+        else:
+            self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
+
+    def _numerical(self, case: dict, rows: list[list], v_flat: list, h: float) -> dict[int, list]:
+        """Judge's finite differences: d(v . f)/d x_i from forward values at x +- h e_i."""
+        num: dict[int, list] = {i: [0.0] * numel(case["args"][i]["shape"]) for i in self._diff_in(case)}
+        for p, (arg_i, flat_i) in enumerate(case["fd"]["points"]):
+            plus, minus = rows[2 * p], rows[2 * p + 1]
+            if len(plus) != len(v_flat) or len(minus) != len(v_flat):
+                raise ValueError("row length")
+            num[arg_i][flat_i] = math.fsum(v * (a - b) for v, a, b in zip(v_flat, plus, minus)) / (2 * h)
+        return num
+
+    def _grads_by_arg(self, case: dict, grads: list) -> dict[int, list]:
+        out = {}
+        for pos, arg_i in enumerate(self._diff_in(case)):
+            g = grads[pos]
+            out[arg_i] = g if g is not None else [0.0] * numel(case["args"][arg_i]["shape"])
+        return out
+
+    def gradcheck(self) -> None:
+        tol_a, tol_r = self.tol["gradcheck_atol"], self.tol["gradcheck_rtol"]
+        for case in self.cases:
+            if "fd" not in case:
+                continue
+            s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+            if not s or not s["forward"]["ok"]:
+                self._result("gradcheck", False, "Not checked: forward raised an exception.", "forward_error")
+                return
+            sfd = s.get("fd")
+            if not sfd or not sfd["ok"]:
+                if sfd:
+                    self._note_error(sfd["error"])
+                self._result("gradcheck", False, "forward failed while computing finite differences.", "forward_error")
+                return
+            rows, ref_rows = sfd["values"], r["fd"]["values"]
+            gate = len(rows) == len(ref_rows) and all(
+                allclose(a, b, self.tol["forward_atol"], self.tol["forward_rtol"]) for a, b in zip(rows, ref_rows))
+            h = case["fd"]["h"]
+            ones_num = None
+            if "ones" in case["vjp_kinds"]:
+                ones = case["vjps"][case["vjp_kinds"].index("ones")]
+                try:
+                    ones_num = self._numerical(case, rows, [x for v in ones for x in v], h)
+                except ValueError:
+                    ones_num = None
+            consistent, first_fail = True, None
+            for m, (vset, kind) in enumerate(zip(case["vjps"], case["vjp_kinds"])):
+                vr = s["vjps"][m]
+                if not vr["ok"]:
+                    self._note_error(vr["error"])
+                    self._result("gradcheck", False, f"backward raised {vr['error']['type']}: {vr['error']['message']}",
+                                 _error_cause(vr["error"], "backward", r["forward"]["count"]))
+                    return
+                try:
+                    num = self._numerical(case, rows, [x for v in vset for x in v], h)
+                except ValueError:
+                    consistent = False
+                    break
+                ana = self._grads_by_arg(case, vr["grads"])
+                for arg_i, n in num.items():
+                    a = ana[arg_i]
+                    if len(a) != len(n) or not allclose(a, n, tol_a, tol_r):
+                        consistent = False
+                        if first_fail is None and len(a) == len(n) and gate:
+                            cause, info = detect_cause(a, n, ones_num.get(arg_i) if ones_num and kind != "ones" else None,
+                                                       kind == "ones", tol_a, tol_r, self._f32(case))
+                            first_fail = self._diag("gradcheck", case, arg_i, a, n, n, tol_a, tol_r, cause, info, kind)
+            if not gate:
+                also = ("your backward does agree with finite differences of your own forward"
+                        if consistent else "your backward does not agree with finite differences of your own forward either")
+                cause = "float32_imprecise" if self._f32(case) else "forward_wrong"
+                self._result("gradcheck", False, f"gradcheck cannot pass while forward differs from the reference ({also}).", cause)
+                return
+            if not consistent:
+                d = first_fail
+                if d is None:
+                    self._result("gradcheck", False, "backward's gradients do not fit the inputs' shapes.", "wrong_shape")
+                    return
+                msg = (f"Jacobian mismatch for input {d['input']} at index {d['index']} ({self._case_label(case)}): "
+                       f"numerical {fmt(d['numerical'])}, analytical {fmt(d['analytical'])}.")
+                tm = self.torch_msgs.get(case["id"], {}).get("torch_gradcheck")
+                self._result("gradcheck", False, msg, d["likely_cause"], **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
+                return
+        self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64).")
+
+    def _compare_vjps(self, check: str, cases: list[dict]) -> tuple[bool, str, str | None, int]:
+        atol, rtol = self.tol["grad_atol"], self.tol["grad_rtol"]
+        compared, fail = 0, None
+        for case in cases:
+            s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+            if not case.get("vjps"):
+                continue
+            if not s or not s["forward"]["ok"]:
+                return False, "Not checked: forward raised an exception.", "forward_error", compared
+            ones_ref = None
+            if "ones" in case["vjp_kinds"]:
+                ones_ref = self._grads_by_arg(case, r["vjps"][case["vjp_kinds"].index("ones")]["grads"])
+            for m, kind in enumerate(case["vjp_kinds"]):
+                vr, rr = s["vjps"][m], r["vjps"][m]
+                if not vr["ok"]:
+                    self._note_error(vr["error"])
+                    return (False, f"backward raised {vr['error']['type']} on {self._case_label(case)}: {vr['error']['message']}",
+                            _error_cause(vr["error"], "backward", r["forward"]["count"]), compared)
+                compared += 1
+                ana, exp = self._grads_by_arg(case, vr["grads"]), self._grads_by_arg(case, rr["grads"])
+                for arg_i, e in exp.items():
+                    a = ana[arg_i]
+                    if len(a) != len(e):
+                        if fail is None:
+                            fail = (f"The gradient for {self.names[arg_i]} has {len(a)} elements; expected {len(e)}.", "wrong_shape")
+                        continue
+                    if allclose(a, e, atol, rtol):
+                        continue
+                    if fail is None:
+                        cause, info = detect_cause(a, e, ones_ref.get(arg_i) if ones_ref and kind != "ones" else None,
+                                                   kind == "ones", atol, rtol, self._f32(case))
+                        d = self._diag(check, case, arg_i, a, e, None, atol, rtol, cause, info, kind)
+                        extra = f" (about {info['factor']}x the expected value)" if "factor" in info else ""
+                        fail = (f"The gradient for {d['input']} at index {d['index']} ({self._case_label(case)}, "
+                                f"{'grad_output of ones' if kind == 'ones' else 'random grad_output'}, input value {fmt(d['input_value'])}) "
+                                f"is {fmt(d['analytical'])}; expected {fmt(d['expected'])}{extra}.", cause)
+        if fail:
+            return False, fail[0], fail[1], compared
+        return True, "", None, compared
+
+    def gradient(self) -> None:
+        cases = [c for c in self.cases if c["kind"] in ("random", "variant")]
+        ok, msg, cause, n = self._compare_vjps("gradient", cases)
+        if ok:
+            rule = "the derivative" if self.code.get("differentiable", True) else "the exercise's backward rule"
+            self._result("gradient", True, f"backward matches {rule} for {n} random grad_output(s).")
+        else:
+            self._result("gradient", False, msg, cause)
+
+    def boundary(self) -> None:
+        cases = [c for c in self.cases if c["kind"] == "boundary"]
+        ok, msg, cause, n = self._compare_vjps("boundary", cases)
+        if ok:
+            self._result("boundary", True, f"The gradient is right at the boundary points ({n} check(s)).")
+            return
+        if self.results.get("gradient", {}).get("passed") and cause not in ("forward_error", "backward_error"):
+            cause = "boundary_only"
+            for d in self.diagnostics:
+                if d["check"] == "boundary":
+                    d["likely_cause"], d["hint"] = cause, LIKELY_CAUSES[cause]
+        self._result("boundary", False, msg, cause)
+
+    def gradgradcheck(self) -> None:
+        tol_a, tol_r = self.tol["gradcheck_atol"], self.tol["gradcheck_rtol"]
+        for case in self.cases:
+            if "gradgrad" not in case:
+                continue
+            s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+            if not s or not s["forward"]["ok"]:
+                self._result("gradgradcheck", False, "Not checked: forward raised an exception.", "forward_error")
+                return
+            sg, rg = s.get("gradgrad"), r["gradgrad"]
+            if not sg or not sg["ok"]:
+                if sg:
+                    self._note_error(sg["error"])
+                    cause = "backward_not_differentiable" if sg["error"]["where"] == "double backward" else "backward_error"
+                    self._result("gradgradcheck", False, f"Double backward raised {sg['error']['type']}: {sg['error']['message']}", cause)
+                else:
+                    self._result("gradgradcheck", False, "Double backward was not computed.", "backward_error")
+                return
+            gate = len(sg["g_points"]) == len(rg["g_points"]) and all(
+                allclose(a, b, self.tol["grad_atol"] + tol_a * 0.1, self.tol["grad_rtol"] + tol_r * 0.1) for a, b in zip(sg["g_points"], rg["g_points"]))
+            if not gate:
+                self._result("gradgradcheck", False, "Double backward is checked on a correct first-order backward: fix backward first.", "wrong_value")
+                return
+            gg = case["gradgrad"]
+            w_flat = [x for w in gg["w"] for x in w]
+            diff_in = self._diff_in(case)
+            sizes = [numel(case["args"][i]["shape"]) for i in diff_in]
+            offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+            num = {i: [0.0] * n for i, n in zip(diff_in, sizes)}
+            h = gg["h"]
+            for p, (arg_i, flat_i) in enumerate(gg["points"]):
+                plus, minus = sg["g_points"][2 * p], sg["g_points"][2 * p + 1]
+                num[arg_i][flat_i] = math.fsum(w * (a - b) for w, a, b in zip(w_flat, plus, minus)) / (2 * h)
+            for k, arg_i in enumerate(diff_in):
+                a = sg["hx"][k] if sg["hx"][k] is not None else [0.0] * sizes[k]
+                n = num[arg_i]
+                if not allclose(a, n, tol_a, tol_r):
+                    flat = not sg["differentiable"] or all(x == 0 for x in a)
+                    cause = "backward_not_differentiable" if flat else "wrong_value"
+                    d = self._diag("gradgradcheck", case, arg_i, a, n, n, tol_a, tol_r, cause, {}, "random")
+                    self._result("gradgradcheck", False,
+                                 f"Second derivative for {d['input']} at index {d['index']}: numerical {fmt(d['numerical'])}, analytical {fmt(d['analytical'])}.", cause)
+                    return
+            for k, (a, e) in enumerate(zip(sg["hv"], rg["hv"])):
+                n = len(e or a or [])
+                a, e = a if a is not None else [0.0] * n, e if e is not None else [0.0] * n
+                if not allclose(a, e, tol_a, tol_r):
+                    self._result("gradgradcheck", False, "Double backward through grad_output differs: backward must use grad_output in a differentiable way.", "backward_not_differentiable")
+                    return
+            del offsets
+        self._result("gradgradcheck", True, "Double backward agrees with finite differences (gradgradcheck).")
+
+    def grad_output_unchanged(self) -> None:
+        checked = 0
+        for case in self.cases:
+            s = self.sub_cases.get(case["id"])
+            if not s or not s["forward"]["ok"]:
+                continue
+            for vr in s.get("vjps", []):
+                if vr.get("v_changed") is None:
+                    continue
+                checked += 1
+                if vr["v_changed"]:
+                    self._result("grad_output_unchanged", False, "backward changed grad_output in place.", "grad_output_modified")
+                    return
+        if not checked:
+            self._result("grad_output_unchanged", False, "Not checked: backward did not run.", "forward_error")
+        else:
+            self._result("grad_output_unchanged", True, "backward leaves grad_output unchanged.")
+
+    # ---- assembly
+
+    def run(self) -> None:
+        self._result("parses", True, "The code parses.")
+        applicable = self.code["checks"]
+        if not self.gate():
+            return
+        for name in applicable:
+            if name in ("parses", "entry_point"):
+                continue
+            getattr(self, name)()
+
+
+def assemble(code: dict, results: dict[str, dict], diagnostics: list[dict], not_run: str) -> dict:
+    """Checks list (in CHECKS order), score, likely causes."""
+    applicable = code["checks"]
+    checks = []
+    score = 0.0
+    causes: list[str] = []
+    for name in CHECKS:
+        if name not in applicable:
+            continue
+        r = results.get(name) or {"passed": False, "message": f"Not run: {not_run}"}
+        item = {"name": name, "weight": round(applicable[name], 6), "passed": bool(r["passed"]), "message": r["message"]}
+        for k in ("likely_cause", "torch_message"):
+            if k in r:
+                item[k] = r[k]
+        if item["passed"]:
+            score += applicable[name]
+        if not item["passed"]:
+            for c in [r.get("likely_cause")] + list(r.get("other_causes", [])):
+                if c and c not in causes:
+                    causes.append(c)
+        checks.append(item)
+    for d in diagnostics:
+        c = d.get("likely_cause")
+        if c and c not in causes:
+            causes.append(c)
+    return {"score": round(min(1.0, score), 6), "checks": checks, "likely_causes": causes}
+
+
+def gradient_score(result: dict) -> float:
+    """Weight earned on the gradient checks (what a faked result must never get)."""
+    return sum(c["weight"] for c in result.get("checks", []) if c["name"] in GRADIENT_CHECKS and c["passed"])

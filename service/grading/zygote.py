@@ -1,0 +1,232 @@
+"""The warm zygote: a process with torch preloaded that forks one fresh child per run.
+
+Started by the judge with exec (`python -I zygote.py <control-fd>`) and a clean, minimal
+environment, so it holds no secret, no reference solution and nothing of the judge's memory: a
+child forked from here that walks gc, frames or the raw environment block finds only torch.
+
+Control channel: a SOCK_SEQPACKET socket (fd given on the command line), one JSON object per
+message. Judge -> zygote: {"op": "spawn", "id": n, "memory_mb": m} and {"op": "exit"}.
+Zygote -> judge: {"op": "ready", ...} once; {"op": "spawned", "id": n, "pid": p} with four fds
+attached (SCM_RIGHTS): the write end of the child's task pipe and the read ends of its result,
+stdout and stderr pipes; {"op": "exited", "pid": p, "code"|"signal": n} when a child ends.
+
+Each child: its own session and process group (the judge kills the group), stdin from /dev/null,
+stdout/stderr on pipes, every other fd closed, parent-death signal, one trusted gradcheck to warm
+up, then it blocks reading one task frame, runs it (harness.run_task), writes its result frames to
+the dedicated result pipe and exits. The sandbox layers of the hardening issue (namespaces, uid,
+seccomp, cgroups) belong in `_child_layers`, applied after warm-up and before the task is read.
+
+Run by path, not as part of the `service` package: it imports only the stdlib, torch, and its
+sibling modules `protocol` and `harness`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _threads_to_one() -> None:
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def _load():
+    """Import torch (single-threaded before anything starts a pool) and the harness."""
+    _threads_to_one()
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    sys.path.insert(0, _HERE)
+    try:
+        import harness  # noqa: F401
+        import protocol  # noqa: F401
+    finally:
+        sys.path.remove(_HERE)
+    try:  # what submissions may import, loaded before fork
+        import math  # noqa: F401
+
+        import numpy  # noqa: F401
+    except ImportError:
+        pass
+    return torch, harness, protocol
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
+
+
+def _child_layers(memory_mb: int) -> None:
+    """Limits applied in each child after warm-up. The hardening issue adds its layers here."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if memory_mb > 0:
+        # RLIMIT_AS must be absolute: the zygote already maps several hundred MiB (torch).
+        with open("/proc/self/statm") as f:
+            vm_pages = int(f.read().split()[0])
+        limit = vm_pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _close_fds_except(keep: set[int]) -> None:
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, memory_mb: int, libc, harness, protocol) -> None:
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        if libc is not None:
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        _close_fds_except({0, 1, 2, task_r, result_w})
+        sys.stdout.reconfigure(line_buffering=True)
+        sys.stderr.reconfigure(line_buffering=True)
+        harness.warm_up()
+        _child_layers(memory_mb)
+        protocol.write_all(result_w, protocol.encode({"type": "ready"}))  # warm: the judge may poll for this
+        task = protocol.read_frame_blocking(task_r)
+        harness.run_task(task, result_w, lambda: protocol.read_frame_blocking(task_r))
+    except BaseException:
+        pass
+    finally:
+        os._exit(0)
+
+
+def main() -> None:
+    control_fd = int(sys.argv[1])
+    sock = socket.socket(fileno=control_fd)
+    torch, harness, protocol = _load()
+    libc = _libc()
+    harness.warm_up()  # lazy imports and first-use initialisation happen once, here
+    if libc is not None:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphaned grandchildren come back to us
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: set[int] = set()
+
+    def send(obj: dict, fds: list[int] | None = None) -> None:
+        data = json.dumps(obj).encode()
+        if fds:
+            socket.send_fds(sock, [data], fds)
+        else:
+            sock.send(data)
+
+    with open("/proc/self/status") as f:
+        rss = next((line.split()[1] for line in f if line.startswith("VmRSS")), "0")
+    send({"op": "ready", "pid": os.getpid(), "threads": _thread_count(), "rss_kb": int(rss),
+          "torch": torch.__version__, "num_threads": torch.get_num_threads()})
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in children:
+                children.discard(pid)
+                try:
+                    os.killpg(pid, signal.SIGKILL)  # anything the child left in its group
+                except OSError:
+                    pass
+                msg = {"op": "exited", "pid": pid}
+                if os.WIFSIGNALED(status):
+                    msg["signal"] = os.WTERMSIG(status)
+                else:
+                    msg["code"] = os.waitstatus_to_exitcode(status)
+                try:
+                    send(msg)
+                except OSError:
+                    pass
+
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_READ, "control")
+    sel.register(wake_r, selectors.EVENT_READ, "wake")
+    running = True
+    while running:
+        for key, _ in sel.select():
+            if key.data == "wake":
+                try:
+                    os.read(wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                reap()
+                continue
+            try:
+                data = sock.recv(65536)
+            except InterruptedError:
+                continue
+            if not data:
+                running = False
+                break
+            msg = json.loads(data)
+            if msg.get("op") == "exit":
+                running = False
+                break
+            if msg.get("op") == "spawn":
+                task_r, task_w = os.pipe()
+                result_r, result_w = os.pipe()
+                out_r, out_w = os.pipe()
+                err_r, err_w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    _child_main(task_r, result_w, out_w, err_w, int(msg.get("memory_mb", 0)), libc, harness, protocol)
+                children.add(pid)
+                for fd in (task_r, result_w, out_w, err_w):
+                    os.close(fd)
+                try:
+                    send({"op": "spawned", "id": msg["id"], "pid": pid}, [task_w, result_r, out_r, err_r])
+                finally:
+                    for fd in (task_w, result_r, out_r, err_r):
+                        os.close(fd)
+        reap()
+    for pid in list(children):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
