@@ -155,3 +155,16 @@ def quiz_catalog() -> dict[str, dict]:
     """The repository's quiz exercises by slug: {kind, spec}."""
     exercises, _ = load_catalog(EXERCISES_DIR)
     return {e.slug: e.spec for e in exercises if e.spec["kind"] != "code"}
+
+
+@pytest.fixture
+def client_key_for():
+    """Make a client key on a given app (for tests that build their own catalog)."""
+
+    def make(app, name: str = "lms-one", role: Role = Role.CLIENT) -> str:
+        with app.app_context():
+            _client, key = create_client(db_session(), name, role)
+            db_session().commit()
+        return key
+
+    return make

@@ -1,0 +1,122 @@
+"""`flask exercises sync|validate`: idempotent, versioned by content, nothing lost."""
+
+import shutil
+
+from sqlalchemy import select
+
+from service.catalog import load_catalog, sync_catalog
+from service.config import PROJECT_ROOT
+from service.extensions import db_session
+from service.models import Exercise, ExerciseVersion
+from tests.helpers import bearer
+
+SOURCE = PROJECT_ROOT / "exercises"
+SLUG = "backward-none-for-bounds"
+
+
+def copy_catalog(tmp_path, *slugs):
+    root = tmp_path / "exercises"
+    for slug in slugs:
+        shutil.copytree(SOURCE / slug, root / slug)
+    return root
+
+
+def run(app, *args):
+    return app.test_cli_runner().invoke(args=list(args))
+
+
+def test_sync_is_idempotent(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG, "squarefn-gradient-at-four")
+    first = run(bare_app, "exercises", "sync", "--dir", str(root))
+    assert first.exit_code == 0, first.output
+    assert "2 created, 0 updated, 0 unchanged" in first.output
+    second = run(bare_app, "exercises", "sync", "--dir", str(root))
+    assert "0 created, 0 updated, 2 unchanged, 0 unpublished" in second.output
+    with bare_app.app_context():
+        assert len(db_session().scalars(select(ExerciseVersion)).all()) == 2
+
+
+def test_an_edit_makes_a_new_version_and_old_attempts_keep_theirs(bare_app, tmp_path, client_key_for):
+    root = copy_catalog(tmp_path, SLUG)
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    client = bare_app.test_client()
+    key = client_key_for(bare_app)
+    old = client.post(f"/api/v1/exercises/{SLUG}/attempts", json={"learner": "ada", "answer": "none-each"},
+                      headers=bearer(key)).json
+    spec_file = root / SLUG / "exercise.toml"
+    spec_file.write_text(spec_file.read_text().replace('title = "', 'title = "Revised: ', 1))
+    assert "1 updated" in run(bare_app, "exercises", "sync", "--dir", str(root)).output
+
+    detail = client.get(f"/api/v1/exercises/{SLUG}").json
+    assert detail["version"] == 2 and detail["title"].startswith("Revised: ")
+    new = client.post(f"/api/v1/exercises/{SLUG}/attempts", json={"learner": "ada", "answer": "none-each"},
+                      headers=bearer(key)).json
+    assert (old["exercise_version"], new["exercise_version"]) == (1, 2)
+    assert client.get(f"/api/v1/attempts/{old['id']}", headers=bearer(key)).json["exercise_version"] == 1
+
+
+def test_reverting_content_returns_to_the_same_version(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG)
+    spec_file = root / SLUG / "exercise.toml"
+    original = spec_file.read_text()
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    spec_file.write_text(original.replace("difficulty = 2", "difficulty = 3"))
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    spec_file.write_text(original)
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    with bare_app.app_context():
+        exercise = db_session().scalar(select(Exercise).where(Exercise.slug == SLUG))
+        assert exercise.current_version == 1
+        assert [v.number for v in exercise.versions] == [1, 2]
+
+
+def test_removed_exercise_is_unpublished_not_deleted(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG, "squarefn-gradient-at-four")
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    shutil.rmtree(root / "squarefn-gradient-at-four")
+    assert "1 unpublished" in run(bare_app, "exercises", "sync", "--dir", str(root)).output
+    client = bare_app.test_client()
+    assert client.get("/api/v1/exercises/squarefn-gradient-at-four").status_code == 404
+    assert [e["slug"] for e in client.get("/api/v1/exercises").json] == [SLUG]
+    shutil.copytree(SOURCE / "squarefn-gradient-at-four", root / "squarefn-gradient-at-four")
+    assert "1 updated" in run(bare_app, "exercises", "sync", "--dir", str(root)).output
+    assert client.get("/api/v1/exercises/squarefn-gradient-at-four").status_code == 200
+
+
+def test_topics_follow_the_content(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG)
+    spec_file = root / SLUG / "exercise.toml"
+    spec_file.write_text(spec_file.read_text().replace('topics = ["backward", "none-gradient", "clamp"]',
+                                                       'topics = ["backward", "ctx"]'))
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    client = bare_app.test_client()
+    assert client.get(f"/api/v1/exercises/{SLUG}").json["topics"] == ["backward", "ctx"]
+    assert client.get("/api/v1/exercises?topic=clamp").json == []
+
+
+def test_validate_and_sync_refuse_bad_content(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG)
+    spec_file = root / SLUG / "exercise.toml"
+    spec_file.write_text(spec_file.read_text().replace("difficulty = 2", "difficulty = 7"))
+    result = run(bare_app, "exercises", "validate", "--dir", str(root))
+    assert result.exit_code == 1
+    assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in result.output
+    synced = run(bare_app, "exercises", "sync", "--dir", str(root))
+    assert synced.exit_code == 1 and "nothing synced" in synced.output
+    with bare_app.app_context():
+        assert db_session().scalars(select(Exercise)).all() == []
+
+
+def test_validate_passes_on_the_repository(bare_app):
+    result = run(bare_app, "exercises", "validate")
+    assert result.exit_code == 0, result.output
+    exercises, _ = load_catalog(SOURCE)
+    assert f"{len(exercises)} exercises valid" in result.output
+
+
+def test_sync_in_code_matches_the_cli(bare_app):
+    exercises, _ = load_catalog(SOURCE)
+    with bare_app.app_context():
+        report = sync_catalog(db_session(), exercises)
+        db_session().commit()
+    assert sorted(report.created) == sorted(e.slug for e in exercises)

@@ -1,0 +1,66 @@
+"""Every error is problem+json: unknown routes and methods, server errors, a lost database."""
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from tests.helpers import bearer
+
+
+def test_unknown_route(client):
+    response = client.get("/api/v1/nothing-here")
+    assert response.status_code == 404
+    assert response.content_type == "application/problem+json"
+    assert response.json["title"] == "Not Found"
+
+
+def test_unknown_method_keeps_the_allow_header(client):
+    response = client.delete("/api/v1/exercises")
+    assert response.status_code == 405
+    assert response.content_type == "application/problem+json"
+    assert set(response.headers["Allow"].replace(" ", "").split(",")) >= {"GET", "HEAD", "OPTIONS"}
+
+
+def test_server_error_shows_no_traceback(make_app):
+    app = make_app()
+
+    @app.route("/boom")
+    def boom():
+        raise RuntimeError("secret internals at /srv/app.py line 3")
+
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    response = app.test_client().get("/boom")
+    assert response.status_code == 500
+    assert response.content_type == "application/problem+json"
+    text = response.get_data(as_text=True)
+    assert "Traceback" not in text and "secret internals" not in text
+
+
+def test_database_outage_is_a_503_with_retry_after(app, client, client_key, monkeypatch):
+    from service.resources import attempts
+
+    def unavailable(*_args, **_kwargs):
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(attempts, "get_attempt", unavailable)
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    response = client.get("/api/v1/attempts/00000000-0000-4000-8000-000000000000", headers=bearer(client_key))
+    assert response.status_code == 503
+    assert response.content_type == "application/problem+json"
+    assert response.headers["Retry-After"] == "2"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/openapi.json", "/api/docs"])
+def test_docs_are_served(client, path):
+    assert client.get(path).status_code == 200
+
+
+def test_openapi_documents_problems_and_security(client):
+    spec = client.get("/api/v1/openapi.json").json
+    assert spec["openapi"].startswith("3.")
+    post = spec["paths"]["/api/v1/exercises/{slug}/attempts"]["post"]
+    assert post["security"] == [{"bearerAuth": []}]
+    assert {"201", "404", "422"} <= set(post["responses"])
+    assert "Idempotency-Key" in [p["name"] for p in post["parameters"] if p["in"] == "header"]
+    assert "bearerAuth" in spec["components"]["securitySchemes"]
+    # Public reads declare no security requirement.
+    assert "security" not in spec["paths"]["/api/v1/exercises"]["get"]

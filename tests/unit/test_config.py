@@ -1,0 +1,49 @@
+"""Settings from the environment; production refuses to start without what it needs."""
+
+import subprocess
+import sys
+
+import pytest
+
+from service.config import PROJECT_ROOT, ConfigError, Settings
+
+
+def test_defaults_need_nothing():
+    settings = Settings.from_env({})
+    assert settings.env == "development"
+    assert settings.database_url.startswith("sqlite:///") and settings.database_url.endswith("instance/gradquiz.sqlite3")
+
+
+def test_values_are_parsed():
+    settings = Settings.from_env({
+        "DATABASE_URL": "postgresql://u@db/gq", "CORS_ORIGINS": "https://a.example, https://b.example",
+        "MAX_REQUEST_BYTES": "4096"})
+    assert settings.sqlalchemy_url == "postgresql+psycopg://u@db/gq"
+    assert settings.cors_origins == ("https://a.example", "https://b.example")
+    assert settings.max_request_bytes == 4096
+    assert Settings.from_env({"DATABASE_URL": "postgres://u@db/gq"}).sqlalchemy_url == "postgresql+psycopg://u@db/gq"
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"ENV": "production", "DATABASE_URL": "postgresql://db/gq"}, "SECRET_KEY is required"),
+        ({"ENV": "production", "SECRET_KEY": "x" * 40}, "DATABASE_URL is required"),
+        ({"ENV": "production", "SECRET_KEY": "short", "DATABASE_URL": "postgresql://db/gq"}, "at least 32"),
+        ({"MAX_REQUEST_BYTES": "lots"}, "MAX_REQUEST_BYTES must be an integer"),
+        ({"DATABASE_URL": "mysql://db"}, "DATABASE_URL must be"),
+        ({"ENV": "staging"}, "ENV must be"),
+    ],
+)
+def test_bad_settings_name_themselves(environ, message):
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(environ)
+
+
+def test_production_start_stops_with_one_line():
+    env = {"PATH": "/usr/bin:/bin", "ENV": "production", "DATABASE_URL": "postgresql://db/gq"}
+    result = subprocess.run([sys.executable, "-c", "import wsgi"], cwd=PROJECT_ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "gradquiz: configuration error: SECRET_KEY is required when ENV=production"]
