@@ -1,0 +1,43 @@
+# make run   — serve the API on the embedded SQLite database (creates .venv, migrates, syncs)
+# make test  — the whole test suite, on SQLite and on PostgreSQL
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+FLASK := $(PY) -m flask --app wsgi
+BIND ?= 127.0.0.1:8000
+
+.PHONY: run test validate bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# A stamp per requirements set: reinstall only when a requirements file changes.
+$(VENV)/.installed-dev: requirements.txt requirements-worker.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-dev.txt
+	@touch $@
+
+$(VENV)/.installed-run: requirements.txt requirements-worker.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-worker.txt
+	@touch $@
+
+run: $(VENV)/.installed-run
+	@mkdir -p instance
+	$(FLASK) db upgrade
+	$(FLASK) exercises sync
+	@$(FLASK) clients ensure-dev
+	@echo "gradquiz API: http://$(BIND)/api/v1/exercises"
+	@echo "API docs:     http://$(BIND)/api/docs   (OpenAPI: http://$(BIND)/api/v1/openapi.json)"
+	BIND=$(BIND) $(VENV)/bin/gunicorn -c gunicorn.conf.py wsgi:app
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest
+
+validate: $(VENV)/.installed-run
+	$(FLASK) exercises validate
+
+bench: $(VENV)/.installed-dev
+	$(PY) bench/grading.py
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache

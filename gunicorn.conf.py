@@ -1,0 +1,27 @@
+"""gunicorn settings for the API; each can be overridden from the environment."""
+
+import os
+
+bind = os.environ.get("BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# Threads let a worker hold a long-polling request (?wait=) without blocking the others.
+worker_class = "gthread"
+threads = int(os.environ.get("WEB_THREADS", "4"))
+timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
+graceful_timeout = 20
+keepalive = 5
+# Build the app once in the master, so a configuration error stops start-up with one line.
+preload_app = True
+accesslog = "-"
+errorlog = "-"
+# No headers in the access log line: an Authorization header must never reach a log.
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+max_requests = 10000
+max_requests_jitter = 1000
+
+
+def post_fork(server, worker):
+    # Connections opened in the master must not be shared by the forked workers.
+    from service.database import dispose_engines
+
+    dispose_engines()

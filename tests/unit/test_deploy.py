@@ -1,0 +1,78 @@
+"""docker-compose.yml, Dockerfile, Makefile and requirements: what can be checked without Docker."""
+
+import re
+import shlex
+
+import yaml
+
+from service import create_app
+from service.config import PROJECT_ROOT
+
+
+def compose():
+    return yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())
+
+
+def test_compose_has_the_expected_services():
+    services = compose()["services"]
+    assert {"db", "migrate", "api"} <= set(services)
+    assert services["db"]["image"].startswith("postgres:")
+    assert services["api"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
+    for name in ("db", "api"):
+        assert "healthcheck" in services[name], name
+    env = services["api"]["environment"]
+    assert env["ENV"] == "production" and env["DATABASE_URL"].startswith("postgresql://")
+    assert "SECRET_KEY" in env
+
+
+def _flask_commands(command: list[str]) -> list[list[str]]:
+    text = command[-1] if command[:2] == ["sh", "-c"] else shlex.join(command)
+    return [shlex.split(part)[3:] for part in text.split("&&") if shlex.split(part)[:3] == ["flask", "--app", "wsgi"]]
+
+
+def test_each_compose_command_is_a_real_entry_point():
+    app = create_app({"env": "testing", "database_url": "sqlite://"})
+    services = compose()["services"]
+    commands = _flask_commands(services["migrate"]["command"])
+    assert [c[:2] for c in commands] == [["db", "upgrade"], ["exercises", "sync"]]
+    for args in commands:
+        group = app.cli.get_command(None, args[0])
+        assert group is not None and group.get_command(None, args[1]) is not None, args
+    api = services["api"]["command"]
+    assert api[:3] == ["gunicorn", "-c", "gunicorn.conf.py"]
+    module, _, attr = api[3].partition(":")
+    assert (PROJECT_ROOT / f"{module}.py").is_file() and attr == "app"
+    assert (PROJECT_ROOT / "gunicorn.conf.py").is_file()
+
+
+def test_dockerfile_copies_what_exists():
+    dockerfile = (PROJECT_ROOT / "Dockerfile").read_text()
+    for line in dockerfile.splitlines():
+        if line.startswith("COPY "):
+            for source in line.split()[1:-1]:
+                assert (PROJECT_ROOT / source).exists(), source
+    assert "requirements.txt" in dockerfile
+    web_pins = [line.split("==")[0].lower() for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines()
+                if line and not line.startswith("#")]
+    assert "torch" not in web_pins and "numpy" not in web_pins
+
+
+def test_torch_is_pinned_to_the_cpu_release_exactly():
+    pins = {}
+    for name in ("requirements.txt", "requirements-worker.txt", "requirements-dev.txt"):
+        for line in (PROJECT_ROOT / name).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if line and not line.startswith("-r"):
+                match = re.match(r"^([A-Za-z0-9_.\-\[\]]+)==([^\s;]+)$", line)
+                assert match, f"{name}: {line!r} is not an exact pin"
+                pins[match.group(1).lower()] = match.group(2)
+    assert pins["torch"] == "2.13.0"
+
+
+def test_makefile_has_run_and_test():
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    assert re.search(r"^run:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    assert "make run" in readme and "make test" in readme
+    assert "make test" in (PROJECT_ROOT / ".ci" / "run").read_text()
