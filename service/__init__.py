@@ -15,6 +15,7 @@ from .config import Settings
 from .database import Database
 from .errors import problem_abort, register_error_handlers
 from .extensions import ProblemApi, close_db_session, cors
+from .ratelimit import init_rate_limits
 
 API_VERSION = "1.0.0"
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
@@ -60,6 +61,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.teardown_appcontext(close_db_session)
     api = ProblemApi(app)
     register_error_handlers(app)
+    init_rate_limits(app)
     if settings.cors_origins:
         cors.init_app(app, resources={r"/api/*": {"origins": list(settings.cors_origins)}},
                       expose_headers=["Location", "X-Pagination", "Retry-After", "Idempotent-Replayed"],

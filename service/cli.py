@@ -107,6 +107,18 @@ def clients_list() -> None:
         click.echo(f"{client.name}\t{client.role}\t{client.key_prefix}…\t{state}")
 
 
+@click.command("worker")
+@click.option("--processes", type=click.IntRange(1, 64), default=None,
+              help="Worker processes (default: GRADING_WORKERS)")
+def worker_command(processes: int | None) -> None:
+    """Grade code attempts and runs: claim them from the database, one warm judge per process."""
+    from .jobs.worker import supervise
+
+    settings = _settings()
+    supervise(settings, processes or settings.grading_workers)
+
+
 def register_cli(app: Flask) -> None:
     for group in (db_cli, exercises_cli, clients_cli):
         app.cli.add_command(group)
+    app.cli.add_command(worker_command)

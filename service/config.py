@@ -6,6 +6,8 @@ is the only code that reads `os.environ`.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -58,16 +60,24 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     # Largest request body accepted, in bytes; larger bodies get 413.
     max_request_bytes: int = 256 * 1024
-    # Largest page a list endpoint serves.
-    max_page_size: int = 100
     exercises_dir: str = str(PROJECT_ROOT / "exercises")
+    # Where rate-limit counters live: memory:// (per process) or redis://host:6379.
+    rate_limit_storage: str = "memory://"
+    # Sandbox runs ("try it yourself") a client may start.
+    runs_rate_limit: str = "60/minute"
+    # Grading worker processes `flask worker` (and `make run`) starts.
+    grading_workers: int = 2
+    # How long a worker's claim on a job lasts; a job whose worker died is graded again after it.
+    # Must exceed the longest grade (the sandbox's wall-clock limit, 10 s by default).
+    grading_lease_seconds: int = 60
+    # Claims of one job before it is stored as an internal error.
+    grading_max_tries: int = 3
+    # Seeds the hidden grading inputs; default: derived from SECRET_KEY.
+    grading_secret: str = ""
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
-    PARSERS: ClassVar[dict] = {
-        "cors_origins": _list,
-        "max_request_bytes": _int,
-        "max_page_size": _int,
-    }
+    # How an environment string becomes each field's type (annotations are strings here).
+    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "tuple[str, ...]": _list}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -78,7 +88,7 @@ class Settings:
             raw = environ.get(f.name.upper())
             if raw is None:
                 continue
-            parser = cls.PARSERS.get(f.name)
+            parser = cls.PARSERS.get(str(f.type))
             values[f.name] = parser(f.name.upper(), raw) if parser else raw
         env_name = values.get("env", overrides.get("env", cls.env))
         if env_name == "production":
@@ -96,6 +106,13 @@ class Settings:
             raise ConfigError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
         if self.env == "production" and len(self.secret_key) < 32:
             raise ConfigError("SECRET_KEY must be at least 32 characters when ENV=production")
+
+    @property
+    def grading_seed(self) -> bytes:
+        """The secret the judge seeds hidden inputs with: never given to submitted code."""
+        if self.grading_secret:
+            return self.grading_secret.encode()
+        return hmac.new(self.secret_key.encode(), b"gradquiz grading inputs", hashlib.sha256).digest()
 
     @property
     def sqlalchemy_url(self) -> str:

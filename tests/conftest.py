@@ -168,3 +168,33 @@ def client_key_for():
         return key
 
     return make
+
+
+GRADING_SECRET = b"api-tests-grading-secret-0123456789"
+
+
+@pytest.fixture(scope="session")
+def grading_judge():
+    """One warm judge (and zygote) for every API test that grades code."""
+    from service.grading.judge import Judge
+
+    with Judge(GRADING_SECRET, slots=1, timeout=10.0) as judge:
+        yield judge
+
+
+@pytest.fixture
+def worker(app, database_url, grading_judge):
+    """A grading worker claiming jobs from the test database, in a thread of this process."""
+    import threading
+
+    from service.config import Settings
+    from service.jobs.worker import Worker
+
+    settings = Settings.from_env({}, database_url=database_url, env="testing")
+    grading_worker = Worker(settings, grading_judge, worker_id="test-worker")
+    stop = threading.Event()
+    thread = threading.Thread(target=grading_worker.serve, args=(stop,), daemon=True)
+    thread.start()
+    yield grading_worker
+    stop.set()
+    thread.join(timeout=30)

@@ -61,6 +61,7 @@ ZYGOTE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote
 OUTPUT_LIMIT = 64 * 1024
 TRUSTED_TIMEOUT = 60.0
 SPAWN_TIMEOUT = 30.0
+SPIN_SECONDS = 0.010
 _SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
 
 
@@ -265,6 +266,8 @@ class _Session:
         self.eof = False
         self.timed_out = False
         self._pending = memoryview(task)
+        self.after_finish: Any = None
+        self.spin_until = time.monotonic() + SPIN_SECONDS
         self.sel = selectors.DefaultSelector()
         for fd in (child.task_w, child.result_r, child.out_r, child.err_r):
             os.set_blocking(fd, False)
@@ -320,7 +323,10 @@ class _Session:
                 if deadline >= self.deadline:
                     self.timed_out = True
                 return False
-            for key, _ in self.sel.select(left):
+            # Spin briefly before blocking: a grade takes a few ms, and waking a sleeping vCPU
+            # costs a sizeable fraction of that on this kind of VM.
+            spin = time.monotonic() < self.spin_until
+            for key, _ in self.sel.select(0 if spin else left):
                 if key.data == "task":
                     self._pump_write()
                 elif key.data == "out":
@@ -372,6 +378,8 @@ class _Session:
         self.child.kill()
         self.sel.close()
         self.child.close()
+        if self.after_finish is not None:
+            self.after_finish()
         truncated = any(self.out_total[fd] > len(self.out[fd]) for fd in self.out)
         return {
             "stdout": self.out[self.child.out_r].decode("utf-8", "replace"),
@@ -430,6 +438,10 @@ class Judge:
         self._zygote_lock = threading.Lock()
         self._closed = False
         self._zygote = _Zygote(self._python)
+        # Off-critical-path chores (asking the zygote for the next spare wakes it, and on two
+        # cores its fork would preempt the judge before the verdict is returned).
+        self._janitor: queue.Queue = queue.Queue()
+        threading.Thread(target=self._janitor_loop, name="judge-janitor", daemon=True).start()
         self._slots = [_Slot(i) for i in range(slots)]
         self._free: queue.Queue[_Slot] = queue.Queue()
         for s in self._slots:
@@ -448,6 +460,7 @@ class Judge:
         if self._closed:
             return
         self._closed = True
+        self._janitor.put(None)
         for s in self._slots:
             self._discard_spare(s)
         self._zygote.close()
@@ -462,13 +475,25 @@ class Judge:
         return {"judge_pid": os.getpid(), "zygote_pid": z.pid, "zygote": z.ready, "spare_pids": spares,
                 "zygote_alive": not z.dead and z.proc.poll() is None}
 
+    def _janitor_loop(self) -> None:
+        while True:
+            job = self._janitor.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                pass
+
     def wait_warm(self, timeout: float = 30.0) -> bool:
         """Block until every idle slot's spare child is forked and warmed up (benchmarks, tests)."""
         end = time.monotonic() + timeout
         for s in self._slots:
+            while s.spare is None and time.monotonic() < end and not self._closed:
+                time.sleep(0.0005)  # the janitor is about to request it
             fut = s.spare
             if fut is None:
-                continue
+                return False
             try:
                 child = fut.result(timeout=max(0.0, end - time.monotonic()))
             except Exception:
@@ -508,7 +533,7 @@ class Judge:
                 self._discard_spare(slot)
                 fut = self._spawn()
             ready = fut.done()
-            slot.spare = self._spawn()
+            slot.spare = None  # the next spare is forked once this child is dead (see _execute)
             try:
                 child = fut.result(timeout=SPAWN_TIMEOUT)
                 return child, ready and child.is_warm(0)
@@ -523,11 +548,23 @@ class Judge:
         fut.zygote = self._zygote  # type: ignore[attr-defined]
         return fut
 
-    def _execute(self, task: bytes, timeout: float, slot: _Slot) -> tuple[_Session, bool, float]:
+    def _execute(self, task: bytes, timeout: float, slot: _Slot, wait: bool = True) -> tuple[_Session, bool, float]:
         child, ready = self._take_child(slot)
         t0 = time.perf_counter()
         session = _Session(child, protocol.encode_raw(task), time.monotonic() + timeout, self.output_limit, protocol.MAX_RESULT_FRAME)
-        session.wait_frames(1)
+
+        def next_spare() -> None:
+            # Forked after the verdict's child is killed, not while it runs: on two cores a fork
+            # and a warm-up next to the graded child cost it more than the fork saves.
+            if slot.spare is None and not self._closed:
+                try:
+                    slot.spare = self._spawn()
+                except Exception:
+                    slot.spare = None
+
+        session.after_finish = lambda: self._janitor.put(next_spare)
+        if wait:
+            session.wait_frames(1)
         return session, ready, t0
 
     def _crash_info(self, session: _Session) -> str:
@@ -702,16 +739,18 @@ class Judge:
         if len(code.encode("utf-8", "replace")) > MAX_CODE_BYTES:
             r = self._verdict_only(ctab, "too_large", f"the code is larger than {MAX_CODE_BYTES // 1024} KiB", parses=False)
             return self._finish_result(r, empty_output, timings)
-        err = self._parse(code)
-        if err is not None:
-            r = self._verdict_only(ctab, "syntax_error", f"the code does not parse: {err['message']}", parses=False, error=err)
-            r["checks"][0]["message"] = f"Syntax error: {err['message']}."
-            r["likely_causes"] = []
-            return self._finish_result(r, empty_output, timings)
         task = prepared.task_prefix + json.dumps(code).encode() + b"}"
-        session, ready, t0 = self._execute(task, limit, slot)
+        session, ready, t0 = self._execute(task, limit, slot, wait=False)
         timings["spare_ready"] = ready
         try:
+            # Parse here, in the trusted process, while the child works (off the critical path).
+            err = self._parse(code)
+            if err is not None:
+                session.finish()
+                r = self._verdict_only(ctab, "syntax_error", f"the code does not parse: {err['message']}", parses=False, error=err)
+                r["checks"][0]["message"] = f"Syntax error: {err['message']}."
+                return self._finish_result(r, empty_output, timings)
+            session.wait_frames(1)
             if not session.frames:
                 timings["child_ms"] = _perf_ms(t0)
                 output = session.finish()
@@ -870,7 +909,7 @@ class Judge:
             result.update(status="error", error=f["error"])
             return
         result["forward"] = {"outputs": [
-            {k: (o.get(k)[:100] if k == "values" and o.get(k) else o.get(k)) for k in ("kind", "shape", "dtype", "rg", "values", "type") if k in o}
+            {k: ([jnum(x) for x in o[k][:100]] if k == "values" and o.get(k) else o.get(k)) for k in ("kind", "shape", "dtype", "rg", "values", "type") if k in o}
             for o in f["outputs"]]}
         case = cases[0]
         diff_in = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
@@ -882,7 +921,7 @@ class Judge:
             result.update(status="error", error=vr["error"])
             result["gradcheck"] = {"passed": False, "message": f"backward raised {vr['error']['type']}: {vr['error']['message']}", "diagnostics": []}
             return
-        result["gradients"] = {names[i]: (g[:100] if g else g) for i, g in zip(diff_in, vr["grads"])}
+        result["gradients"] = {names[i]: ([jnum(x) for x in g[:100]] if g else g) for i, g in zip(diff_in, vr["grads"])}
         fd = rep.get("fd")
         diags: list[dict] = []
         passed = True

@@ -1,6 +1,6 @@
 """SQLAlchemy models; importing this package registers every table on `Base.metadata`."""
 
-from .attempt import Attempt, AttemptStatus, IdempotencyRecord
+from .attempt import Attempt, AttemptStatus, GradingJob, IdempotencyRecord, Run
 from .base import Base
 from .client import ApiClient, Role
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
@@ -13,6 +13,8 @@ __all__ = [
     "Exercise",
     "ExerciseTopic",
     "ExerciseVersion",
+    "GradingJob",
     "IdempotencyRecord",
+    "Run",
     "Role",
 ]

@@ -1,4 +1,4 @@
-"""Attempts: every answer a learner submitted, with its grade."""
+"""Attempts (every answer a learner submitted, with its grade) and runs ("try it yourself")."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .base import Base, JSONType, utcnow
@@ -19,15 +19,42 @@ class AttemptStatus(str, enum.Enum):
     QUEUED = "queued"
     RUNNING = "running"
     GRADED = "graded"
+    # The grader itself failed (never the submission): no score, never a learner's zero.
     ERROR = "error"
 
 
-class Attempt(Base):
+FINISHED = (AttemptStatus.GRADED.value, AttemptStatus.ERROR.value)
+
+
+class GradingJob:
+    """Columns of work done by the grading workers, claimed from the database with a lease.
+
+    A worker sets `lease_owner` and `lease_expires_at` when it claims a queued job; a job whose
+    lease ran out (its worker died mid-grade) is claimed again. `tries` counts claims, so a job
+    that keeps failing the grader ends as an error instead of looping.
+    """
+
+    status: Mapped[str] = mapped_column(String(16))
+    result: Mapped[dict[str, Any] | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    graded_at: Mapped[datetime | None]
+    tries: Mapped[int] = mapped_column(default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_expires_at: Mapped[datetime | None]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+class Attempt(GradingJob, Base):
     __tablename__ = "attempts"
     __table_args__ = (
         # A learner's history, newest first, within one client.
         Index("ix_attempts_learner_history", "client_id", "learner", "created_at"),
         Index("ix_attempts_exercise_created", "exercise_id", "created_at"),
+        Index("ix_attempts_queue", "status", "created_at"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
@@ -36,14 +63,11 @@ class Attempt(Base):
     learner: Mapped[str] = mapped_column(String(255))
     exercise_id: Mapped[int] = mapped_column(ForeignKey("exercises.id"))
     exercise_version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
-    status: Mapped[str] = mapped_column(String(16))
-    answer: Mapped[Any] = mapped_column(JSONType)
+    # A quiz answer (JSON), or null for a code exercise, whose source is in `code`.
+    answer: Mapped[Any] = mapped_column(JSONType, nullable=True)
+    code: Mapped[str | None] = mapped_column(Text)
     score: Mapped[float | None]
     correct: Mapped[bool | None]
-    # The grader's feedback: per-choice or per-check messages, shown to the learner.
-    result: Mapped[dict[str, Any] | None]
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    graded_at: Mapped[datetime | None]
 
     client: Mapped[ApiClient] = relationship()
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
@@ -51,7 +75,12 @@ class Attempt(Base):
 
     @property
     def feedback(self) -> list[dict[str, Any]]:
-        return (self.result or {}).get("feedback", [])
+        return (self.result or {}).get("feedback", []) if self.code is None else []
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The code grader's report (quiz kinds have feedback instead)."""
+        return self.result if self.code is not None else None
 
     @property
     def explanation(self) -> str | None:
@@ -59,6 +88,19 @@ class Attempt(Base):
         if self.status != AttemptStatus.GRADED.value:
             return None
         return self.exercise_version.spec["explanation"]
+
+
+class Run(GradingJob, Base):
+    """Code run in the sandbox outside any exercise: the lesson's "Try it yourself" button."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_queue", "status", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    client_id: Mapped[int] = mapped_column(ForeignKey("api_clients.id"), index=True)
+    code: Mapped[str] = mapped_column(Text)
+    entry_point: Mapped[str | None] = mapped_column(String(100))
+    inputs: Mapped[Any] = mapped_column(JSONType, nullable=True)
 
 
 class IdempotencyRecord(Base):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask_smorest import Api
 
-from . import attempts, exercises, health, learners
+from . import attempts, exercises, health, learners, runs
 
 
 def register_blueprints(api: Api) -> None:
-    for module in (exercises, attempts, learners, health):
+    for module in (exercises, attempts, learners, runs, health):
         api.register_blueprint(module.blp)

@@ -10,7 +10,7 @@ from flask_smorest import Blueprint
 from ..auth import current_client, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
-from ..schemas.attempts import AttemptCreateSchema, AttemptSchema
+from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
 from ..services.attempts import (
     ExerciseNotFound,
     IdempotencyKeyReused,
@@ -22,6 +22,7 @@ from ..services.attempts import (
     published_exercise,
     request_digest,
     run_idempotent,
+    wait_until_finished,
 )
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
@@ -59,11 +60,14 @@ class ExerciseAttempts(MethodView):
     }])
     @require_client
     @blp.arguments(AttemptCreateSchema)
-    @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}})
+    @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
+                  description="A quiz answer, graded")
+    @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
+                      description="Code, queued for the grading workers: follow Location (with ?wait=N)")
     @blp.alt_response(404, schema=None, description="No published exercise has this slug")
     @blp.alt_response(422, schema=None, description="The answer does not fit the exercise, or the key was reused")
     def post(self, payload, slug: str):
-        """Submit an answer: a quiz answer is graded at once and the graded attempt returned."""
+        """Submit an attempt: a quiz answer is graded at once (201); code is queued (202)."""
         session = db_session()
         client = current_client()
         key = _idempotency_key()
@@ -81,7 +85,8 @@ class ExerciseAttempts(MethodView):
                               errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
             session.flush()
             location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
-            return StoredResponse(201, dump_json(AttemptSchema().dump(attempt)), location)
+            status = 201 if attempt.finished else 202
+            return StoredResponse(status, dump_json(AttemptSchema().dump(attempt)), location)
 
         digest = request_digest(request.method, request.path, request.get_data())
         try:
@@ -96,11 +101,13 @@ class ExerciseAttempts(MethodView):
 class AttemptDetail(MethodView):
     @blp.doc(security=BEARER)
     @require_client
+    @blp.arguments(WaitQuerySchema, location="query")
     @blp.response(200, AttemptSchema)
     @blp.alt_response(404, schema=None, description="No attempt with this id is visible to the caller")
-    def get(self, attempt_id: uuid.UUID):
-        """One attempt, with its grade and feedback."""
-        attempt = get_attempt(db_session(), current_client(), attempt_id)
+    def get(self, query, attempt_id: uuid.UUID):
+        """One attempt, with its grade and feedback; `?wait=N` holds the answer until it is graded."""
+        session, client = db_session(), current_client()
+        attempt = wait_until_finished(session, lambda: get_attempt(session, client, attempt_id), query["wait"])
         if attempt is None:
             problem_abort(404, "No such attempt.")
         return attempt

@@ -30,13 +30,27 @@ class AttemptSchema(Schema):
                                       metadata={"description": "The version of the exercise this attempt answered"})
     learner = fields.String(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["queued", "running", "graded", "error"]))
-    answer = fields.Raw(required=True)
+    answer = fields.Raw(allow_none=True, metadata={"description": "The quiz answer as submitted (null for code)"})
+    code = fields.String(allow_none=True, metadata={"description": "The submitted source (code exercises)"})
     score = fields.Float(allow_none=True, metadata={"description": "0 to 1, null until graded"})
     correct = fields.Boolean(allow_none=True)
-    feedback = fields.List(fields.Dict(), metadata={"description": "Per-choice or per-answer feedback"})
+    feedback = fields.List(fields.Dict(), metadata={"description": "Quiz kinds: per-choice or per-answer feedback"})
+    report = fields.Dict(allow_none=True, metadata={
+        "description": "Code exercises, once graded: status (passed, failed or a verdict such as timeout), "
+                       "checks [{name, weight, passed, message}], diagnostics, captured output, timings. "
+                       "status internal_error means the grader failed, not the submission."})
     explanation = fields.String(allow_none=True, metadata={"description": "Markdown, present once graded"})
-    created_at = fields.DateTime(required=True)
-    graded_at = fields.DateTime(allow_none=True)
+    created_at = fields.DateTime(required=True, metadata={"description": "When it was submitted (and queued)"})
+    started_at = fields.DateTime(allow_none=True, metadata={"description": "When a worker started grading it"})
+    graded_at = fields.DateTime(allow_none=True, metadata={"description": "When its grade (or error) was stored"})
+
+
+MAX_WAIT_SECONDS = 30
+
+
+class WaitQuerySchema(Schema):
+    wait = fields.Float(load_default=0, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS), metadata={
+        "description": f"Hold the request up to this many seconds (at most {MAX_WAIT_SECONDS}) until graded"})
 
 
 class LearnerAttemptsQuerySchema(Schema):

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..models import ApiClient, Attempt, AttemptStatus, Exercise, IdempotencyRecord
+from ..models import ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
 from ..models.base import utcnow
 from ..quiz import QUIZ_KINDS, AnswerError
+
+Job = TypeVar("Job", bound=GradingJob)
 
 
 class ExerciseNotFound(LookupError):
@@ -49,26 +52,32 @@ def published_exercise(session: Session, slug: str) -> Exercise:
 
 def create_attempt(session: Session, client: ApiClient, exercise: Exercise, learner: str,
                    answer: Any = None, code: str | None = None) -> Attempt:
-    """Check the submission against the exercise's kind, grade it if it is a quiz, and add it."""
+    """Check the submission against the exercise's kind and add it.
+
+    A quiz answer is graded here and now; code is queued for the grading workers.
+    """
     kind = exercise.kind
     version = exercise.version
-    if kind not in QUIZ_KINDS:
-        raise InvalidAnswer("code", f"{kind} exercises are not accepted yet")
-    if code is not None:
-        raise InvalidAnswer("code", f"a {kind} exercise takes an 'answer', not 'code'")
-    if answer is None:
-        raise InvalidAnswer("answer", "required for this exercise")
-    try:
-        grade = QUIZ_KINDS[kind].grade(version.spec, answer)
-    except AnswerError as exc:
-        raise InvalidAnswer("answer", str(exc)) from None
-    now = utcnow()
-    attempt = Attempt(
-        id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
-        exercise_version=version, status=AttemptStatus.GRADED.value,
-        answer=answer, score=grade.score, correct=grade.correct, result=grade.as_result(),
-        created_at=now, graded_at=now,
-    )
+    attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
+                      exercise_version=version, created_at=utcnow())
+    if kind == "code":
+        if answer is not None:
+            raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
+        if code is None:
+            raise InvalidAnswer("code", "required for this exercise: the Python source of your Function")
+        attempt.code, attempt.status = code, AttemptStatus.QUEUED.value
+    else:
+        if code is not None:
+            raise InvalidAnswer("code", f"a {kind} exercise takes an 'answer', not 'code'")
+        if answer is None:
+            raise InvalidAnswer("answer", "required for this exercise")
+        try:
+            grade = QUIZ_KINDS[kind].grade(version.spec, answer)
+        except AnswerError as exc:
+            raise InvalidAnswer("answer", str(exc)) from None
+        attempt.answer, attempt.status = answer, AttemptStatus.GRADED.value
+        attempt.score, attempt.correct, attempt.result = grade.score, grade.correct, grade.as_result()
+        attempt.graded_at = attempt.created_at
     session.add(attempt)
     return attempt
 
@@ -129,7 +138,26 @@ def visible_attempts(client: ApiClient) -> Select[tuple[Attempt]]:
 
 
 def get_attempt(session: Session, client: ApiClient, attempt_id: uuid.UUID) -> Attempt | None:
-    return session.scalar(visible_attempts(client).where(Attempt.id == attempt_id))
+    stmt = visible_attempts(client).where(Attempt.id == attempt_id).execution_options(populate_existing=True)
+    return session.scalar(stmt)
+
+
+WAIT_POLL_SECONDS = 0.02
+
+
+def wait_until_finished(session: Session, load: Callable[[], Job | None], seconds: float) -> Job | None:
+    """Load a job, re-reading it until a worker has finished it or `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    job = load()
+    while job is not None and not job.finished:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        # End the transaction while waiting: see the worker's commit, hold no lock.
+        session.rollback()
+        time.sleep(min(WAIT_POLL_SECONDS, remaining))
+        job = load()
+    return job
 
 
 def learner_attempts(client: ApiClient, learner: str, exercise_id: int | None) -> Select[tuple[Attempt]]:

@@ -21,6 +21,8 @@ def test_values_are_parsed():
     assert settings.sqlalchemy_url == "postgresql+psycopg://u@db/gq"
     assert settings.cors_origins == ("https://a.example", "https://b.example")
     assert settings.max_request_bytes == 4096
+    numbers = Settings.from_env({"GRADING_WORKERS": "3", "GRADING_LEASE_SECONDS": "45", "GRADING_MAX_TRIES": "5"})
+    assert (numbers.grading_workers, numbers.grading_lease_seconds, numbers.grading_max_tries) == (3, 45, 5)
     assert Settings.from_env({"DATABASE_URL": "postgres://u@db/gq"}).sqlalchemy_url == "postgresql+psycopg://u@db/gq"
 
 

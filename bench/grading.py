@@ -1,0 +1,219 @@
+"""Grading benchmark (not a test): prints latency p50/p99, throughput and ratios measured in one run.
+
+    .venv/bin/python bench/grading.py            # every section
+    .venv/bin/python bench/grading.py bare grade # some sections
+
+Sections (add one by writing a function `(ctx) -> dict` and registering it in SECTIONS):
+  bare   (1) bare torch.autograd.gradcheck of the ClampFn reference in a warm process (the floor);
+             run in a subprocess so that this process, which holds the judge, stays torch-free
+  grade  (2) Judge.grade of the same submission: latency with the slot's spare warm (the clock
+             starts when grade() is called), then back-to-back throughput
+  cold   (3) a cold subprocess per submission that imports torch, execs the code and runs gradcheck
+  rss        judge + zygote (+ spare child) memory
+Targets (issue 3): (2) p50 <= 3x (1); (2) >= 50x faster than (3); a warm worker <= 350 MB RSS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from service.grading.judge import Judge, clean_environment  # noqa: E402  (torch-free)
+from service.grading.plan import base_cases  # noqa: E402
+from service.grading.spec import parse_code_table  # noqa: E402
+
+SLUG = "clamp-function"
+SECRET = b"bench-secret-0123456789abcdef"
+
+
+def load_exercise(slug: str) -> dict:
+    folder = ROOT / "exercises" / slug
+    files = {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {"slug": slug, "spec": tomllib.loads(files.pop("exercise.toml")), "files": files}
+
+
+def stats(ms: list[float]) -> dict:
+    s = sorted(ms)
+    p = lambda q: s[min(len(s) - 1, int(round(q * (len(s) - 1))))]  # noqa: E731
+    return {"n": len(s), "p50_ms": round(statistics.median(s), 3), "p99_ms": round(p(0.99), 3), "mean_ms": round(statistics.fmean(s), 3)}
+
+
+def gradcheck_inputs(exercise: dict) -> list:
+    """The inputs of the grade's gradcheck case (random case 1), as plain values."""
+    code, _ = parse_code_table(exercise["spec"])
+    case = base_cases(code, SECRET, exercise["slug"])[0]
+    return case["args"]
+
+
+BARE_SCRIPT = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+args, code, n = json.loads(sys.stdin.read())
+ns = {}
+exec(compile(code, "reference.py", "exec"), ns)
+fn = ns["ClampFn"]
+x = torch.tensor(args[0]["values"], dtype=torch.float64).reshape(args[0]["shape"]).requires_grad_(True)
+inputs = (x, args[1]["v"], args[2]["v"])
+for _ in range(20):
+    torch.autograd.gradcheck(fn.apply, inputs)
+out = []
+for _ in range(n):
+    t = time.perf_counter()
+    assert torch.autograd.gradcheck(fn.apply, inputs)
+    out.append((time.perf_counter() - t) * 1000)
+print(json.dumps(out))
+"""
+
+COLD_SCRIPT = r"""
+import json, sys
+import torch
+torch.set_num_threads(1)
+args, code = json.loads(sys.stdin.read())
+ns = {}
+exec(compile(code, "submission.py", "exec"), ns)
+fn = ns["ClampFn"]
+x = torch.tensor(args[0]["values"], dtype=torch.float64).reshape(args[0]["shape"]).requires_grad_(True)
+print(torch.autograd.gradcheck(fn.apply, (x, args[1]["v"], args[2]["v"])))
+"""
+
+
+def section_bare(ctx: dict) -> dict:
+    n = ctx.get("n_bare", 500)
+    payload = json.dumps([ctx["inputs"], ctx["code"], n])
+    out = subprocess.run([sys.executable, "-c", BARE_SCRIPT], input=payload, capture_output=True, text=True,
+                         env=clean_environment(), check=True)
+    ms = json.loads(out.stdout)
+    r = stats(ms)
+    r["throughput_per_s"] = round(1000.0 / statistics.fmean(ms), 1)
+    ctx["bare"] = r
+    return r
+
+
+def section_grade(ctx: dict) -> dict:
+    judge: Judge = ctx["judge"]
+    ex, code = ctx["exercise"], ctx["code"]
+    first = judge.grade(ex, code)  # computes and caches the reference results
+    assert first["score"] == 1.0, first
+    for _ in range(20):
+        judge.grade(ex, code)
+    n = ctx.get("n_grade", 300)
+    lat, warm_hits = [], 0
+    for _ in range(n):
+        judge.wait_warm()
+        time.sleep(0.002)  # let the previous child's teardown finish (it runs on the other core)
+        t = time.perf_counter()
+        r = judge.grade(ex, code)
+        lat.append((time.perf_counter() - t) * 1000)
+        warm_hits += bool(r["timings"].get("spare_ready"))
+        assert r["score"] == 1.0
+    res = {"latency_warm_spare": stats(lat), "spare_was_warm": f"{warm_hits}/{n}"}
+    m = ctx.get("n_throughput", 300)
+    t0 = time.perf_counter()
+    b2b = []
+    for _ in range(m):
+        t = time.perf_counter()
+        judge.grade(ex, code)
+        b2b.append((time.perf_counter() - t) * 1000)
+    elapsed = time.perf_counter() - t0
+    res["back_to_back"] = stats(b2b)
+    res["throughput_per_s_one_slot"] = round(m / elapsed, 1)
+    ctx["grade"] = res
+    return res
+
+
+def section_cold(ctx: dict) -> dict:
+    n = ctx.get("n_cold", 10)
+    payload = json.dumps([ctx["inputs"], ctx["code"]])
+    ms = []
+    for _ in range(n):
+        t = time.perf_counter()
+        out = subprocess.run([sys.executable, "-I", "-c", COLD_SCRIPT], input=payload, capture_output=True, text=True,
+                             env=clean_environment(), cwd="/")
+        ms.append((time.perf_counter() - t) * 1000)
+        assert out.stdout.strip() == "True", out.stderr[-500:]
+    r = stats(ms)
+    r["throughput_per_s"] = round(1000.0 / statistics.fmean(ms), 2)
+    ctx["cold"] = r
+    return r
+
+
+def _mem(pid: int) -> dict:
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            pss = next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        pass
+    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1)}
+
+
+def section_rss(ctx: dict) -> dict:
+    judge: Judge = ctx["judge"]
+    judge.wait_warm()
+    info = judge.info()
+    judge_mem, zygote_mem = _mem(info["judge_pid"]), _mem(info["zygote_pid"])
+    spares = [_mem(p) for p in info["spare_pids"]]
+    res = {"judge": judge_mem, "zygote": zygote_mem, "spare_children": spares,
+           "worker_rss_mb (judge + zygote)": round(judge_mem["rss_mb"] + zygote_mem["rss_mb"], 1),
+           "worker_pss_mb (judge + zygote + spares)": round(judge_mem["pss_mb"] + zygote_mem["pss_mb"] + sum(s["pss_mb"] for s in spares), 1)}
+    ctx["rss"] = res
+    return res
+
+
+SECTIONS: dict[str, Callable[[dict], dict]] = {
+    "bare": section_bare,
+    "grade": section_grade,
+    "cold": section_cold,
+    "rss": section_rss,
+    # "http": the lead's end-to-end section (4) goes here
+}
+
+
+def summary(ctx: dict) -> dict:
+    out = {}
+    if "bare" in ctx and "grade" in ctx:
+        r = ctx["grade"]["latency_warm_spare"]["p50_ms"] / ctx["bare"]["p50_ms"]
+        out["(2)/(1) p50, warm spare"] = f"{r:.2f}x (target <= 3x): {'OK' if r <= 3 else 'MISSED'}"
+        r2 = ctx["grade"]["back_to_back"]["p50_ms"] / ctx["bare"]["p50_ms"]
+        out["(2)/(1) p50, back to back"] = f"{r2:.2f}x"
+    if "grade" in ctx and "cold" in ctx:
+        r = ctx["cold"]["p50_ms"] / ctx["grade"]["latency_warm_spare"]["p50_ms"]
+        out["(3)/(2) p50"] = f"{r:.0f}x faster (target >= 50x): {'OK' if r >= 50 else 'MISSED'}"
+    if "rss" in ctx:
+        rss = ctx["rss"]["worker_rss_mb (judge + zygote)"]
+        out["worker RSS"] = f"{rss} MB (target <= 350 MB): {'OK' if rss <= 350 else 'MISSED'}"
+    return out
+
+
+def main(argv: list[str]) -> None:
+    wanted = argv or list(SECTIONS)
+    exercise = load_exercise(SLUG)
+    ctx: dict = {"exercise": exercise, "code": exercise["files"]["reference.py"], "inputs": gradcheck_inputs(exercise)}
+    print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}, exercise {SLUG}")
+    with Judge(SECRET, slots=1) as judge:
+        ctx["judge"] = judge
+        for name in wanted:
+            t = time.perf_counter()
+            res = SECTIONS[name](ctx)
+            print(f"\n== {name} ({time.perf_counter() - t:.1f} s)")
+            print(json.dumps(res, indent=2))
+    print("\n== summary")
+    for k, v in summary(ctx).items():
+        print(f"{k}: {v}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,17 @@
+# expect: forgot_grad_output
+# fails: gradcheck, gradient
+import torch
+
+
+class ClampFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return x.clamp(low, high)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        mask = ((x >= ctx.low) & (x <= ctx.high)).to(x.dtype)
+        return mask, None, None

@@ -1,0 +1,19 @@
+# expect: grad_output_not_used_per_output
+# fails: backward_arity, gradient
+import torch
+
+
+class MaxFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = x.max(dim=1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        ctx.shape = x.shape
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad_values):
+        (indices,) = ctx.saved_tensors
+        grad_x = grad_values.new_zeros(ctx.shape)
+        return grad_x.scatter(1, indices.unsqueeze(1), grad_values.unsqueeze(1))

@@ -1,0 +1,19 @@
+# expect: wrong_value
+# fails: gradcheck, gradient
+import torch
+
+
+class SoftplusFn(torch.autograd.Function):
+    @staticmethod
+    def forward(x, beta):
+        return torch.nn.functional.softplus(x, beta=beta)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, beta = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x), None

@@ -1,0 +1,148 @@
+"""The grading worker: claims jobs from the database and has the judge grade them.
+
+One worker process holds one Judge (and so one warm zygote). `flask worker` starts several and
+restarts any that dies. The grading core (`grade_attempt`, `execute_run`) does not know how the
+job arrived, so another backend (Celery) can call it unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from datetime import timedelta
+from typing import Any, Callable
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..config import Settings
+from ..database import engine_for
+from ..models import Attempt, Run
+from . import db_lease
+from ..grading.errors import GraderFault
+
+log = logging.getLogger("gradquiz.worker")
+IDLE_SLEEP_MIN, IDLE_SLEEP_MAX = 0.005, 0.05
+
+
+def exercise_payload(attempt: Attempt) -> dict[str, Any]:
+    """What the judge needs of the version the attempt answered (not the current one)."""
+    content = attempt.exercise_version.content
+    return {"slug": attempt.exercise.slug, "spec": content["spec"], "files": content["files"]}
+
+
+def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
+    """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
+    result = judge.grade(exercise_payload(attempt), attempt.code or "")
+    return {"score": float(result["score"]), "correct": result["status"] == "passed", "result": result}
+
+
+def execute_run(judge: Any, run: Run) -> dict[str, Any]:
+    try:
+        result = judge.run(run.code, run.entry_point, run.inputs)
+    except ValueError as exc:  # an input spec the API let through: report it, do not retry
+        result = {"status": "invalid_inputs", "error": {"message": str(exc)}}
+    return {"result": result}
+
+
+JOBS: tuple[tuple[type, Callable[[Any, Any], dict[str, Any]]], ...] = (
+    # Runs first: a learner is watching the Run button; attempts can take a few ms more.
+    (Run, execute_run),
+    (Attempt, grade_attempt),
+)
+
+
+class Worker:
+    def __init__(self, settings: Settings, judge: Any, worker_id: str | None = None) -> None:
+        self.settings = settings
+        self.judge = judge
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
+        self.lease = timedelta(seconds=settings.grading_lease_seconds)
+
+    def run_once(self) -> bool:
+        """Claim and finish one job; False when there was none."""
+        with self.sessions() as session:
+            for model, handler in JOBS:
+                job = db_lease.claim(session, model, self.worker_id, self.lease, self.settings.grading_max_tries)
+                if job is not None:
+                    self._process(session, model, job, handler)
+                    return True
+        return False
+
+    def _process(self, session: Session, model: type, job: Any, handler: Callable) -> None:
+        started = time.perf_counter()
+        try:
+            values = handler(self.judge, job)
+        except GraderFault as exc:
+            outcome = db_lease.give_up_or_retry(session, model, job.id, self.worker_id, self.settings.grading_max_tries)
+            log.warning("grader fault on %s %s (try %d): %s -> %s", model.__name__, job.id, job.tries, exc, outcome)
+            return
+        except Exception:
+            log.exception("grader error on %s %s (try %d)", model.__name__, job.id, job.tries)
+            db_lease.give_up_or_retry(session, model, job.id, self.worker_id, self.settings.grading_max_tries)
+            return
+        stored = db_lease.complete(session, model, job.id, self.worker_id, values)
+        log.info("%s %s %s in %.1f ms", model.__name__.lower(), job.id, "graded" if stored else "lease lost, result dropped",
+                 (time.perf_counter() - started) * 1000)
+
+    def serve(self, stop: threading.Event) -> None:
+        idle = IDLE_SLEEP_MIN
+        while not stop.is_set():
+            try:
+                if self.run_once():
+                    idle = IDLE_SLEEP_MIN
+                    continue
+            except Exception:  # the database went away: wait and try again, never die on it
+                log.exception("worker loop error")
+                stop.wait(1.0)
+                continue
+            stop.wait(idle)
+            idle = min(idle * 2, IDLE_SLEEP_MAX)
+
+
+def worker_main(settings: Settings) -> None:
+    """One worker process: a warm judge and the claim loop, until SIGTERM or SIGINT."""
+    from ..grading.judge import Judge  # starts the zygote; the web process never gets here
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker[%(process)d] %(levelname)s %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with Judge(settings.grading_seed) as judge:
+        log.info("worker ready: %s", judge.info())
+        Worker(settings, judge).serve(stop)
+
+
+def supervise(settings: Settings, processes: int) -> None:
+    """Run `processes` worker processes; restart any that dies; stop them all on SIGTERM/SIGINT."""
+    import subprocess
+    import sys
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s workers %(levelname)s %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    command = [sys.executable, "-m", "service.jobs.worker"]
+    children: list[subprocess.Popen] = [subprocess.Popen(command) for _ in range(processes)]
+    log.info("started %d grading worker processes", processes)
+    while not stop.wait(0.5):
+        for i, child in enumerate(children):
+            if child.poll() is not None:
+                log.warning("worker %d exited with %s; restarting it", child.pid, child.returncode)
+                children[i] = subprocess.Popen(command)
+    for child in children:
+        child.terminate()
+    for child in children:
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+if __name__ == "__main__":
+    worker_main(Settings.from_env())

@@ -1,0 +1,72 @@
+"""Real worker processes: one killed with SIGKILL mid-grade loses nothing."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from service.config import PROJECT_ROOT
+from service.extensions import db_session
+from service.models import Attempt
+from tests.helpers import bearer
+
+REFERENCE = (PROJECT_ROOT / "exercises" / "clamp-function" / "reference.py").read_text()
+SLOW_REFERENCE = "import time\ntime.sleep(4)\n" + REFERENCE
+
+
+def start_worker(database_url: str) -> subprocess.Popen:
+    env = {**os.environ, "DATABASE_URL": database_url, "GRADING_LEASE_SECONDS": "2", "ENV": "testing"}
+    return subprocess.Popen([sys.executable, "-m", "service.jobs.worker"], cwd=PROJECT_ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def attempt_state(app, attempt_id):
+    with app.app_context():
+        attempt = db_session().get(Attempt, attempt_id, populate_existing=True)
+        return attempt.status, attempt.tries, attempt.score
+
+
+def wait_for(predicate, timeout: float):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_killed_worker_mid_grade_is_graded_again_once(app, client, client_key, database_url):
+    import uuid
+
+    slow = client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
+                       json={"learner": "ada", "code": SLOW_REFERENCE}).json["id"]
+    slow_id = uuid.UUID(slow)
+    first = start_worker(database_url)
+    try:
+        try:
+            wait_for(lambda: attempt_state(app, slow_id)[0] == "running", 60)
+        except AssertionError:
+            first.kill()
+            raise AssertionError(first.communicate()[1][-3000:])
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        # Queued while no worker runs: nothing is lost, it waits in the database.
+        queued = uuid.UUID(client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
+                                       json={"learner": "bob", "code": REFERENCE}).json["id"])
+        assert attempt_state(app, queued)[0] == "queued"
+    finally:
+        if first.poll() is None:
+            first.kill()
+    second = start_worker(database_url)
+    try:
+        status, tries, score = wait_for(lambda: (s := attempt_state(app, slow_id))[0] == "graded" and s, 60)
+        assert (tries, score) == (2, 1.0)
+        assert wait_for(lambda: (s := attempt_state(app, queued))[0] == "graded" and s, 30)[2] == 1.0
+    finally:
+        second.terminate()
+        _, stderr = second.communicate(timeout=30)
+    assert second.returncode == 0, stderr[-2000:]
+    body = client.get(f"/api/v1/attempts/{slow}", headers=bearer(client_key)).json
+    assert body["report"]["status"] == "passed"

@@ -1,0 +1,177 @@
+"""The judge's process handling and feedback: limits, crashes, output, tracebacks, runs, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from service.grading.errors import GraderFault
+from service.grading.judge import Judge
+from tests.grading.support import SECRET, load_exercise
+
+REF_TIMEOUT = 1.5
+
+
+def _ref(ex):
+    return ex["files"]["reference.py"]
+
+
+def test_result_shape_is_json_and_complete(judge, clamp_exercise):
+    r = judge.grade(clamp_exercise, clamp_exercise["files"]["wrong/forgot_grad_output.py"])
+    json.dumps(r, allow_nan=False)  # strict JSON: no NaN anywhere
+    assert set(r) >= {"score", "status", "checks", "diagnostics", "likely_causes", "feedback", "error", "output", "timings"}
+    for c in r["checks"]:
+        assert set(c) >= {"name", "weight", "passed", "message"}
+    assert abs(sum(c["weight"] for c in r["checks"]) - 1.0) < 1e-5
+    d = next(d for d in r["diagnostics"] if d["check"] == "gradcheck")
+    assert d["input"] == "x" and isinstance(d["index"], list)
+    assert {"numerical", "analytical", "atol", "rtol", "likely_cause"} <= set(d)
+    assert d["likely_cause"] == "forgot_grad_output"
+
+
+def test_syntax_error_names_line_and_column(judge, clamp_exercise):
+    r = judge.grade(clamp_exercise, "import torch\n\nclass ClampFn(torch.autograd.Function)\n    pass\n")
+    assert r["status"] == "syntax_error" and r["score"] == 0.0
+    assert r["error"]["line"] == 3 and r["error"]["column"]
+    assert "line 3, column" in r["checks"][0]["message"]
+
+
+def test_infinite_loop_times_out_and_next_grade_works(judge, clamp_exercise):
+    t0 = time.monotonic()
+    r = judge.grade(clamp_exercise, "while True:\n    pass\n", timeout=REF_TIMEOUT)
+    assert r["status"] == "timeout" and r["score"] == 0.0
+    assert time.monotonic() - t0 < REF_TIMEOUT + 2
+    loop_in_backward = _ref(clamp_exercise).replace("(x,) = ctx.saved_tensors", "while True: pass")
+    assert judge.grade(clamp_exercise, loop_in_backward, timeout=REF_TIMEOUT)["status"] == "timeout"
+    assert judge.grade(clamp_exercise, _ref(clamp_exercise))["status"] == "passed"
+
+
+def test_segfault_is_a_crash_with_the_signal(judge, clamp_exercise):
+    r = judge.grade(clamp_exercise, "import ctypes\nctypes.string_at(0)\n")
+    assert r["status"] == "crashed"
+    assert "SIGSEGV" in r["checks"][-1]["message"]
+
+
+def test_traceback_is_trimmed_to_the_learners_frames(judge, clamp_exercise):
+    code = _ref(clamp_exercise).replace("mask = (x >= ctx.low)", "mask = undefined_name + (x >= ctx.low)")
+    r = judge.grade(clamp_exercise, code)
+    assert r["status"] == "failed"
+    err = r["error"]
+    assert err["type"] == "NameError" and err["where"] == "backward"
+    assert 'File "submission.py", line' in err["traceback"]
+    assert "harness" not in err["traceback"] and "site-packages" not in err["traceback"]
+    assert "undefined_name" in err["traceback"]
+
+
+def test_output_is_captured_and_capped(judge, clamp_exercise):
+    code = _ref(clamp_exercise) + "\nimport sys\nprint('hello from the learner')\nsys.stderr.write('e' * 200000)\n"
+    r = judge.grade(clamp_exercise, code)
+    assert r["status"] == "passed"
+    assert r["output"]["stdout"] == "hello from the learner\n"
+    assert len(r["output"]["stderr"]) == 64 * 1024 and r["output"]["truncated"]
+
+
+def test_process_group_is_killed(judge, clamp_exercise):
+    code = _ref(clamp_exercise) + "\nimport subprocess\np = subprocess.Popen(['sleep', '60'])\nprint(p.pid)\n"
+    r = judge.grade(clamp_exercise, code)
+    pid = int(r["output"]["stdout"].split()[0])
+    for _ in range(50):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split()[2] == "Z":
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the submission's subprocess outlived the grade")
+
+
+def test_memory_limit_is_an_error_not_a_dead_worker(judge, clamp_exercise):
+    code = _ref(clamp_exercise) + "\nbig = torch.empty(4 * 1024 ** 3, dtype=torch.uint8)\n"
+    r = judge.grade(clamp_exercise, code)
+    assert r["status"] == "failed" and r["score"] == 0.0
+    assert r["error"]["where"] == "load"
+    assert judge.grade(clamp_exercise, _ref(clamp_exercise))["score"] == 1.0
+
+
+def test_regrade_is_deterministic(judge, clamp_exercise):
+    code = clamp_exercise["files"]["wrong/strict_comparison.py"]
+    a, b = judge.grade(clamp_exercise, code), judge.grade(clamp_exercise, code)
+    for r in (a, b):
+        r.pop("timings")
+    assert a == b
+
+
+def test_run_reports_output_exception_and_gradcheck(judge, clamp_exercise):
+    r = judge.run("print('hi')\n")
+    assert r["status"] == "ok" and r["output"]["stdout"] == "hi\n"
+    r = judge.run("def f():\n    raise ValueError('boom')\nf()\n")
+    assert r["status"] == "error" and r["error"]["type"] == "ValueError"
+    assert r["error"]["traceback"].count('File "submission.py"') == 2
+    inputs = [{"name": "x", "type": "tensor", "shape": [6], "range": [-2.0, 2.0], "avoid": [-1.0, 1.0], "avoid_margin": 0.05},
+              {"type": "float", "value": -1.0}, {"type": "float", "value": 1.0}]
+    ok = judge.run(_ref(clamp_exercise), "ClampFn", inputs)
+    assert ok["status"] == "ok" and ok["gradcheck"]["passed"] is True
+    bad = judge.run(clamp_exercise["files"]["wrong/forgot_grad_output.py"], "ClampFn",
+                    [dict(inputs[0], dtype="float64")] + inputs[1:])
+    # with grad_output = ones, forgetting it is invisible: the Run button shows the same as the lesson
+    assert bad["gradcheck"]["passed"] is True
+    sq = load_exercise("square-function")
+    wrong = judge.run(sq["files"]["wrong/missing_two.py"], "SquareFn", [{"name": "x", "type": "tensor", "shape": [3]}])
+    assert wrong["gradcheck"]["passed"] is False
+    d = wrong["gradcheck"]["diagnostics"][0]
+    assert d["input"] == "x" and "numerical" in d and "analytical" in d
+    assert wrong["gradcheck"]["torch_message"] and "Jacobian mismatch" in wrong["gradcheck"]["torch_message"]
+    f32 = judge.run(_ref(sq), "SquareFn", [{"name": "x", "type": "tensor", "shape": [3], "dtype": "float32"}])
+    assert f32["gradcheck"]["passed"] is False
+    assert f32["gradcheck"]["diagnostics"][0]["likely_cause"] == "float32_imprecise"
+    with pytest.raises(ValueError):
+        judge.run("x = 1", "F", [{"type": "tensor", "shape": [-1]}])
+    assert judge.run("while True: pass", timeout=1.0)["status"] == "timeout"
+
+
+def test_broken_reference_is_a_grader_fault(judge, clamp_exercise):
+    broken = dict(clamp_exercise, files=dict(clamp_exercise["files"]))
+    broken["files"]["reference.py"] = broken["files"]["wrong/forgot_grad_output.py"]
+    with pytest.raises(GraderFault):
+        judge.grade(broken, _ref(clamp_exercise))
+    broken["files"]["reference.py"] = "raise RuntimeError('no')"
+    with pytest.raises(GraderFault):
+        judge.grade(broken, _ref(clamp_exercise))
+    assert judge.grade(clamp_exercise, _ref(clamp_exercise))["score"] == 1.0
+
+
+def test_zygote_is_clean_and_restarts(monkeypatch, clamp_exercise):
+    monkeypatch.setenv("GRADQUIZ_FAKE_SECRET", "do-not-leak-4242")
+    with Judge(SECRET + b"-other") as j:
+        info = j.info()
+        assert info["zygote"]["threads"] == 1 and info["zygote"]["num_threads"] == 1
+        code = ("import os\nprint(sorted(os.environ))\n"
+                "print(open('/proc/self/environ','rb').read().count(b'4242'))\n"
+                "import gc\nprint(sum(1 for o in gc.get_objects() if isinstance(o, str) and 'grading-tests-secret' in o))\n")
+        out = j.run(code)["output"]["stdout"].splitlines()
+        assert "GRADQUIZ_FAKE_SECRET" not in out[0] and out[1] == "0" and out[2] == "0"
+        os.kill(info["zygote_pid"], signal.SIGKILL)
+        time.sleep(0.2)
+        r = None
+        for _ in range(2):  # the spare of the dead zygote may fault once; the worker retries
+            try:
+                r = j.grade(clamp_exercise, _ref(clamp_exercise))
+                break
+            except GraderFault:
+                continue
+        assert r is not None and r["score"] == 1.0
+        assert j.info()["zygote_pid"] != info["zygote_pid"]
+
+
+def test_run_results_are_strict_json(judge):
+    code = ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+            "        return x * float('nan')\n    @staticmethod\n    def backward(ctx, g):\n        return g * float('inf')\n")
+    r = judge.run(code, "F", [{"type": "tensor", "shape": [2]}])
+    json.dumps(r, allow_nan=False)
+    assert r["gradcheck"]["passed"] is False

@@ -1,0 +1,171 @@
+"""Submissions with a wrong backward that try to fake success earn nothing on the gradient checks.
+
+Each one combines a wrong backward (the gradient has the wrong sign everywhere, boundary points
+included) with a trick that would make an in-child verdict say "passed"."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.grading.verdict import gradient_score
+
+HEADER = '''
+import torch
+
+
+class ClampFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return x.clamp(low, high)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return -grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
+'''
+
+TAMPER = {
+    "patch_gradcheck": '''
+torch.autograd.gradcheck = lambda *a, **k: True
+torch.autograd.gradgradcheck = lambda *a, **k: True
+import torch.autograd.gradcheck as _gc
+_gc.gradcheck = lambda *a, **k: True
+''',
+    "patch_allclose": '''
+torch.allclose = lambda *a, **k: True
+torch.Tensor.allclose = lambda *a, **k: True
+torch.equal = lambda *a, **k: True
+torch.testing.assert_close = lambda *a, **k: None
+''',
+    "patch_tolist": '''
+_orig = torch.Tensor.tolist
+def _tolist(self):
+    out = _orig(self)
+    return [2.0 * v + 1.0 for v in out] if isinstance(out, list) and out and isinstance(out[0], float) else out
+torch.Tensor.tolist = _tolist
+''',
+    "patch_json": '''
+import json
+_dumps = json.dumps
+def fake(obj, *a, **k):
+    if isinstance(obj, dict) and obj.get("type") == "main":
+        return _dumps({"type": "main", "status": "passed", "score": 1.0, "load": {"ok": True}, "cases": []})
+    return _dumps(obj, *a, **k)
+json.dumps = fake
+''',
+    "patch_harness": '''
+import sys
+h = sys.modules.get("harness")
+if h is not None:
+    _run = h._run_case
+    def _fake(fn_cls, case, rec):
+        rep, extra = _run(fn_cls, case, rec)
+        for v in rep.get("vjps", []):
+            if v.get("ok"):
+                v["grads"] = [None if g is None else [1.0 for x in g] for g in v["grads"]]
+        return rep, extra
+    h._run_case = _fake
+    h._torch_checks = lambda fn, case: {"id": case["id"], "torch_gradcheck": {"ok": True, "message": "gradcheck passed"}}
+''',
+    "fake_stdout": '''
+import sys, struct, json
+msg = json.dumps({"type": "main", "score": 1.0, "status": "passed"}).encode()
+sys.stdout.buffer.write(struct.pack(">I", len(msg)) + msg)
+print('{"score": 1.0, "status": "passed", "checks": []}')
+print("gradcheck passed")
+''',
+    "exit_zero_at_load": '''
+import os
+os._exit(0)
+''',
+    "exit_in_backward": '''
+import os
+_bw = ClampFn.backward
+def _backward(ctx, g):
+    os._exit(0)
+ClampFn.backward = staticmethod(_backward)
+''',
+    "sys_exit": '''
+raise SystemExit(0)
+''',
+    "always_equal_subclass": '''
+class Liar(torch.Tensor):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def allclose(self, *a, **k): return True
+    def equal(self, *a, **k): return True
+_fwd = ClampFn.forward
+def _forward(ctx, x, low, high):
+    return _fwd(ctx, x, low, high).as_subclass(Liar)
+ClampFn.forward = staticmethod(_forward)
+''',
+    "nan_gradient": '''
+def _backward(ctx, g):
+    return g * float("nan"), None, None
+ClampFn.backward = staticmethod(_backward)
+''',
+    "forged_result_frame": '''
+import gc, json, os, struct
+task = next(o for o in gc.get_objects() if isinstance(o, dict) and "cases" in o and "code" in o)
+cases = []
+for case in task["cases"]:
+    args = case["args"]
+    x = torch.tensor(args[0]["values"], dtype=getattr(torch, args[0]["dtype"])).reshape(args[0]["shape"])
+    y = x.clamp(-1.0, 1.0)
+    out = {"kind": "tensor", "shape": list(y.shape), "dtype": args[0]["dtype"], "rg": True, "values": y.reshape(-1).tolist()}
+    rep = {"id": case["id"], "forward": {"ok": True, "outputs": [out], "count": 1, "tuple": False,
+           "inputs_after": [args[0]["values"], None, None]}}
+    n = x.numel()
+    ret = {"count": 3, "tuple": True, "items": [{"kind": "tensor", "shape": list(x.shape), "dtype": args[0]["dtype"]}, {"kind": "none"}, {"kind": "none"}]}
+    rep["vjps"] = [{"ok": True, "grads": [[0.0] * n], "v_changed": False, "returned": ret} for _ in case.get("vjps", [])]
+    if "fd" in case:
+        rows = []
+        for arg_i, j in case["fd"]["points"]:
+            for s in (1, -1):
+                xp = x.clone().reshape(-1); xp[j] += s * case["fd"]["h"]
+                rows.append(xp.clamp(-1.0, 1.0).tolist())
+        rep["fd"] = {"ok": True, "values": rows}
+    cases.append(rep)
+frame = json.dumps({"type": "main", "load": {"ok": True}, "entry": {"found": True, "is_class": True, "is_function": True,
+                    "has_forward": True, "has_backward": True}, "cases": cases}).encode()
+fd = max(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
+for n in os.listdir("/proc/self/fd"):
+    try:
+        os.write(int(n), struct.pack(">I", len(frame)) + frame) if int(n) > 2 else None
+    except OSError:
+        pass
+os._exit(0)
+''',
+    "self_consistent_zero": '''
+def _forward(ctx, x, low, high):
+    return torch.zeros_like(x)
+def _backward(ctx, g):
+    return torch.zeros_like(g), None, None
+ClampFn.forward = staticmethod(_forward)
+ClampFn.backward = staticmethod(_backward)
+''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAMPER))
+def test_tampering_earns_nothing_on_gradient_checks(judge, clamp_exercise, name):
+    result = judge.grade(clamp_exercise, HEADER + TAMPER[name])
+    assert result["status"] != "passed"
+    assert gradient_score(result) == 0.0, [c for c in result["checks"] if c["passed"]]
+    # and the judge still grades the next correct submission
+    assert judge.grade(clamp_exercise, clamp_exercise["files"]["reference.py"])["score"] == 1.0
+
+
+def test_untampered_wrong_backward_is_the_baseline(judge, clamp_exercise):
+    result = judge.grade(clamp_exercise, HEADER)
+    assert gradient_score(result) == 0.0
+    assert "wrong_sign" in result["likely_causes"]
+
+
+def test_verdicts_of_processes_that_do_not_report(judge, clamp_exercise):
+    assert judge.grade(clamp_exercise, HEADER + TAMPER["exit_zero_at_load"])["status"] == "crashed"
+    assert judge.grade(clamp_exercise, HEADER + TAMPER["fake_stdout"])["output"]["stdout"].endswith("gradcheck passed\n")
+    r = judge.grade(clamp_exercise, HEADER + TAMPER["patch_json"])
+    assert r["status"] == "bad_output" and r["score"] == 0.0
