@@ -1,4 +1,5 @@
-# make run   — serve the API on the embedded SQLite database (creates .venv, migrates, syncs)
+# make run   — serve the API and its grading workers on the embedded SQLite database
+#              (creates .venv, migrates, syncs the exercises)
 # make test  — the whole test suite, on SQLite and on PostgreSQL
 PYTHON ?= python3
 VENV ?= .venv
@@ -28,6 +29,9 @@ run: $(VENV)/.installed-run
 	@$(FLASK) clients ensure-dev
 	@echo "gradquiz API: http://$(BIND)/api/v1/exercises"
 	@echo "API docs:     http://$(BIND)/api/docs   (OpenAPI: http://$(BIND)/api/v1/openapi.json)"
+	@# The grading workers run beside gunicorn and stop with it (Ctrl-C stops both).
+	@$(FLASK) worker & workers=$$!; \
+	trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT INT TERM; \
 	BIND=$(BIND) $(VENV)/bin/gunicorn -c gunicorn.conf.py wsgi:app
 
 test: $(VENV)/.installed-dev

@@ -37,7 +37,9 @@ def _make_sqlite_transactional(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # An AUTOCOMMIT connection (a status poll) reads outside any transaction and lock.
+        if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 _engines: dict[str, Engine] = {}

@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from ..auth import current_client, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
+from ..models import Attempt
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
 from ..services.attempts import (
     ExerciseNotFound,
@@ -18,7 +19,7 @@ from ..services.attempts import (
     StoredResponse,
     create_attempt,
     dump_json,
-    get_attempt,
+    visible_attempts,
     published_exercise,
     request_digest,
     run_idempotent,
@@ -106,8 +107,8 @@ class AttemptDetail(MethodView):
     @blp.alt_response(404, schema=None, description="No attempt with this id is visible to the caller")
     def get(self, query, attempt_id: uuid.UUID):
         """One attempt, with its grade and feedback; `?wait=N` holds the answer until it is graded."""
-        session, client = db_session(), current_client()
-        attempt = wait_until_finished(session, lambda: get_attempt(session, client, attempt_id), query["wait"])
+        visible = visible_attempts(current_client()).where(Attempt.id == attempt_id)
+        attempt = wait_until_finished(db_session(), Attempt, visible, query["wait"])
         if attempt is None:
             problem_abort(404, "No such attempt.")
         return attempt

@@ -22,12 +22,10 @@ blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
                 description="'Try it yourself': run code in the grading sandbox, outside any exercise.")
 
 
-def _load(run_id: uuid.UUID):
-    session, client = db_session(), current_client()
-    stmt = select(Run).where(Run.id == run_id).execution_options(populate_existing=True)
-    if not client.is_admin:
-        stmt = stmt.where(Run.client_id == client.id)
-    return lambda: session.scalar(stmt)
+def _visible(run_id: uuid.UUID):
+    client = current_client()
+    stmt = select(Run).where(Run.id == run_id)
+    return stmt if client.is_admin else stmt.where(Run.client_id == client.id)
 
 
 @blp.route("")
@@ -58,7 +56,7 @@ class Runs(MethodView):
                   inputs=inputs, status=AttemptStatus.QUEUED.value)
         session.add(run)
         session.commit()
-        run = wait_until_finished(session, _load(run.id), payload["wait"])
+        run = wait_until_finished(session, Run, _visible(run.id), payload["wait"])
         return _run_response(run)
 
 
@@ -71,7 +69,7 @@ class RunDetail(MethodView):
     @blp.alt_response(404, schema=None, description="No run with this id is visible to the caller")
     def get(self, query, run_id: uuid.UUID):
         """One run and its result; `?wait=N` holds the answer until it has finished."""
-        run = wait_until_finished(db_session(), _load(run_id), query["wait"])
+        run = wait_until_finished(db_session(), Run, _visible(run_id), query["wait"])
         if run is None:
             problem_abort(404, "No such run.")
         return run

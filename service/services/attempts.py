@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..models import ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
+from ..models.attempt import FINISHED
 from ..models.base import utcnow
 from ..quiz import QUIZ_KINDS, AnswerError
 
@@ -137,27 +138,29 @@ def visible_attempts(client: ApiClient) -> Select[tuple[Attempt]]:
     return stmt if client.is_admin else stmt.where(Attempt.client_id == client.id)
 
 
-def get_attempt(session: Session, client: ApiClient, attempt_id: uuid.UUID) -> Attempt | None:
-    stmt = visible_attempts(client).where(Attempt.id == attempt_id).execution_options(populate_existing=True)
-    return session.scalar(stmt)
-
-
 WAIT_POLL_SECONDS = 0.02
 
 
-def wait_until_finished(session: Session, load: Callable[[], Job | None], seconds: float) -> Job | None:
-    """Load a job, re-reading it until a worker has finished it or `seconds` have passed."""
+def wait_until_finished(session: Session, model: type[Job], visible: Select, seconds: float) -> Job | None:
+    """The job `visible` selects, once a worker has finished it or `seconds` have passed.
+
+    While waiting, the session holds no transaction; the status is polled on an autocommit
+    connection, which takes no lock (so waiting requests never slow the workers' writes).
+    """
+    stmt = visible.execution_options(populate_existing=True)
+    job = session.scalar(stmt)
+    if job is None or job.finished or seconds <= 0:
+        return job
+    job_id = job.id
+    session.rollback()
     deadline = time.monotonic() + seconds
-    job = load()
-    while job is not None and not job.finished:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        # End the transaction while waiting: see the worker's commit, hold no lock.
-        session.rollback()
-        time.sleep(min(WAIT_POLL_SECONDS, remaining))
-        job = load()
-    return job
+    with session.get_bind().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        status_query = select(model.status).where(model.id == job_id)
+        while (remaining := deadline - time.monotonic()) > 0:
+            time.sleep(min(WAIT_POLL_SECONDS, remaining))
+            if conn.scalar(status_query) in FINISHED:
+                break
+    return session.scalar(stmt)
 
 
 def learner_attempts(client: ApiClient, learner: str, exercise_id: int | None) -> Select[tuple[Attempt]]:

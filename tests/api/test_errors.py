@@ -41,7 +41,7 @@ def test_database_outage_is_a_503_with_retry_after(app, client, client_key, monk
     def unavailable(*_args, **_kwargs):
         raise OperationalError("SELECT 1", {}, Exception("connection refused"))
 
-    monkeypatch.setattr(attempts, "get_attempt", unavailable)
+    monkeypatch.setattr(attempts, "wait_until_finished", unavailable)
     app.config["PROPAGATE_EXCEPTIONS"] = False
     response = client.get("/api/v1/attempts/00000000-0000-4000-8000-000000000000", headers=bearer(client_key))
     assert response.status_code == 503

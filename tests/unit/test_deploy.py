@@ -15,7 +15,8 @@ def compose():
 
 def test_compose_has_the_expected_services():
     services = compose()["services"]
-    assert {"db", "migrate", "api"} <= set(services)
+    assert {"db", "migrate", "api", "worker"} <= set(services)
+    assert services["api"]["build"]["target"] == "api" and services["worker"]["build"]["target"] == "worker"
     assert services["db"]["image"].startswith("postgres:")
     assert services["api"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
@@ -39,6 +40,8 @@ def test_each_compose_command_is_a_real_entry_point():
     for args in commands:
         group = app.cli.get_command(None, args[0])
         assert group is not None and group.get_command(None, args[1]) is not None, args
+    worker = _flask_commands(services["worker"]["command"])
+    assert worker == [["worker"]] and app.cli.get_command(None, "worker") is not None
     api = services["api"]["command"]
     assert api[:3] == ["gunicorn", "-c", "gunicorn.conf.py"]
     module, _, attr = api[3].partition(":")
@@ -53,6 +56,8 @@ def test_dockerfile_copies_what_exists():
             for source in line.split()[1:-1]:
                 assert (PROJECT_ROOT / source).exists(), source
     assert "requirements.txt" in dockerfile
+    # The worker image pins torch to the CPU release before its requirements see it.
+    assert re.search(r"--index-url \S+ torch==2\.13\.0", dockerfile)
     web_pins = [line.split("==")[0].lower() for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines()
                 if line and not line.startswith("#")]
     assert "torch" not in web_pins and "numpy" not in web_pins
