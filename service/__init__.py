@@ -24,6 +24,8 @@ JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
 def _require_json_body() -> None:
     # webargs would read a form or text body as "no fields" and answer with confusing
     # missing-field errors; say what is wrong instead.
+    if request.routing_exception is not None:  # an unknown route or method: 404/405 come first
+        return
     if request.method in JSON_BODY_METHODS and request.path.startswith("/api/") and not request.is_json:
         problem_abort(415, "Send the request body as JSON with 'Content-Type: application/json'.")
 

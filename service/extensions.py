@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import http
+from typing import Any
+
 from flask import current_app, g
 from flask_cors import CORS
 from flask_smorest import Api
+from flask_smorest.utils import prepare_response
 from sqlalchemy.orm import Session
 
 from . import errors
+
+PAGINATION_HEADER_DOC = {
+    "description": "Pagination as a JSON object: total, total_pages, first_page, last_page, page, "
+                   "previous_page, next_page (the last two when they exist)",
+    "schema": {"type": "string"},
+}
 
 
 class ProblemApi(Api):
@@ -17,6 +27,20 @@ class ProblemApi(Api):
 
     def handle_http_exception(self, error):  # type: ignore[override]
         return errors.handle_http_exception(error)
+
+    def _register_responses(self) -> None:
+        # flask-smorest documents its error components as application/json; ours are problem+json.
+        for status in [*http.HTTPStatus, None]:
+            name = status.name if status else self.DEFAULT_ERROR_RESPONSE_NAME
+            response: dict[str, Any] = {"description": status.phrase if status else "Error"}
+            if status is None or status >= 400:
+                response["schema"] = self.ERROR_SCHEMA
+                prepare_response(response, self.spec, errors.PROBLEM_MIMETYPE)
+            self.spec.components.response(name, response, lazy=True)
+
+    def _register_pagination_header(self) -> None:
+        # The header carries JSON text; describing it as an object would mean "simple" style.
+        self.spec.components.header("PAGINATION", PAGINATION_HEADER_DOC, lazy=True)
 
 
 cors = CORS()

@@ -46,6 +46,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _answer_table(spec: Mapping[str, Any], allowed: set[str]) -> tuple[dict | None, list[Problem]]:
+    """The [answer] table of a short_answer or numeric spec, and its unknown keys."""
+    answer = spec.get("answer")
+    if not isinstance(answer, dict):
+        return None, [("answer", "needs an [answer] table")]
+    unknown = set(answer) - allowed
+    return answer, [("answer", f"unknown keys: {', '.join(sorted(unknown))}")] if unknown else []
+
+
 def _check_feedback_list(spec: Mapping[str, Any], problems: list[Problem]) -> None:
     wrong = spec.get("answer", {}).get("wrong", [])
     if not isinstance(wrong, list):
@@ -178,13 +187,9 @@ class ShortAnswer(QuizKind):
     spec_keys = frozenset({"answer"})
 
     def validate_spec(self, spec: Mapping[str, Any]) -> list[Problem]:
-        answer = spec.get("answer")
-        if not isinstance(answer, dict):
-            return [("answer", "needs an [answer] table")]
-        problems: list[Problem] = []
-        unknown = set(answer) - {"accepted", "case_sensitive", "wrong"}
-        if unknown:
-            problems.append(("answer", f"unknown keys: {', '.join(sorted(unknown))}"))
+        answer, problems = _answer_table(spec, {"accepted", "case_sensitive", "wrong"})
+        if answer is None:
+            return problems
         accepted = answer.get("accepted")
         if (not isinstance(accepted, list) or not accepted
                 or not all(isinstance(a, str) and a.strip() for a in accepted)):
@@ -226,13 +231,9 @@ class Numeric(QuizKind):
     spec_keys = frozenset({"answer"})
 
     def validate_spec(self, spec: Mapping[str, Any]) -> list[Problem]:
-        answer = spec.get("answer")
-        if not isinstance(answer, dict):
-            return [("answer", "needs an [answer] table")]
-        problems: list[Problem] = []
-        unknown = set(answer) - {"value", "tolerance", "relative_tolerance", "wrong"}
-        if unknown:
-            problems.append(("answer", f"unknown keys: {', '.join(sorted(unknown))}"))
+        answer, problems = _answer_table(spec, {"value", "tolerance", "relative_tolerance", "wrong"})
+        if answer is None:
+            return problems
         value = answer.get("value")
         if not (_is_number(value) or (isinstance(value, list) and value and all(map(_is_number, value)))):
             problems.append(("answer.value", "must be a finite number or a non-empty list of them"))

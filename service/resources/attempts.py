@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from ..auth import current_client, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..models import Attempt
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
 from ..services.attempts import (
@@ -65,8 +66,8 @@ class ExerciseAttempts(MethodView):
                   description="A quiz answer, graded")
     @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Code, queued for the grading workers: follow Location (with ?wait=N)")
-    @blp.alt_response(404, schema=None, description="No published exercise has this slug")
-    @blp.alt_response(422, schema=None, description="The answer does not fit the exercise, or the key was reused")
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (404, "No published exercise has this slug"),
+              (422, "The answer does not fit the exercise, or the key was reused"))
     def post(self, payload, slug: str):
         """Submit an attempt: a quiz answer is graded at once (201); code is queued (202)."""
         session = db_session()
@@ -104,7 +105,7 @@ class AttemptDetail(MethodView):
     @require_client
     @blp.arguments(WaitQuerySchema, location="query")
     @blp.response(200, AttemptSchema)
-    @blp.alt_response(404, schema=None, description="No attempt with this id is visible to the caller")
+    @problems(blp, UNAUTHORIZED, (404, "No attempt with this id is visible to the caller"))
     def get(self, query, attempt_id: uuid.UUID):
         """One attempt, with its grade and feedback; `?wait=N` holds the answer until it is graded."""
         visible = visible_attempts(current_client()).where(Attempt.id == attempt_id)

@@ -7,6 +7,7 @@ from sqlalchemy import select
 from ..catalog import public_view
 from ..errors import problem_abort
 from ..extensions import db_session
+from .docs import problems
 from ..models import Exercise, ExerciseTopic
 from ..schemas.exercises import ExerciseQuerySchema, ExerciseSchema, ExerciseSummarySchema
 from ..services.attempts import ExerciseNotFound, published_exercise
@@ -34,7 +35,7 @@ class ExerciseList(MethodView):
 @blp.route("/<slug>")
 class ExerciseDetail(MethodView):
     @blp.response(200, ExerciseSchema)
-    @blp.alt_response(404, schema=None, description="No published exercise has this slug")
+    @problems(blp, (404, "No published exercise has this slug"))
     def get(self, slug: str):
         """One exercise, with everything a learner needs to answer it and nothing that gives it away."""
         try:

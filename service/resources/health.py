@@ -8,6 +8,7 @@ from marshmallow import Schema, fields
 from ..errors import problem_response
 from ..extensions import db_session
 from ..migrate import current_revision, head_revision
+from .docs import problems
 
 blp = Blueprint("health", __name__, description="Probes for load balancers and orchestrators.")
 
@@ -29,7 +30,7 @@ class Health(MethodView):
 @blp.route("/readyz")
 class Ready(MethodView):
     @blp.response(200, HealthSchema)
-    @blp.alt_response(503, schema=None, description="Database unreachable or not migrated to head")
+    @problems(blp, (503, "Database unreachable or not migrated to head"))
     def get(self):
         """Ready to serve: the database answers and its schema is at the latest migration."""
         try:

@@ -8,6 +8,7 @@ from flask_smorest import Blueprint
 from ..auth import current_client, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
 from .attempts import BEARER
@@ -25,6 +26,7 @@ class LearnerAttempts(MethodView):
     @blp.arguments(LearnerAttemptsQuerySchema, location="query")
     @blp.response(200, LearnerHistorySchema)
     @blp.paginate(**PAGINATION)
+    @problems(blp, UNAUTHORIZED, (404, "No such learner id, or no such exercise in ?exercise="))
     def get(self, query, learner: str, pagination_parameters):
         """The learner's attempts, newest first, with the best score per exercise."""
         if not LEARNER.match(learner):

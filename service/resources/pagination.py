@@ -26,6 +26,8 @@ class SelectPage(Page):
     @property
     def items(self) -> list[Any]:
         offset, size = self.page_params.first_item, self.page_params.page_size
+        if offset >= self.page_params.item_count:  # past the end: no query (and no huge OFFSET)
+            return []
         return list(self.collection.session.scalars(self.collection.statement.offset(offset).limit(size)))
 
     @property

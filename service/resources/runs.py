@@ -10,6 +10,7 @@ from sqlalchemy import select
 from ..auth import current_client, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..grading.spec import validate_run_inputs
 from ..models import AttemptStatus, Run
 from ..ratelimit import check_rate_limit
@@ -36,7 +37,7 @@ class Runs(MethodView):
     @blp.response(200, RunSchema, description="The run finished within `wait` seconds")
     @blp.alt_response(202, schema=RunSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Still queued or running: follow Location")
-    @blp.alt_response(429, schema=None, description="Too many runs; see Retry-After")
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (429, "Too many runs; see Retry-After"))
     def post(self, payload):
         """Run code in the sandbox; with a Function name and inputs, gradcheck it too."""
         client = current_client()
@@ -66,7 +67,7 @@ class RunDetail(MethodView):
     @require_client
     @blp.arguments(WaitQuerySchema, location="query")
     @blp.response(200, RunSchema)
-    @blp.alt_response(404, schema=None, description="No run with this id is visible to the caller")
+    @problems(blp, UNAUTHORIZED, (404, "No run with this id is visible to the caller"))
     def get(self, query, run_id: uuid.UUID):
         """One run and its result; `?wait=N` holds the answer until it has finished."""
         run = wait_until_finished(db_session(), Run, _visible(run_id), query["wait"])

@@ -13,6 +13,11 @@ learner_field = fields.String(
 
 
 class AttemptCreateSchema(Schema):
+    """A quiz answer (`answer`) or the source of a Function (`code`), never both."""
+
+    # Added to the OpenAPI component: which one is checked against the exercise's kind.
+    ONE_OF = [{"required": ["answer"]}, {"required": ["code"]}]
+
     learner = learner_field
     answer = fields.Raw(
         allow_none=False,

@@ -64,3 +64,27 @@ def test_openapi_documents_problems_and_security(client):
     assert "bearerAuth" in spec["components"]["securitySchemes"]
     # Public reads declare no security requirement.
     assert "security" not in spec["paths"]["/api/v1/exercises"]["get"]
+
+
+def test_unknown_method_with_a_body_is_still_405(client):
+    # A PUT with a form body must get 405 (method), not 415 (body type).
+    response = client.put("/api/v1/exercises", data="x=1", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 405 and "Allow" in response.headers
+
+
+def test_a_page_far_past_the_end_is_empty_not_an_error(client):
+    response = client.get("/api/v1/exercises?page=77866980812692111360")
+    assert response.status_code == 200 and response.json == []
+
+
+def test_openapi_documents_errors_as_problem_json(client):
+    spec = client.get("/api/v1/openapi.json").json
+    post = spec["paths"]["/api/v1/exercises/{slug}/attempts"]["post"]["responses"]
+    for status in ("401", "404", "413", "415"):
+        assert "application/problem+json" in post[status]["content"], status
+    responses = spec["components"]["responses"]
+    assert "application/problem+json" in responses["UNPROCESSABLE_ENTITY"]["content"]
+    assert [name for name, r in responses.items()
+            if "content" in r and "application/problem+json" not in r["content"]] == []
+    assert spec["components"]["headers"]["PAGINATION"]["schema"] == {"type": "string"}
+    assert spec["components"]["schemas"]["AttemptCreate"]["oneOf"] == [{"required": ["answer"]}, {"required": ["code"]}]

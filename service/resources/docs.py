@@ -1,0 +1,25 @@
+"""OpenAPI documentation of the problem responses, so the spec says what the API returns."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from flask_smorest import Blueprint
+
+from ..errors import PROBLEM_MIMETYPE, ProblemSchema
+
+UNAUTHORIZED = (401, "No API key, or not a valid one")
+BODY_PROBLEMS = ((400, "The body is not valid JSON"), (413, "The body is larger than MAX_REQUEST_BYTES"),
+                 (415, "The body is not sent as application/json"))
+
+
+def problems(blp: Blueprint, *documented: tuple[int, str]) -> Callable[[Any], Any]:
+    """Document each (status, description) as an application/problem+json response."""
+
+    def decorate(view: Any) -> Any:
+        for status, description in documented:
+            view = blp.alt_response(status, schema=ProblemSchema, description=description,
+                                    content_type=PROBLEM_MIMETYPE)(view)
+        return view
+
+    return decorate
