@@ -32,9 +32,9 @@ def claim(session: Session, model: type[Job], worker_id: str, lease: timedelta, 
     A job already claimed `max_tries` times is stored as an internal error instead: its
     workers keep dying on it, and a learner must not wait forever.
     """
+    clock = (lambda: now) if now is not None else utcnow
     while True:
-        now = now or utcnow()
-        claimable = or_(model.status == QUEUED, and_(model.status == RUNNING, model.lease_expires_at < now))
+        claimable = or_(model.status == QUEUED, and_(model.status == RUNNING, model.lease_expires_at < clock()))
         stmt = select(model.id).where(claimable).order_by(model.created_at).limit(1)
         if session.get_bind().dialect.name == "postgresql":
             stmt = stmt.with_for_update(skip_locked=True)
@@ -43,16 +43,18 @@ def claim(session: Session, model: type[Job], worker_id: str, lease: timedelta, 
             session.rollback()
             return None
         job = session.get(model, job_id, populate_existing=True)
+        # Read the clock after the row is ours: it cannot predate the job's submission.
+        claimed_at = clock()
         if job.tries >= max_tries:
-            job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, now
+            job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, claimed_at
             job.lease_owner = job.lease_expires_at = None
             session.commit()
             continue
         job.status = RUNNING
         job.tries += 1
         job.lease_owner = worker_id
-        job.lease_expires_at = now + lease
-        job.started_at = now
+        job.lease_expires_at = claimed_at + lease
+        job.started_at = claimed_at
         session.commit()
         return job
 
