@@ -14,6 +14,7 @@ from .auth import create_client
 from .catalog import load_catalog, sync_catalog
 from .extensions import db_session
 from .models import ApiClient, Role
+from .models.base import utcnow
 
 db_cli = AppGroup("db", help="Database schema (Alembic migrations).")
 exercises_cli = AppGroup("exercises", help="The exercise catalog under exercises/.")
@@ -97,6 +98,20 @@ def clients_ensure_dev() -> None:
     _client, key = create_client(session, DEV_CLIENT, Role.ADMIN)
     session.commit()
     click.echo(f"development key (admin, shown this once): {key}")
+
+
+@clients_cli.command("revoke")
+@click.argument("name")
+def clients_revoke(name: str) -> None:
+    """Revoke a client's key at once (its attempts stay); make a new client for a new key."""
+    session = db_session()
+    client = session.scalar(select(ApiClient).where(ApiClient.name == name))
+    if client is None:
+        raise click.ClickException(f"no client named {name!r}")
+    if client.revoked_at is None:
+        client.revoked_at = utcnow()
+        session.commit()
+    click.echo(f"client {name} revoked")
 
 
 @clients_cli.command("list")

@@ -43,3 +43,13 @@ def test_ensure_dev_creates_one_admin_key_once(bare_app):
     with bare_app.app_context():
         admins = db_session().scalars(select(ApiClient).where(ApiClient.role == "admin")).all()
     assert len(admins) == 1
+
+
+def test_revoke_stops_the_key_at_once(bare_app):
+    key = run(bare_app, "clients", "create", "leaked").output.strip().splitlines()[-1]
+    client = bare_app.test_client()
+    assert client.get("/api/v1/learners/ada/attempts", headers=bearer(key)).status_code == 200
+    assert run(bare_app, "clients", "revoke", "leaked").exit_code == 0
+    assert client.get("/api/v1/learners/ada/attempts", headers=bearer(key)).status_code == 401
+    assert "revoked" in run(bare_app, "clients", "list").output
+    assert run(bare_app, "clients", "revoke", "nobody").exit_code != 0
