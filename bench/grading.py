@@ -9,8 +9,11 @@ Sections (add one by writing a function `(ctx) -> dict` and registering it in SE
   grade  (2) Judge.grade of the same submission: latency with the slot's spare warm (the clock
              starts when grade() is called), then back-to-back throughput
   cold   (3) a cold subprocess per submission that imports torch, execs the code and runs gradcheck
-  rss        judge + zygote (+ spare child) memory
-Targets (issue 3): (2) p50 <= 3x (1); (2) >= 50x faster than (3); a warm worker <= 350 MB RSS.
+  rss        memory of the warm worker: the zygote (torch loaded), the judge (torch-free), spares
+  http   (4) end to end through HTTP and the database with the workers of `make run`
+             (bench/http_grading.py: gunicorn + `flask worker` on a fresh SQLite database)
+Targets (issue 3): (2) p50 <= 3x (1); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
+a warm worker (the process that holds torch) <= 350 MB RSS; a web worker <= 100 MB RSS.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from service.grading.judge import Judge, clean_environment  # noqa: E402  (torch-free)
 from service.grading.plan import base_cases  # noqa: E402
 from service.grading.spec import parse_code_table  # noqa: E402
+from http_grading import section_http  # noqa: E402
 
 SLUG = "clamp-function"
 SECRET = b"bench-secret-0123456789abcdef"
@@ -167,6 +171,7 @@ def section_rss(ctx: dict) -> dict:
     judge_mem, zygote_mem = _mem(info["judge_pid"]), _mem(info["zygote_pid"])
     spares = [_mem(p) for p in info["spare_pids"]]
     res = {"judge": judge_mem, "zygote": zygote_mem, "spare_children": spares,
+           "warm_process_rss_mb (zygote)": zygote_mem["rss_mb"],
            "worker_rss_mb (judge + zygote)": round(judge_mem["rss_mb"] + zygote_mem["rss_mb"], 1),
            "worker_pss_mb (judge + zygote + spares)": round(judge_mem["pss_mb"] + zygote_mem["pss_mb"] + sum(s["pss_mb"] for s in spares), 1)}
     ctx["rss"] = res
@@ -178,7 +183,7 @@ SECTIONS: dict[str, Callable[[dict], dict]] = {
     "grade": section_grade,
     "cold": section_cold,
     "rss": section_rss,
-    # "http": the lead's end-to-end section (4) goes here
+    "http": section_http,
 }
 
 
@@ -193,8 +198,18 @@ def summary(ctx: dict) -> dict:
         r = ctx["cold"]["p50_ms"] / ctx["grade"]["latency_warm_spare"]["p50_ms"]
         out["(3)/(2) p50"] = f"{r:.0f}x faster (target >= 50x): {'OK' if r >= 50 else 'MISSED'}"
     if "rss" in ctx:
-        rss = ctx["rss"]["worker_rss_mb (judge + zygote)"]
-        out["worker RSS"] = f"{rss} MB (target <= 350 MB): {'OK' if rss <= 350 else 'MISSED'}"
+        rss = ctx["rss"]
+        warm = rss["warm_process_rss_mb (zygote)"]
+        out["warm worker RSS (zygote, torch)"] = f"{warm} MB (target <= 350 MB): {'OK' if warm <= 350 else 'MISSED'}"
+        out["whole worker (judge + zygote)"] = (f"{rss['worker_rss_mb (judge + zygote)']} MB RSS, "
+                                                f"{rss['worker_pss_mb (judge + zygote + spares)']} MB PSS with its spare")
+    if "http" in ctx:
+        http = ctx["http"]
+        rate = http["throughput_per_s"]
+        out["(4) end to end"] = (f"{rate} graded code attempts/s (target >= 40): {'OK' if rate >= 40 else 'MISSED'}; "
+                                 f"p50 {http['p50_ms']} ms, p99 {http['p99_ms']} ms at concurrency {http['concurrency']}")
+        web = max(http["web_worker_rss_mb"])
+        out["web worker RSS"] = f"{web} MB (target <= 100 MB): {'OK' if web <= 100 else 'MISSED'}"
     return out
 
 

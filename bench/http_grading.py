@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -149,10 +150,12 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
             except subprocess.TimeoutExpired:
                 proc.kill()
         logs.close()
+    shutil.rmtree(tmp, ignore_errors=True)  # kept (with servers.log) only when the run failed
 
 
-def section_http(_ctx: dict) -> dict:
-    return run()
+def section_http(ctx: dict) -> dict:
+    ctx["http"] = run()
+    return ctx["http"]
 
 
 if __name__ == "__main__":

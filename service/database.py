@@ -37,10 +37,17 @@ def _make_sqlite_transactional(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
+        options = connection.get_execution_options()
         # An AUTOCOMMIT connection (a status poll) reads outside any transaction and lock.
-        if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        if options.get("isolation_level") == "AUTOCOMMIT":
+            return
+        # A read-only session (a GET) reads a WAL snapshot beside the writers; only writers
+        # take the write lock, so reads never make a worker's claim or result wait.
+        connection.exec_driver_sql("BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
 
+
+# Execution option of the engine behind read-only sessions (see Database.read_session_factory).
+READ_ONLY = "gradquiz_read_only"
 
 _engines: dict[str, Engine] = {}
 
@@ -60,8 +67,11 @@ def dispose_engines() -> None:
 
 
 class Database:
-    """The app's engine and its session factory; one session per app context (request)."""
+    """The app's engine and its session factories; one session per app context (request)."""
 
     def __init__(self, url: str) -> None:
         self.engine = engine_for(url)
         self.session_factory = sessionmaker(bind=self.engine, expire_on_commit=False)
+        # For requests that only read (GET, HEAD): on SQLite their transactions take no write lock.
+        self.read_session_factory = sessionmaker(bind=self.engine.execution_options(**{READ_ONLY: True}),
+                                                 expire_on_commit=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import http
 from typing import Any
 
-from flask import current_app, g
+from flask import current_app, g, has_request_context, request
 from flask_cors import CORS
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
@@ -44,13 +44,17 @@ class ProblemApi(Api):
 
 
 cors = CORS()
+READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def db_session() -> Session:
     """The session of the current request (or CLI command), opened on first use."""
     session = g.get("db_session")
     if session is None:
-        session = g.db_session = current_app.extensions["gradquiz.db"].session_factory()
+        database = current_app.extensions["gradquiz.db"]
+        reads_only = has_request_context() and request.method in READ_ONLY_METHODS
+        factory = database.read_session_factory if reads_only else database.session_factory
+        session = g.db_session = factory()
     return session
 
 

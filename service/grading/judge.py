@@ -61,7 +61,6 @@ ZYGOTE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote
 OUTPUT_LIMIT = 64 * 1024
 TRUSTED_TIMEOUT = 60.0
 SPAWN_TIMEOUT = 30.0
-SPIN_SECONDS = 0.010
 _SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
 
 
@@ -267,7 +266,6 @@ class _Session:
         self.timed_out = False
         self._pending = memoryview(task)
         self.after_finish: Any = None
-        self.spin_until = time.monotonic() + SPIN_SECONDS
         self.sel = selectors.DefaultSelector()
         for fd in (child.task_w, child.result_r, child.out_r, child.err_r):
             os.set_blocking(fd, False)
@@ -323,10 +321,8 @@ class _Session:
                 if deadline >= self.deadline:
                     self.timed_out = True
                 return False
-            # Spin briefly before blocking: a grade takes a few ms, and waking a sleeping vCPU
-            # costs a sizeable fraction of that on this kind of VM.
-            spin = time.monotonic() < self.spin_until
-            for key, _ in self.sel.select(0 if spin else left):
+            # No busy-waiting: under load the child needs this core more than we do.
+            for key, _ in self.sel.select(left):
                 if key.data == "task":
                     self._pump_write()
                 elif key.data == "out":
