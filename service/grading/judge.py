@@ -626,7 +626,7 @@ class Judge:
         ref = self._trusted_run(slot, reference, ep, task_cases(cases))
         self._check_reference(slug, ref, cases, probe_mode=False)
         # The reference must pass its own grade: otherwise the exercise (or the grader) is broken.
-        v = Verdict(code, cases, ref, ref)
+        v = Verdict(code, cases, ref, ref, source=reference)
         v.run()
         summary = assemble(code, v.results, v.diagnostics, "")
         if summary["score"] < 1.0:
@@ -772,13 +772,13 @@ class Judge:
                 msg = "the process running your code sent something that is not a valid result"
                 return self._finish_result(self._verdict_only(ctab, "bad_output", msg, parses=True), output, timings)
             try:
-                v = Verdict(ctab, prepared.cases, prepared.ref, report)
+                v = Verdict(ctab, prepared.cases, prepared.ref, report, source=code)
                 v.run()
                 if any(not r["passed"] and name in ("gradcheck", "gradgradcheck") for name, r in v.results.items()):
                     # torch's own message helps here: let the child run it, wait briefly
                     session.request_more({"op": "torch_checks"})
                     if session.wait_frames(2, time.monotonic() + min(2.0, limit)) and len(session.frames) > 1:
-                        v = Verdict(ctab, prepared.cases, prepared.ref, report, torch_messages(session.frames[1]))
+                        v = Verdict(ctab, prepared.cases, prepared.ref, report, torch_messages(session.frames[1]), source=code)
                         v.run()
                 summary = assemble(ctab, v.results, v.diagnostics, "an earlier check failed")
             except GraderFault:

@@ -28,6 +28,9 @@ The ``[code]`` table
                                          # gradcheck check is dropped and backward is graded
                                          # against the reference rule alone
     gradgradcheck = false                # true: also check double backward
+    technique = ["saves_output"]         # optional: techniques the exercise teaches, checked on
+                                         # the source by the judge (TECHNIQUES in technique.py:
+                                         # setup_context, saves_output, mark_non_differentiable)
     strict_none = false                  # true: backward must return None exactly where the
                                          # reference does (ctx.needs_input_grad exercises)
     float32_case = true                  # default: true when an input is a float64 tensor; adds a
@@ -98,6 +101,8 @@ import math
 import re
 from typing import Any, Mapping
 
+from .technique import TECHNIQUES, missing_techniques
+
 Problem = tuple[str, str]
 
 #: name -> (default weight, what it checks; shown to learners)
@@ -113,6 +118,7 @@ CHECKS: dict[str, tuple[float, str]] = {
     "boundary": (0.10, "The gradient at the exercise's boundary points matches the reference."),
     "gradgradcheck": (0.15, "Double backward agrees with finite differences (gradgradcheck)."),
     "grad_output_unchanged": (0.05, "backward leaves grad_output unchanged."),
+    "technique": (0.10, "The code uses the technique the exercise teaches."),
 }
 #: Checks that judge gradients: a submission that fakes its results must earn nothing here.
 GRADIENT_CHECKS = ("gradcheck", "gradient", "boundary", "gradgradcheck")
@@ -138,6 +144,8 @@ LIKELY_CAUSES: dict[str, str] = {
     "wrong_value": "backward computes a different derivative than the one asked for.",
     "grad_output_not_used_per_output": "backward must accept one grad_output per forward output (e.g. backward(ctx, grad_values, grad_indices)).",
     "not_marked_non_differentiable": "An output that carries no gradient (such as indices) should be marked with ctx.mark_non_differentiable(...).",
+    "setup_context_missing": "Use torch 2's style: forward(x, ...) takes no ctx, and a static setup_context(ctx, inputs, output) saves what backward needs.",
+    "output_not_saved": "Save forward's output with ctx.save_for_backward(...) and reuse it in backward, instead of saving the input and recomputing.",
     "wrong_dtype": "An output has a different dtype than the reference: keep the input's dtype.",
     "wrong_shape": "An output has a different shape than the reference.",
     "entry_point_missing": "The class named by the exercise is missing, misspelled, or does not subclass torch.autograd.Function.",
@@ -167,7 +175,7 @@ DEFAULT_TIMEOUT = 10.0
 
 _CODE_KEYS = {
     "entry_point", "call", "random_cases", "differentiable", "gradgradcheck", "strict_none",
-    "float32_case", "timeout", "weights", "tolerances", "inputs", "variants", "boundary",
+    "float32_case", "timeout", "weights", "tolerances", "inputs", "variants", "boundary", "technique",
 }
 _INPUT_KEYS = {"name", "type", "description", "shape", "dtype", "range", "avoid", "avoid_margin", "requires_grad", "value"}
 _CASE_KEYS = {"name", "set", "expected_grad"}
@@ -371,6 +379,11 @@ def parse_code_table(spec: Mapping[str, Any]) -> tuple[dict, list[Problem]]:
             problems.append((f"code.{key}", "must be true or false"))
             v = default
         out[key] = v
+    technique = code.get("technique", [])
+    if not isinstance(technique, list) or any(t not in TECHNIQUES for t in technique):
+        problems.append(("code.technique", f"a list of techniques (known: {', '.join(TECHNIQUES)})"))
+        technique = []
+    out["technique"] = list(dict.fromkeys(technique))
     rc = code.get("random_cases", 3)
     if not _is_int(rc) or not 1 <= rc <= 8:
         problems.append(("code.random_cases", "must be an integer from 1 to 8"))
@@ -503,6 +516,8 @@ def applicable_checks(code: Mapping[str, Any]) -> dict[str, float]:
         w.pop("boundary")
     if not code.get("gradgradcheck"):
         w.pop("gradgradcheck")
+    if not code.get("technique"):
+        w.pop("technique")
     total = sum(w.values())
     return {k: (v / total if total > 0 else 0.0) for k, v in w.items()}
 
@@ -540,6 +555,8 @@ def validate_code_exercise(spec: dict, files: dict[str, str]) -> list[Problem]:
             continue
         if ep and ep not in _top_level_classes(tree):
             problems.append((name, f"does not define class {ep}"))
+        elif name == "reference.py" and ep and missing_techniques(text, ep, code.get("technique", [])):
+            problems.append((name, f"does not use the exercise's technique: {', '.join(missing_techniques(text, ep, code['technique']))}"))
     wrong = sorted(p for p in files if p.startswith("wrong/"))
     if not wrong:
         problems.append(("wrong/", "at least one known-wrong version (wrong/*.py) is required"))

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import BadOutput
 from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, numel
+from .technique import TECHNIQUES, missing_techniques
 
 _MAX_OUTPUTS = 16
 
@@ -220,8 +221,10 @@ def _error_cause(err: dict, where: str, n_outputs: int) -> str:
 class Verdict:
     """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
 
-    def __init__(self, code: dict, cases: list[dict], ref: dict, sub: dict, torch_msgs: dict | None = None) -> None:
+    def __init__(self, code: dict, cases: list[dict], ref: dict, sub: dict, torch_msgs: dict | None = None,
+                 source: str = "") -> None:
         self.code, self.cases, self.ref, self.sub = code, cases, ref, sub
+        self.source = source
         self.tol = code["tolerances"]
         self.torch_msgs = torch_msgs or {}
         self.names = [inp.get("name") or f"input {i}" for i, inp in enumerate(code["inputs"])]
@@ -686,6 +689,15 @@ class Verdict:
             self._result("grad_output_unchanged", False, "Not checked: backward did not run.", "forward_error")
         else:
             self._result("grad_output_unchanged", True, "backward leaves grad_output unchanged.")
+
+    def technique(self) -> None:
+        # Read from the source by this (trusted) process: nothing the child reported counts.
+        missing = missing_techniques(self.source, self.code["entry_point"], self.code["technique"])
+        if missing:
+            self._result("technique", False, " ".join(TECHNIQUES[t][0] for t in missing), TECHNIQUES[missing[0]][1],
+                         **({"other_causes": [TECHNIQUES[t][1] for t in missing[1:]]} if len(missing) > 1 else {}))
+        else:
+            self._result("technique", True, "Uses " + ", ".join(self.code["technique"]) + ".")
 
     # ---- assembly
 

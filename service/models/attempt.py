@@ -84,8 +84,13 @@ class Attempt(GradingJob, Base):
 
     @property
     def explanation(self) -> str | None:
-        """The exercise's explanation, shown only once the attempt is graded."""
+        """The exercise's explanation, shown only once the attempt is graded.
+
+        A code exercise's explanation walks through the reference solution: it is shown only to
+        an attempt that passed, so a throwaway submission cannot buy the answer."""
         if self.status != AttemptStatus.GRADED.value:
+            return None
+        if self.code is not None and not self.correct:
             return None
         return self.exercise_version.spec["explanation"]
 

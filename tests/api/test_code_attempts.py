@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from service.config import PROJECT_ROOT
+from service.grading.spec import wrong_file_expectations
 from service.extensions import db_session
 from service.jobs import db_lease
 from service.grading.errors import GraderFault
@@ -40,10 +41,15 @@ def test_code_is_queued_then_graded(client, client_key, worker):
 
 @pytest.mark.parametrize("wrong", sorted(p.name for p in (EXERCISE_DIR / "wrong").glob("*.py")))
 def test_known_wrong_versions_fail_through_the_api(client, client_key, worker, wrong):
-    queued = submit(client, client_key, (EXERCISE_DIR / "wrong" / wrong).read_text())
+    source = (EXERCISE_DIR / "wrong" / wrong).read_text()
+    cause, _ = wrong_file_expectations(source)
+    queued = submit(client, client_key, source)
     body = client.get(queued.headers["Location"] + "?wait=20", headers=bearer(client_key)).json
     assert body["status"] == "graded", body
     assert body["score"] < 1.0 and body["correct"] is False
+    assert cause in body["report"]["likely_causes"], body["report"]
+    # The explanation walks through the reference: a failed attempt must not reveal it.
+    assert body["explanation"] is None
 
 
 def test_wait_returns_early_when_nothing_grades(client, client_key):
@@ -77,7 +83,7 @@ def test_code_exercise_detail_shows_starter_not_reference(client):
     assert body["code"]["entry_point"] == "ClampFn"
     assert body["code"]["starter"] == (EXERCISE_DIR / "starter.py").read_text()
     text = client.get(f"/api/v1/exercises/{CLAMP}").get_data(as_text=True)
-    assert "reference" not in body["code"] and "grad_output * mask, None, None" not in text.split('"explanation"')[0]
+    assert "reference" not in body["code"] and "grad_output * mask, None, None" not in text
     for wrong in (EXERCISE_DIR / "wrong").glob("*.py"):
         assert wrong.read_text().strip()[:200] not in text
 
