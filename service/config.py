@@ -74,10 +74,20 @@ class Settings:
     grading_max_tries: int = 3
     # Seeds the hidden grading inputs; default: derived from SECRET_KEY.
     grading_secret: str = ""
+    # Caps on every grade (an exercise may ask for less): wall clock, memory, captured output.
+    grading_timeout_seconds: int = 10
+    grading_memory_mb: int = 1024
+    grading_output_kib: int = 64
+    # Sandbox layers around submitted code (service/grading/sandbox.py), comma-separated;
+    # "all" (the default): every layer the machine supports.
+    sandbox_layers: tuple[str, ...] = ("all",)
+    # Layers without which a worker refuses to start; default: every wanted layer when
+    # ENV=production, none otherwise (a development machine may lack some: the worker says which).
+    sandbox_required: tuple[str, ...] | None = None
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
-    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "tuple[str, ...]": _list}
+    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -106,6 +116,31 @@ class Settings:
             raise ConfigError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
         if self.env == "production" and len(self.secret_key) < 32:
             raise ConfigError("SECRET_KEY must be at least 32 characters when ENV=production")
+        from .grading.sandbox import LAYERS  # stdlib only
+
+        for name, layers in (("SANDBOX_LAYERS", self.sandbox_layers), ("SANDBOX_REQUIRED", self.sandbox_required or ())):
+            unknown = [layer for layer in layers if layer not in (*LAYERS, "all")]
+            if unknown:
+                raise ConfigError(f"{name} names unknown layers {', '.join(unknown)} (known: all, {', '.join(LAYERS)})")
+        if not 1 <= self.grading_timeout_seconds <= 30:
+            raise ConfigError("GRADING_TIMEOUT_SECONDS must be from 1 to 30")
+
+    @property
+    def wanted_layers(self) -> tuple[str, ...] | None:
+        """The sandbox layers to apply; None: every layer the machine supports."""
+        return None if "all" in self.sandbox_layers else self.sandbox_layers
+
+    @property
+    def required_layers(self) -> tuple[str, ...]:
+        if self.sandbox_required is not None:
+            from .grading.sandbox import LAYERS
+
+            return LAYERS if "all" in self.sandbox_required else self.sandbox_required
+        if self.env != "production":
+            return ()
+        from .grading.sandbox import LAYERS
+
+        return self.wanted_layers or LAYERS
 
     @property
     def grading_seed(self) -> bytes:

@@ -436,6 +436,30 @@ class WarmFn(torch.autograd.Function):
 """
 
 
+def _load_failure_paths(x) -> None:
+    """Fail gradcheck and gradgradcheck once: torch imports modules lazily on those paths, and a
+    sandboxed child has no filesystem to import them from."""
+    wrong = lambda t: _WrongFn.apply(t)  # noqa: E731
+    for check in (torch.autograd.gradcheck, torch.autograd.gradgradcheck):
+        try:
+            check(wrong, (x,))
+        except Exception:  # the failure is the point
+            pass
+    traceback.format_exception(ValueError("warm"))
+
+
+class _WrongFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return -grad_output * x
+
+
 def warm_up(gradcheck: bool = True) -> None:
     """One pass through run_task's code paths (and one trusted gradcheck), so that lazy imports,
     allocator pools and copy-on-write page faults happen before a submission's clock starts.
@@ -445,6 +469,7 @@ def warm_up(gradcheck: bool = True) -> None:
     if gradcheck:
         x = torch.tensor([-2.0, -0.5, 0.3, 2.0], dtype=torch.float64, requires_grad=True)
         torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))
+        _load_failure_paths(x)
     case = {
         "id": "warm",
         "args": [{"t": "tensor", "dtype": "float64", "shape": [2], "values": [0.5, -1.5], "rg": True}],

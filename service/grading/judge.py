@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import math
 import hashlib
 import json
 import os
@@ -38,7 +39,7 @@ from collections import OrderedDict
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from . import protocol
 from .errors import BadOutput, GraderFault
@@ -62,10 +63,26 @@ OUTPUT_LIMIT = 64 * 1024
 TRUSTED_TIMEOUT = 60.0
 SPAWN_TIMEOUT = 30.0
 _SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
+#: Signals that name a limit rather than a crash: (verdict, message for the learner).
+SIGNAL_VERDICTS = {
+    signal.SIGSYS: ("forbidden", "your code tried an operation the sandbox forbids (starting a process, opening a "
+                                 "network connection, or another system call that grading code never needs) and was stopped"),
+    signal.SIGXCPU: ("timeout", "your code used more CPU time than it is allowed and was stopped"),
+    signal.SIGXFSZ: ("output_limit", "your code wrote a file larger than it is allowed and was stopped"),
+}
+#: An output flood: past this many times the output cap, the child is stopped.
+OUTPUT_FLOOD_FACTOR = 16
 
 
 def _perf_ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000.0, 3)
+
+
+def _out_of_memory(error: dict | None) -> bool:
+    """Whether the learner's code failed for want of memory (its allowance is the sandbox's)."""
+    if not error:
+        return False
+    return error.get("type") == "MemoryError" or "can't allocate memory" in str(error.get("message", ""))
 
 
 def clean_environment() -> dict[str, str]:
@@ -118,7 +135,7 @@ class _Child:
 class _Zygote:
     """The exec'd zygote process and its control channel (a reader thread dispatches replies)."""
 
-    def __init__(self, python: str, startup_timeout: float = 120.0) -> None:
+    def __init__(self, python: str, config: dict, startup_timeout: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self._send_lock = threading.Lock()
@@ -130,7 +147,7 @@ class _Zygote:
         self.ready: dict = {}
         try:
             self.proc = subprocess.Popen(
-                [python, "-I", ZYGOTE_SCRIPT, str(theirs.fileno())],
+                [python, "-I", ZYGOTE_SCRIPT, str(theirs.fileno()), json.dumps(config)],
                 env=clean_environment(),
                 cwd="/",
                 stdin=subprocess.DEVNULL,
@@ -199,7 +216,7 @@ class _Zygote:
             with self._exit_cond:
                 self._exit_cond.notify_all()
 
-    def spawn(self, memory_mb: int) -> Future:
+    def spawn(self, memory_mb: int, slot: int) -> Future:
         fut: Future = Future()
         if self.dead:
             fut.set_exception(GraderFault("the zygote is not running"))
@@ -208,7 +225,7 @@ class _Zygote:
             n = next(self._ids)
             self._pending[n] = fut
             try:
-                self.sock.send(json.dumps({"op": "spawn", "id": n, "memory_mb": memory_mb}).encode())
+                self.sock.send(json.dumps({"op": "spawn", "id": n, "memory_mb": memory_mb, "slot": slot}).encode())
             except OSError as exc:
                 self._pending.pop(n, None)
                 fut.set_exception(GraderFault(f"cannot reach the zygote: {exc}"))
@@ -262,6 +279,7 @@ class _Session:
         self.out = {child.out_r: bytearray(), child.err_r: bytearray()}
         self.out_total = {child.out_r: 0, child.err_r: 0}
         self.bad: str | None = None
+        self.flooded = False
         self.eof = False
         self.timed_out = False
         self._pending = memoryview(task)
@@ -305,6 +323,8 @@ class _Session:
                 pass
             return "eof"
         self.out_total[fd] += len(data)
+        if self.out_total[fd] > OUTPUT_FLOOD_FACTOR * self.output_limit:
+            self.flooded = True
         room = self.output_limit - len(self.out[fd])
         if room > 0:
             self.out[fd] += data[:room]
@@ -314,7 +334,7 @@ class _Session:
         """Pump until n frames have arrived; False on timeout, EOF or bad output."""
         deadline = self.deadline if deadline is None else min(deadline, self.deadline)
         while len(self.frames) < n:
-            if self.bad or self.eof:
+            if self.bad or self.eof or self.flooded:
                 return False
             left = deadline - time.monotonic()
             if left <= 0:
@@ -404,7 +424,8 @@ class Judge:
     """Grades code submissions. Thread-safe: up to `slots` grades run at once.
 
     `secret` seeds the generated inputs and grad_outputs (keep it out of the exercise files and
-    the same across workers, so every worker grades one version identically).
+    the same across workers, so every worker grades one version identically). `layers` names the
+    sandbox layers to apply (sandbox.LAYERS); None: every layer the machine supports.
     """
 
     def __init__(
@@ -417,6 +438,7 @@ class Judge:
         memory_mb: int = 1024,
         python: str | None = None,
         cache_size: int = 512,
+        layers: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(secret, (bytes, bytearray)) or len(secret) < 16:
             raise ValueError("secret must be at least 16 bytes")
@@ -433,7 +455,9 @@ class Judge:
         self._prep_locks: dict[str, threading.Lock] = {}
         self._zygote_lock = threading.Lock()
         self._closed = False
-        self._zygote = _Zygote(self._python)
+        self._zygote_config = {"layers": None if layers is None else sorted(set(layers)),
+                               "cpu_seconds": int(math.ceil(max(self.timeout, TRUSTED_TIMEOUT))) + 1}
+        self._zygote = _Zygote(self._python, self._zygote_config)
         # Off-critical-path chores (asking the zygote for the next spare wakes it, and on two
         # cores its fork would preempt the judge before the verdict is returned).
         self._janitor: queue.Queue = queue.Queue()
@@ -441,7 +465,7 @@ class Judge:
         self._slots = [_Slot(i) for i in range(slots)]
         self._free: queue.Queue[_Slot] = queue.Queue()
         for s in self._slots:
-            s.spare = self._spawn()
+            s.spare = self._spawn(s)
             self._free.put(s)
 
     # ------------------------------------------------------------------ lifecycle
@@ -468,8 +492,12 @@ class Judge:
         for s in self._slots:
             if s.spare is not None and s.spare.done() and not s.spare.exception():
                 spares.append(s.spare.result().pid)
+        report = z.ready.get("sandbox", {})
+        base = report.get("child_uid_base")
+        sandbox = {"active": report.get("active", []), "unavailable": report.get("unavailable", {}),
+                   "child_uid": base, "child_uids": [base + s.index for s in self._slots] if base is not None else []}
         return {"judge_pid": os.getpid(), "zygote_pid": z.pid, "zygote": z.ready, "spare_pids": spares,
-                "zygote_alive": not z.dead and z.proc.poll() is None}
+                "zygote_alive": not z.dead and z.proc.poll() is None, "sandbox": sandbox}
 
     def _janitor_loop(self) -> None:
         while True:
@@ -517,7 +545,7 @@ class Judge:
                 return
             old = self._zygote
             old.kill()
-            self._zygote = _Zygote(self._python)
+            self._zygote = _Zygote(self._python, self._zygote_config)
 
     def _take_child(self, slot: _Slot) -> tuple[_Child, bool]:
         """The slot's warm spare (and a new spare requested at once, off the critical path)."""
@@ -527,7 +555,7 @@ class Judge:
             fut = slot.spare
             if fut is None or getattr(fut, "zygote", None) is not zygote:
                 self._discard_spare(slot)
-                fut = self._spawn()
+                fut = self._spawn(slot)
             ready = fut.done()
             slot.spare = None  # the next spare is forked once this child is dead (see _execute)
             try:
@@ -539,8 +567,8 @@ class Judge:
                 continue  # the zygote died: restart it once
         raise GraderFault("no child could be started")
 
-    def _spawn(self) -> Future:
-        fut = self._zygote.spawn(self.memory_mb)
+    def _spawn(self, slot: _Slot) -> Future:
+        fut = self._zygote.spawn(self.memory_mb, slot.index)
         fut.zygote = self._zygote  # type: ignore[attr-defined]
         return fut
 
@@ -554,7 +582,7 @@ class Judge:
             # and a warm-up next to the graded child cost it more than the fork saves.
             if slot.spare is None and not self._closed:
                 try:
-                    slot.spare = self._spawn()
+                    slot.spare = self._spawn(slot)
                 except Exception:
                     slot.spare = None
 
@@ -563,14 +591,19 @@ class Judge:
             session.wait_frames(1)
         return session, ready, t0
 
-    def _crash_info(self, session: _Session) -> str:
+    def _crash_verdict(self, session: _Session) -> tuple[str, str]:
+        """The verdict and message for a child that ended without a result frame."""
         st = self._zygote.exit_status(session.child.pid, 1.0)
         if st is None:
-            return "the process running your code ended before reporting its results"
+            return "crashed", "the process running your code ended before reporting its results"
         if "signal" in st:
+            verdict = SIGNAL_VERDICTS.get(st["signal"])
+            if verdict is not None:
+                return verdict
             name = _SIGNAL_NAMES.get(st["signal"], str(st["signal"]))
-            return f"the process running your code was killed by signal {name} before reporting its results"
-        return f"the process running your code exited (exit code {st.get('code')}) before reporting its results, e.g. through os._exit or a crash"
+            return "crashed", f"the process running your code was killed by signal {name} before reporting its results"
+        return "crashed", (f"the process running your code exited (exit code {st.get('code')}) before reporting its "
+                           "results, e.g. through os._exit or a crash")
 
     # ------------------------------------------------------------------ reference
 
@@ -644,8 +677,9 @@ class Judge:
                 if want is not None and rv[pos] != want and not all(abs(a - b) <= 1e-9 for a, b in zip(rv[pos] or [], want)):
                     raise GraderFault(f"exercise {slug}: reference gradient {rv[pos]} at {case['name']} differs from expected_grad {want}")
         cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
+        memory_mb = min(code["memory_mb"], self.memory_mb)
         prefix = (f'{{"op":"grade","entry_point":{json.dumps(ep)},"module_name":"submission","torch_checks":"wait",'
-                  f'"cases":{cases_json},"code":').encode()
+                  f'"memory_mb":{memory_mb},"cases":{cases_json},"code":').encode()
         return _Prepared(code, cases, prefix, ref, 0.0)
 
     def _check_reference(self, slug: str, rep: dict, cases: list[dict], probe_mode: bool) -> None:
@@ -758,8 +792,11 @@ class Judge:
                     return self._finish_result(self._verdict_only(ctab, "bad_output", msg, parses=True), output, timings)
                 if not session.task_consumed():
                     raise GraderFault("the child ended before it read its task")
-                msg = self._crash_info(session)
-                return self._finish_result(self._verdict_only(ctab, "crashed", msg, parses=True), output, timings)
+                if session.flooded:
+                    msg = f"your code kept writing output far past the {self.output_limit // 1024} KiB limit and was stopped"
+                    return self._finish_result(self._verdict_only(ctab, "output_limit", msg, parses=True), output, timings)
+                status, msg = self._crash_verdict(session)
+                return self._finish_result(self._verdict_only(ctab, status, msg, parses=True), output, timings)
             timings["child_ms"] = _perf_ms(t0)
             t1 = time.perf_counter()
             report = session.frames[0]
@@ -792,6 +829,8 @@ class Judge:
             if not session.child.closed:
                 session.finish()
         status = "passed" if summary["score"] >= 1.0 - 1e-9 else "failed"
+        if status == "failed" and _out_of_memory(v.error):
+            status = "memory_limit"
         result = {
             "score": summary["score"],
             "status": status,

@@ -36,6 +36,8 @@ The ``[code]`` table
     float32_case = true                  # default: true when an input is a float64 tensor; adds a
                                          # forward on float32 copies that must keep the dtype
     timeout = 10.0                       # wall-clock seconds for one grade (0.5-30)
+    memory_mb = 1024                     # memory a submission may allocate, MiB (64-4096)
+                                         # (both capped by the worker's GRADING_* settings)
     weights = { gradcheck = 0.3 }        # optional: override a check's weight, 0 drops it
 
     [code.tolerances]                    # all optional; defaults in DEFAULT_TOLERANCES
@@ -172,10 +174,12 @@ MAX_DIMS = 4
 MAX_CODE_BYTES = 64 * 1024
 TIMEOUT_RANGE = (0.5, 30.0)
 DEFAULT_TIMEOUT = 10.0
+MEMORY_RANGE_MB = (64, 4096)
+DEFAULT_MEMORY_MB = 1024
 
 _CODE_KEYS = {
     "entry_point", "call", "random_cases", "differentiable", "gradgradcheck", "strict_none",
-    "float32_case", "timeout", "weights", "tolerances", "inputs", "variants", "boundary", "technique",
+    "float32_case", "timeout", "memory_mb", "weights", "tolerances", "inputs", "variants", "boundary", "technique",
 }
 _INPUT_KEYS = {"name", "type", "description", "shape", "dtype", "range", "avoid", "avoid_margin", "requires_grad", "value"}
 _CASE_KEYS = {"name", "set", "expected_grad"}
@@ -394,6 +398,11 @@ def parse_code_table(spec: Mapping[str, Any]) -> tuple[dict, list[Problem]]:
         problems.append(("code.timeout", f"must be a number of seconds from {TIMEOUT_RANGE[0]} to {TIMEOUT_RANGE[1]}"))
         timeout = DEFAULT_TIMEOUT
     out["timeout"] = float(timeout)
+    memory_mb = code.get("memory_mb", DEFAULT_MEMORY_MB)
+    if not _is_int(memory_mb) or not MEMORY_RANGE_MB[0] <= memory_mb <= MEMORY_RANGE_MB[1]:
+        problems.append(("code.memory_mb", f"must be an integer number of MiB from {MEMORY_RANGE_MB[0]} to {MEMORY_RANGE_MB[1]}"))
+        memory_mb = DEFAULT_MEMORY_MB
+    out["memory_mb"] = int(memory_mb)
 
     tol = dict(DEFAULT_TOLERANCES)
     raw_tol = code.get("tolerances", {})

@@ -4,20 +4,24 @@ Started by the judge with exec (`python -I zygote.py <control-fd>`) and a clean,
 environment, so it holds no secret, no reference solution and nothing of the judge's memory: a
 child forked from here that walks gc, frames or the raw environment block finds only torch.
 
+Command line: `zygote.py <control-fd> <config JSON>`, the config being {"layers": [names] or
+null for every layer, "cpu_seconds": n}.
+
 Control channel: a SOCK_SEQPACKET socket (fd given on the command line), one JSON object per
-message. Judge -> zygote: {"op": "spawn", "id": n, "memory_mb": m} and {"op": "exit"}.
+message. Judge -> zygote: {"op": "spawn", "id": n, "memory_mb": m, "slot": s} and {"op": "exit"}.
 Zygote -> judge: {"op": "ready", ...} once; {"op": "spawned", "id": n, "pid": p} with four fds
 attached (SCM_RIGHTS): the write end of the child's task pipe and the read ends of its result,
 stdout and stderr pipes; {"op": "exited", "pid": p, "code"|"signal": n} when a child ends.
 
 Each child: its own session and process group (the judge kills the group), stdin from /dev/null,
 stdout/stderr on pipes, every other fd closed, parent-death signal, one trusted gradcheck to warm
-up, then it blocks reading one task frame, runs it (harness.run_task), writes its result frames to
-the dedicated result pipe and exits. The sandbox layers of the hardening issue (namespaces, uid,
-seccomp, cgroups) belong in `_child_layers`, applied after warm-up and before the task is read.
+up, then the sandbox layers (sandbox.py: namespaces, empty root, own uid, limits, seccomp), then it
+blocks reading one task frame, runs it (harness.run_task), writes its result frames to the
+dedicated result pipe and exits. A child whose layers cannot all be applied exits at once: it
+never runs a task with fewer layers than the zygote reported.
 
-Run by path, not as part of the `service` package: it imports only the stdlib, torch, and its
-sibling modules `protocol` and `harness`.
+Run by path, not as part of the `service` package: it imports only the stdlib, torch, pyseccomp
+and its sibling modules `protocol`, `harness` and `sandbox`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import ctypes
 import gc
 import json
 import os
-import resource
 import selectors
 import signal
 import socket
@@ -54,6 +57,7 @@ def _load():
     try:
         import harness  # noqa: F401
         import protocol  # noqa: F401
+        import sandbox  # noqa: F401
     finally:
         sys.path.remove(_HERE)
     try:  # what submissions may import, loaded before fork
@@ -62,7 +66,7 @@ def _load():
         import numpy  # noqa: F401
     except ImportError:
         pass
-    return torch, harness, protocol
+    return torch, harness, protocol, sandbox
 
 
 def _libc():
@@ -79,17 +83,6 @@ def _thread_count() -> int:
         return -1
 
 
-def _child_layers(memory_mb: int) -> None:
-    """Limits applied in each child after warm-up. The hardening issue adds its layers here."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if memory_mb > 0:
-        # RLIMIT_AS must be absolute: the zygote already maps several hundred MiB (torch).
-        with open("/proc/self/statm") as f:
-            vm_pages = int(f.read().split()[0])
-        limit = vm_pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 def _close_fds_except(keep: set[int]) -> None:
     try:
         fds = [int(n) for n in os.listdir("/proc/self/fd")]
@@ -103,7 +96,8 @@ def _close_fds_except(keep: set[int]) -> None:
                 pass
 
 
-def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, memory_mb: int, libc, harness, protocol) -> None:
+def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers, uid: int, memory_mb: int,
+                cpu_seconds: int, libc, harness, protocol) -> None:
     try:
         os.setsid()
         os.nice(5)  # the judge, at nice 0, wins the core back when it wakes (e.g. to kill us)
@@ -120,9 +114,14 @@ def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, memory_mb: i
         sys.stdout.reconfigure(line_buffering=True)
         sys.stderr.reconfigure(line_buffering=True)
         harness.warm_up(gradcheck=False)
-        _child_layers(memory_mb)
+        try:
+            layers.apply(uid, memory_mb, cpu_seconds)
+        except BaseException:
+            os._exit(70)  # never run a task with fewer layers than reported
         protocol.write_all(result_w, protocol.encode({"type": "ready"}))  # warm: the judge may poll for this
         task = protocol.read_frame_blocking(task_r)
+        if isinstance(task.get("memory_mb"), int):
+            layers.lower_memory(task["memory_mb"])
         harness.run_task(task, result_w, lambda: protocol.read_frame_blocking(task_r))
     except BaseException:
         pass
@@ -132,10 +131,15 @@ def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, memory_mb: i
 
 def main() -> None:
     control_fd = int(sys.argv[1])
+    config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     sock = socket.socket(fileno=control_fd)
-    torch, harness, protocol = _load()
+    torch, harness, protocol, sandbox = _load()
     libc = _libc()
     harness.warm_up()  # lazy imports and first-use initialisation happen once, here
+    layers = sandbox.Sandbox(config.get("layers"))
+    layers.probe()
+    cpu_seconds = int(config.get("cpu_seconds", 31))
+    zygote_pid = os.getpid()
     # Children start with every object the zygote made in the permanent generation: their
     # collections never walk (and so never copy-on-write) the pages of torch's objects.
     gc.freeze()
@@ -158,7 +162,8 @@ def main() -> None:
     with open("/proc/self/status") as f:
         rss = next((line.split()[1] for line in f if line.startswith("VmRSS")), "0")
     send({"op": "ready", "pid": os.getpid(), "threads": _thread_count(), "rss_kb": int(rss),
-          "torch": torch.__version__, "num_threads": torch.get_num_threads()})
+          "torch": torch.__version__, "num_threads": torch.get_num_threads(),
+          "sandbox": layers.report(os.getpid())})
 
     def reap() -> None:
         while True:
@@ -215,7 +220,9 @@ def main() -> None:
                 err_r, err_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:
-                    _child_main(task_r, result_w, out_w, err_w, int(msg.get("memory_mb", 0)), libc, harness, protocol)
+                    uid = sandbox.child_uid(zygote_pid, int(msg.get("slot", 0)))
+                    _child_main(task_r, result_w, out_w, err_w, layers, uid, int(msg.get("memory_mb", 0)), cpu_seconds,
+                                libc, harness, protocol)
                 children.add(pid)
                 for fd in (task_r, result_w, out_w, err_w):
                     os.close(fd)
@@ -230,6 +237,7 @@ def main() -> None:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+    layers.close()
     os._exit(0)
 
 

@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -27,6 +28,8 @@ from ..grading.errors import GraderFault
 
 log = logging.getLogger("gradquiz.worker")
 IDLE_SLEEP_MIN, IDLE_SLEEP_MAX = 0.005, 0.05
+#: A worker's exit code when a required sandbox layer is missing: restarting it cannot help.
+EXIT_SANDBOX_MISSING = 3
 
 
 def exercise_payload(attempt: Attempt) -> dict[str, Any]:
@@ -113,15 +116,24 @@ def worker_main(settings: Settings) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with Judge(settings.grading_seed) as judge:
+    with Judge(settings.grading_seed, timeout=settings.grading_timeout_seconds, memory_mb=settings.grading_memory_mb,
+               output_limit=settings.grading_output_kib * 1024, layers=settings.wanted_layers) as judge:
+        sandbox = judge.info()["sandbox"]
+        log.info("sandbox layers active: %s", ", ".join(sandbox["active"]) or "none")
+        for layer, reason in sandbox["unavailable"].items():
+            log.warning("sandbox layer %s is NOT active: %s", layer, reason)
+        missing = [layer for layer in settings.required_layers if layer not in sandbox["active"]]
+        if missing:
+            log.error("refusing to grade: required sandbox layers are not active: %s (SANDBOX_REQUIRED)", ", ".join(missing))
+            sys.exit(EXIT_SANDBOX_MISSING)
         log.info("worker ready: %s", judge.info())
         Worker(settings, judge).serve(stop)
 
 
 def supervise(settings: Settings, processes: int) -> None:
-    """Run `processes` worker processes; restart any that dies; stop them all on SIGTERM/SIGINT."""
+    """Run `processes` worker processes; restart any that dies; stop them all on SIGTERM/SIGINT,
+    or when one refuses to start for want of a required sandbox layer (exit code 3)."""
     import subprocess
-    import sys
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s workers %(levelname)s %(message)s")
     stop = threading.Event()
@@ -130,11 +142,17 @@ def supervise(settings: Settings, processes: int) -> None:
     command = [sys.executable, "-m", "service.jobs.worker"]
     children: list[subprocess.Popen] = [subprocess.Popen(command) for _ in range(processes)]
     log.info("started %d grading worker processes", processes)
-    while not stop.wait(0.5):
+    refused = False
+    while not refused and not stop.wait(0.5):
         for i, child in enumerate(children):
-            if child.poll() is not None:
-                log.warning("worker %d exited with %s; restarting it", child.pid, child.returncode)
-                children[i] = subprocess.Popen(command)
+            if child.poll() is None:
+                continue
+            if child.returncode == EXIT_SANDBOX_MISSING:
+                log.error("a worker refused to start: a required sandbox layer is missing; stopping")
+                refused = True
+                break
+            log.warning("worker %d exited with %s; restarting it", child.pid, child.returncode)
+            children[i] = subprocess.Popen(command)
     for child in children:
         child.terminate()
     for child in children:
@@ -142,6 +160,8 @@ def supervise(settings: Settings, processes: int) -> None:
             child.wait(timeout=15)
         except subprocess.TimeoutExpired:
             child.kill()
+    if refused:
+        sys.exit(EXIT_SANDBOX_MISSING)
 
 
 if __name__ == "__main__":

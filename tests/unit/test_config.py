@@ -49,3 +49,28 @@ def test_production_start_stops_with_one_line():
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "gradquiz: configuration error: SECRET_KEY is required when ENV=production"]
+
+
+def test_sandbox_layers_and_what_production_requires():
+    from service.grading.sandbox import LAYERS
+
+    development = Settings.from_env({})
+    assert development.wanted_layers is None and development.required_layers == ()
+    production = Settings.from_env({"ENV": "production", "DATABASE_URL": "postgresql://u@db/gq", "SECRET_KEY": "k" * 40})
+    assert production.required_layers == LAYERS
+    chosen = Settings.from_env({"SANDBOX_LAYERS": "limits, seccomp", "SANDBOX_REQUIRED": "seccomp"})
+    assert chosen.wanted_layers == ("limits", "seccomp") and chosen.required_layers == ("seccomp",)
+    with pytest.raises(ConfigError, match="SANDBOX_LAYERS names unknown layers network"):
+        Settings.from_env({"SANDBOX_LAYERS": "network"})
+    with pytest.raises(ConfigError, match="GRADING_TIMEOUT_SECONDS"):
+        Settings.from_env({"GRADING_TIMEOUT_SECONDS": "60"})
+
+
+def test_a_worker_without_a_required_layer_refuses_to_start(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "DATABASE_URL": f"sqlite:///{tmp_path / 'w.sqlite3'}",
+           "SANDBOX_LAYERS": "limits", "SANDBOX_REQUIRED": "seccomp"}
+    result = subprocess.run([sys.executable, "-m", "service.jobs.worker"], cwd=PROJECT_ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 3, result.stderr[-2000:]
+    assert "sandbox layers active: limits" in result.stderr
+    assert "required sandbox layers are not active: seccomp" in result.stderr

@@ -22,6 +22,10 @@ def test_compose_has_the_expected_services():
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
     for name in ("db", "api"):
         assert "healthcheck" in services[name], name
+    worker = services["worker"]
+    # The sandbox's layers need these capabilities, and nothing else is given.
+    assert worker["cap_drop"] == ["ALL"]
+    assert set(worker["cap_add"]) == {"SYS_ADMIN", "SYS_CHROOT", "SETUID", "SETGID", "KILL"}
     env = services["api"]["environment"]
     assert env["ENV"] == "production" and env["DATABASE_URL"].startswith("postgresql://")
     assert "SECRET_KEY" in env
