@@ -9,10 +9,11 @@ Sections (add one by writing a function `(ctx) -> dict` and registering it in SE
   grade  (2) Judge.grade of the same submission: latency with the slot's spare warm (the clock
              starts when grade() is called), then back-to-back throughput
   cold   (3) a cold subprocess per submission that imports torch, execs the code and runs gradcheck
+  layers     (2) again with no sandbox layer, each layer alone, and all of them: what each costs
   rss        memory of the warm worker: the zygote (torch loaded), the judge (torch-free), spares
   http   (4) end to end through HTTP and the database with the workers of `make run`
              (bench/http_grading.py: gunicorn + `flask worker` on a fresh SQLite database)
-Targets (issue 3): (2) p50 <= 3x (1); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
+Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
 a warm worker (the process that holds torch) <= 350 MB RSS; a web worker <= 100 MB RSS.
 """
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from service.grading.judge import Judge, clean_environment  # noqa: E402  (torch-free)
 from service.grading.plan import base_cases  # noqa: E402
+from service.grading.sandbox import LAYERS  # noqa: E402
 from service.grading.spec import parse_code_table  # noqa: E402
 from http_grading import section_http  # noqa: E402
 
@@ -152,6 +154,42 @@ def section_cold(ctx: dict) -> dict:
     return r
 
 
+LAYER_CONFIGS = [("none", []), *[(name, [name]) for name in LAYERS], ("all", None)]
+
+
+def section_layers(ctx: dict) -> dict:
+    """Section (2) under each sandbox configuration: one judge each, all alive at once and graded
+    in turn, so that the machine's drift falls on every configuration alike. Per configuration:
+    the grade with its spare warm (the critical path) and the spare's preparation (fork, warm-up
+    and the layers: off the critical path while the spare is ready in time)."""
+    ex, code = ctx["exercise"], ctx["code"]
+    judges = [(label, Judge(SECRET, slots=1, layers=layers)) for label, layers in LAYER_CONFIGS]
+    try:
+        grade_ms: dict[str, list[float]] = {label: [] for label, _ in judges}
+        spare_ms: dict[str, list[float]] = {label: [] for label, _ in judges}
+        for _, judge in judges:
+            for _ in range(5):
+                assert judge.grade(ex, code)["score"] == 1.0
+        for _ in range(ctx.get("n_layers", 100)):
+            for label, judge in judges:
+                judge.wait_warm()
+                time.sleep(0.002)
+                t = time.perf_counter()
+                assert judge.grade(ex, code)["score"] == 1.0
+                grade_ms[label].append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                judge.wait_warm()
+                spare_ms[label].append((time.perf_counter() - t) * 1000)
+        out = {label: {"active": judge.info()["sandbox"]["active"],
+                       "grade_p50_ms": stats(grade_ms[label])["p50_ms"],
+                       "spare_preparation_p50_ms": stats(spare_ms[label])["p50_ms"]} for label, judge in judges}
+    finally:
+        for _, judge in judges:
+            judge.close()
+    ctx["layers"] = out
+    return out
+
+
 def _mem(pid: int) -> dict:
     rss = pss = 0
     try:
@@ -182,6 +220,7 @@ SECTIONS: dict[str, Callable[[dict], dict]] = {
     "bare": section_bare,
     "grade": section_grade,
     "cold": section_cold,
+    "layers": section_layers,
     "rss": section_rss,
     "http": section_http,
 }
@@ -197,6 +236,16 @@ def summary(ctx: dict) -> dict:
     if "grade" in ctx and "cold" in ctx:
         r = ctx["cold"]["p50_ms"] / ctx["grade"]["latency_warm_spare"]["p50_ms"]
         out["(3)/(2) p50"] = f"{r:.0f}x faster (target >= 50x): {'OK' if r >= 50 else 'MISSED'}"
+    if "layers" in ctx:
+        base = ctx["layers"]["none"]
+        for label, r in ctx["layers"].items():
+            if label != "none":
+                out[f"layer {label}"] = (f"{r['grade_p50_ms'] - base['grade_p50_ms']:+.2f} ms on the grade, "
+                                         f"{r['spare_preparation_p50_ms'] - base['spare_preparation_p50_ms']:+.2f} ms "
+                                         f"on the spare's preparation (active: {', '.join(r['active']) or 'none'})")
+        if "bare" in ctx:
+            r = ctx["layers"]["all"]["grade_p50_ms"] / ctx["bare"]["p50_ms"]
+            out["(2)/(1) p50, all layers (this section)"] = f"{r:.2f}x (target <= 3x): {'OK' if r <= 3 else 'MISSED'}"
     if "rss" in ctx:
         rss = ctx["rss"]
         warm = rss["warm_process_rss_mb (zygote)"]
