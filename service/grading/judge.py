@@ -904,8 +904,12 @@ class Judge:
                         result.update(status="timeout", message=f"your code ran longer than the {limit:g} s limit and was stopped")
                     elif session.bad:
                         result.update(status="bad_output", message="the process running your code sent something that is not a valid result")
+                    elif session.flooded:
+                        result.update(status="output_limit", message=f"your code kept writing output far past the "
+                                                                     f"{self.output_limit // 1024} KiB limit and was stopped")
                     else:
-                        result.update(status="crashed", message=self._crash_info(session))
+                        status, message = self._crash_verdict(session)
+                        result.update(status=status, message=message)
                     return self._finish_result(result, output, timings)
                 report = session.frames[0]
                 extra = torch_messages(session.frames[1]) if len(session.frames) > 1 else {}

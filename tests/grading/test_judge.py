@@ -142,6 +142,9 @@ def test_run_reports_output_exception_and_gradcheck(judge, clamp_exercise):
     with pytest.raises(ValueError):
         judge.run("x = 1", "F", [{"type": "tensor", "shape": [-1]}])
     assert judge.run("while True: pass", timeout=1.0)["status"] == "timeout"
+    assert judge.run("import os\nos.fork()\n")["status"] == "forbidden"
+    assert judge.run("import ctypes\nctypes.string_at(0)\n")["status"] == "crashed"
+    assert judge.run("while True:\n    print('x' * 65536)\n")["status"] == "output_limit"
 
 
 def test_broken_reference_is_a_grader_fault(judge, clamp_exercise):
