@@ -418,6 +418,13 @@ class _Slot:
     index: int
     spare: Future | None = None
     history: list = field(default_factory=list)
+    # Guards `spare`: a grade takes it while the janitor may be installing the next one.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take_spare(self) -> Future | None:
+        with self.lock:
+            fut, self.spare = self.spare, None
+            return fut
 
 
 class Judge:
@@ -490,8 +497,9 @@ class Judge:
         z = self._zygote
         spares = []
         for s in self._slots:
-            if s.spare is not None and s.spare.done() and not s.spare.exception():
-                spares.append(s.spare.result().pid)
+            fut = s.spare
+            if fut is not None and fut.done() and not fut.exception():
+                spares.append(fut.result().pid)
         report = z.ready.get("sandbox", {})
         base = report.get("child_uid_base")
         sandbox = {"active": report.get("active", []), "unavailable": report.get("unavailable", {}),
@@ -527,7 +535,10 @@ class Judge:
         return True
 
     def _discard_spare(self, slot: _Slot) -> None:
-        fut, slot.spare = slot.spare, None
+        self._discard(slot.take_spare())
+
+    @staticmethod
+    def _discard(fut: Future | None) -> None:
         if fut is None:
             return
         try:
@@ -552,12 +563,12 @@ class Judge:
         for _ in range(2):
             self._ensure_zygote()
             zygote = self._zygote
-            fut = slot.spare
+            # Taken, so the slot has no spare: the next is forked once this child is dead (_execute).
+            fut = slot.take_spare()
             if fut is None or getattr(fut, "zygote", None) is not zygote:
-                self._discard_spare(slot)
+                self._discard(fut)
                 fut = self._spawn(slot)
             ready = fut.done()
-            slot.spare = None  # the next spare is forked once this child is dead (see _execute)
             try:
                 child = fut.result(timeout=SPAWN_TIMEOUT)
                 return child, ready and child.is_warm(0)
@@ -580,11 +591,12 @@ class Judge:
         def next_spare() -> None:
             # Forked after the verdict's child is killed, not while it runs: on two cores a fork
             # and a warm-up next to the graded child cost it more than the fork saves.
-            if slot.spare is None and not self._closed:
-                try:
-                    slot.spare = self._spawn(slot)
-                except Exception:
-                    slot.spare = None
+            with slot.lock:
+                if slot.spare is None and not self._closed:
+                    try:
+                        slot.spare = self._spawn(slot)
+                    except Exception:
+                        slot.spare = None
 
         session.after_finish = lambda: self._janitor.put(next_spare)
         if wait:
