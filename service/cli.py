@@ -93,7 +93,7 @@ def clients_ensure_dev() -> None:
     """Create the development admin client if missing (used by `make run`)."""
     session = db_session()
     if session.scalar(select(ApiClient).where(ApiClient.name == DEV_CLIENT)):
-        click.echo(f"development key: created earlier and shown then (make another: flask clients create NAME --role admin)")
+        click.echo("development key: created earlier and shown then (make another: flask clients create NAME --role admin)")
         return
     _client, key = create_client(session, DEV_CLIENT, Role.ADMIN)
     session.commit()

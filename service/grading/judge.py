@@ -19,7 +19,6 @@ exercise version (cached); the judge then compares the two reports in pure Pytho
 from __future__ import annotations
 
 import ast
-import errno
 import math
 import hashlib
 import json

@@ -8,7 +8,7 @@ from flask_smorest import Blueprint
 from ..auth import current_client, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
-from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
+from .docs import UNAUTHORIZED, problems
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
 from .attempts import BEARER

@@ -1,7 +1,6 @@
 """Code attempts: 202 queued, graded by a worker that claims it with a lease, read back with ?wait."""
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 

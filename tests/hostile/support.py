@@ -301,3 +301,22 @@ def listening_socket() -> socket.socket:
     s.bind(("127.0.0.1", 0))
     s.listen(16)
     return s
+
+
+# --------------------------------------------------------------------------- SysV shared memory
+
+
+def sysv_segment_exists(key: int) -> bool:
+    try:
+        with open("/proc/sysvipc/shm") as f:
+            next(f)
+            return any(line.split() and int(line.split()[0]) == key for line in f)
+    except OSError:
+        return False
+
+
+def remove_sysv_segment(key: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(key, 0, 0)
+    if shmid >= 0:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID

@@ -9,7 +9,6 @@ reference still passes. Cases flagged `forbidden` must end as "forbidden" when s
 
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 import socket
@@ -28,6 +27,8 @@ from tests.hostile.support import (
     assert_no_slot_process_left,
     listening_socket,
     make_judge,
+    remove_sysv_segment,
+    sysv_segment_exists,
 )
 
 X86_64 = platform.machine() in ("x86_64", "AMD64")
@@ -914,20 +915,8 @@ def _sysv_key(canaries: Canaries) -> int:
     return 0x67000000 + int(canaries.uuid[:6], 16)
 
 
-def _sysv_segment_exists(key: int) -> bool:
-    try:
-        with open("/proc/sysvipc/shm") as f:
-            next(f)
-            return any(line.split() and int(line.split()[0]) == key for line in f)
-    except OSError:
-        return False
 
 
-def _remove_sysv_segment(key: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    shmid = libc.shmget(key, 0, 0)
-    if shmid >= 0:
-        libc.shmctl(shmid, 0, None)  # IPC_RMID
 
 
 def test_the_suite_has_enough_hostile_cases():
@@ -1003,14 +992,14 @@ def test_hostile_submission_is_contained(judge, clamp_exercise, canaries, name):
             if case.forbidden and "seccomp" in active_layers(judge):
                 assert result["status"] == "forbidden", result["status"]
             assert_no_secret(result)
-            assert not _sysv_segment_exists(shm_key), "a SysV segment outlived the submission"
+            assert not sysv_segment_exists(shm_key), "a SysV segment outlived the submission"
             result = judge.grade(clamp_exercise, source(case.followup))
             expect = case.followup_expect
         else:
             expect = case.expect
-        assert not _sysv_segment_exists(shm_key), "a SysV segment outlived the submission"
+        assert not sysv_segment_exists(shm_key), "a SysV segment outlived the submission"
         assert_contained(judge, result, expect, canaries=canaries, exercise=clamp_exercise, forbidden=case.forbidden)
     finally:
         for s in listeners:
             s.close()
-        _remove_sysv_segment(shm_key)
+        remove_sysv_segment(shm_key)

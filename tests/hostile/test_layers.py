@@ -8,7 +8,6 @@ trace): that proves the detection works, so the per-layer tests cannot pass vacu
 
 from __future__ import annotations
 
-import ctypes
 import os
 import socket
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ from tests.hostile.support import (
     assert_no_slot_process_left,
     listening_socket,
     make_judge,
+    remove_sysv_segment,
+    sysv_segment_exists,
 )
 
 
@@ -180,20 +181,8 @@ def judges(canary_environment, clamp_exercise):
         j.close()
 
 
-def _shm_exists(key: int) -> bool:
-    try:
-        with open("/proc/sysvipc/shm") as f:
-            next(f)
-            return any(line.split() and int(line.split()[0]) == key for line in f)
-    except OSError:
-        return False
 
 
-def _remove_shm(key: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    shmid = libc.shmget(key, 0, 0)
-    if shmid >= 0:
-        libc.shmctl(shmid, 0, None)  # IPC_RMID
 
 
 def _run(judge, exercise: dict, attack: Attack, canaries: Canaries) -> tuple[dict, Callable[[], bool]]:
@@ -207,12 +196,12 @@ def _run(judge, exercise: dict, attack: Attack, canaries: Canaries) -> tuple[dic
         unix.listen(16)
         code = HEADER + canaries.render(judge, attack.code).replace("@@SHMKEY@@", str(key))
         result = judge.grade(exercise, code)
-        shm = _shm_exists(key)
+        shm = sysv_segment_exists(key)
         written = sorted(p.name for p in canaries.open_dir.iterdir())
     finally:
         tcp.close()
         unix.close()
-        _remove_shm(key)
+        remove_sysv_segment(key)
     out = result["output"]["stdout"] + result["output"]["stderr"]
 
     def got_through() -> bool:
