@@ -8,7 +8,7 @@ Process layout (see ../../../shared/DESIGN.md)::
         │  fork: one child per run, a spare kept forked and warmed per slot
         child (own process group; task pipe in, result pipe out, stdout/stderr pipes)
 
-For each grade the judge takes the slot's spare child (already warmed with one trusted gradcheck),
+For each grade the judge takes the slot's spare child (already warmed up and inside its sandbox),
 asks the zygote for the next spare, writes the task frame (code + plan) to the child, reads the
 result frame from the dedicated result pipe as soon as it arrives (not waiting for the child to
 exit), drains stdout/stderr (capped), and kills the child's process group. A wall-clock deadline

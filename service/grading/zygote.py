@@ -14,8 +14,8 @@ attached (SCM_RIGHTS): the write end of the child's task pipe and the read ends 
 stdout and stderr pipes; {"op": "exited", "pid": p, "code"|"signal": n} when a child ends.
 
 Each child: its own session and process group (the judge kills the group), stdin from /dev/null,
-stdout/stderr on pipes, every other fd closed, parent-death signal, one trusted gradcheck to warm
-up, then the sandbox layers (sandbox.py: namespaces, empty root, own uid, limits, seccomp), then it
+stdout/stderr on pipes, every other fd closed, parent-death signal, one trusted pass through the
+harness to warm up, then the sandbox layers (sandbox.py: namespaces, empty root, own uid, limits, seccomp), then it
 blocks reading one task frame, runs it (harness.run_task), writes its result frames to the
 dedicated result pipe and exits. A child whose layers cannot all be applied exits at once: it
 never runs a task with fewer layers than the zygote reported.
