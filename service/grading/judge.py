@@ -982,7 +982,7 @@ class Judge:
             for p, (arg_i, flat_i) in enumerate(case["fd"]["points"]):
                 plus, minus = rows[2 * p], rows[2 * p + 1]
                 num[arg_i][flat_i] = sum(a - b for a, b in zip(plus, minus)) / (2 * h)  # v = ones
-            from .verdict import allclose, unravel, worst  # local: small helpers
+            from .verdict import allclose, detect_cause, unravel, worst  # local: small helpers
 
             atol, rtol = DEFAULT_TOLERANCES["gradcheck_atol"], DEFAULT_TOLERANCES["gradcheck_rtol"]
             f32 = any(o.get("dtype") == "float32" for o in f["outputs"]) or any(case["args"][i]["dtype"] == "float32" for i in diff_in)
@@ -992,11 +992,12 @@ class Judge:
                 if not allclose(a, n, atol, rtol):
                     passed = False
                     i = worst(a, n, atol, rtol)
-                    cause = "float32_imprecise" if f32 else None
+                    # The same naming as a grade's, with finite differences as the expected gradient.
+                    cause, cause_info = detect_cause(a, n, None, True, atol, rtol, f32)
                     diags.append({"check": "gradcheck", "input": names[arg_i], "index": unravel(i, case["args"][arg_i]["shape"]),
                                   "numerical": jnum(n[i]), "analytical": jnum(a[i]), "input_value": jnum(case["args"][arg_i]["values"][i]),
                                   "grad_output": "ones", "atol": atol, "rtol": rtol, "likely_cause": cause,
-                                  "hint": LIKELY_CAUSES.get(cause, "") if cause else ""})
+                                  "hint": LIKELY_CAUSES.get(cause, ""), **{k: jnum(v) for k, v in cause_info.items()}})
         elif fd:
             passed = False
             result.update(status="error", error=fd["error"])

@@ -136,6 +136,11 @@ def test_run_reports_output_exception_and_gradcheck(judge, clamp_exercise):
     d = wrong["gradcheck"]["diagnostics"][0]
     assert d["input"] == "x" and "numerical" in d and "analytical" in d
     assert wrong["gradcheck"]["torch_message"] and "Jacobian mismatch" in wrong["gradcheck"]["torch_message"]
+    assert d["likely_cause"] == "constant_factor" and d["factor"] == 0.5  # missing_two: x instead of 2x
+    flipped = _ref(sq).replace("return grad_output * 2 * x", "return -grad_output * 2 * x")
+    assert flipped != _ref(sq)
+    sign = judge.run(flipped, "SquareFn", [{"name": "x", "type": "tensor", "shape": [3]}])
+    assert sign["gradcheck"]["diagnostics"][0]["likely_cause"] == "wrong_sign"
     f32 = judge.run(_ref(sq), "SquareFn", [{"name": "x", "type": "tensor", "shape": [3], "dtype": "float32"}])
     assert f32["gradcheck"]["passed"] is False
     assert f32["gradcheck"]["diagnostics"][0]["likely_cause"] == "float32_imprecise"
