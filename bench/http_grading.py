@@ -86,6 +86,7 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
     key = subprocess.run(flask + ["clients", "create", "bench"], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True).stdout.split()[-1]
     logs = open(tmp / "servers.log", "w")
+    finished = False
     workers = subprocess.Popen(flask + ["worker"], cwd=ROOT, env=env, stdout=logs, stderr=logs)
     web = subprocess.Popen([str(Path(PYTHON).parent / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"],
                            cwd=ROOT, env=env, stdout=logs, stderr=logs)
@@ -127,6 +128,7 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
             t.join()
         wall = time.perf_counter() - start
         latencies.sort()
+        finished = True
         web_workers = children(web.pid)
         grading_procs = children(workers.pid)
         zygotes = [z for p in grading_procs for z in children(p)]
@@ -150,7 +152,8 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
             except subprocess.TimeoutExpired:
                 proc.kill()
         logs.close()
-    shutil.rmtree(tmp, ignore_errors=True)  # kept (with servers.log) only when the run failed
+        if finished:  # kept, with servers.log, only when the run failed
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def section_http(ctx: dict) -> dict:
