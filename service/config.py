@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
+from .grading.sandbox import LAYERS  # stdlib only: the web process may import it
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_DIR = PROJECT_ROOT / "instance"
 
@@ -116,8 +118,6 @@ class Settings:
             raise ConfigError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
         if self.env == "production" and len(self.secret_key) < 32:
             raise ConfigError("SECRET_KEY must be at least 32 characters when ENV=production")
-        from .grading.sandbox import LAYERS  # stdlib only
-
         for name, layers in (("SANDBOX_LAYERS", self.sandbox_layers), ("SANDBOX_REQUIRED", self.sandbox_required or ())):
             unknown = [layer for layer in layers if layer not in (*LAYERS, "all")]
             if unknown:
@@ -132,14 +132,11 @@ class Settings:
 
     @property
     def required_layers(self) -> tuple[str, ...]:
+        """Layers without which a worker refuses to start."""
         if self.sandbox_required is not None:
-            from .grading.sandbox import LAYERS
-
             return LAYERS if "all" in self.sandbox_required else self.sandbox_required
         if self.env != "production":
             return ()
-        from .grading.sandbox import LAYERS
-
         return self.wanted_layers or LAYERS
 
     @property

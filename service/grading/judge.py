@@ -603,7 +603,9 @@ class Judge:
         return session, ready, t0
 
     def _crash_verdict(self, session: _Session) -> tuple[str, str]:
-        """The verdict and message for a child that ended without a result frame."""
+        """The verdict and message for a child that ended (or was stopped) without a result frame."""
+        if session.flooded:
+            return "output_limit", f"your code kept writing output far past the {self.output_limit // 1024} KiB limit and was stopped"
         st = self._zygote.exit_status(session.child.pid, 1.0)
         if st is None:
             return "crashed", "the process running your code ended before reporting its results"
@@ -803,9 +805,6 @@ class Judge:
                     return self._finish_result(self._verdict_only(ctab, "bad_output", msg, parses=True), output, timings)
                 if not session.task_consumed():
                     raise GraderFault("the child ended before it read its task")
-                if session.flooded:
-                    msg = f"your code kept writing output far past the {self.output_limit // 1024} KiB limit and was stopped"
-                    return self._finish_result(self._verdict_only(ctab, "output_limit", msg, parses=True), output, timings)
                 status, msg = self._crash_verdict(session)
                 return self._finish_result(self._verdict_only(ctab, status, msg, parses=True), output, timings)
             timings["child_ms"] = _perf_ms(t0)
@@ -915,9 +914,6 @@ class Judge:
                         result.update(status="timeout", message=f"your code ran longer than the {limit:g} s limit and was stopped")
                     elif session.bad:
                         result.update(status="bad_output", message="the process running your code sent something that is not a valid result")
-                    elif session.flooded:
-                        result.update(status="output_limit", message=f"your code kept writing output far past the "
-                                                                     f"{self.output_limit // 1024} KiB limit and was stopped")
                     else:
                         status, message = self._crash_verdict(session)
                         result.update(status=status, message=message)

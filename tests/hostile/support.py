@@ -27,6 +27,7 @@ import uuid
 
 from service.grading.verdict import gradient_score
 from tests.grading.support import EXERCISES, load_exercise
+from tests.grading.test_tamper import HEADER as TAMPER_HEADER
 
 PROJECT = EXERCISES.parent
 REFERENCE_PATH = EXERCISES / "clamp-function" / "reference.py"
@@ -37,31 +38,17 @@ CANARY_VAR = "GRADQUIZ_TEST_CANARY"
 CANARY_VALUE = "canary-" + uuid.uuid4().hex
 ALL_LAYERS = ("limits", "user", "namespaces", "filesystem", "seccomp")
 
-#: The learner-side half of every hostile module: correct-looking, wrong sign in backward.
+#: The learner-side half of every hostile module: test_tamper's ClampFn (correct-looking, wrong
+#: sign in backward) after a helper that reports an attack that got through.
 HEADER = '''import os
 import sys
-import torch
 
 
 def _leak(tag, data=""):
     sys.stdout.write("PW" + "NED:" + str(tag) + ":" + repr(data)[:3000] + "\\n")
     sys.stdout.flush()
 
-
-class ClampFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, low, high):
-        ctx.save_for_backward(x)
-        ctx.low, ctx.high = low, high
-        return x.clamp(low, high)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        inside = (x >= ctx.low) & (x <= ctx.high)
-        return -grad_output * inside, None, None
-
-'''
+''' + TAMPER_HEADER + "\n"
 
 
 def reference_source() -> str:
