@@ -17,6 +17,8 @@ from .grading.sandbox import LAYERS  # stdlib only: the web process may import i
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_DIR = PROJECT_ROOT / "instance"
+GRADING_BACKENDS = ("database", "celery")
+BROKER_SCHEMES = ("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://")
 
 
 class ConfigError(Exception):
@@ -86,6 +88,19 @@ class Settings:
     # Layers without which a worker refuses to start; default: every wanted layer when
     # ENV=production, none otherwise (a development machine may lack some: the worker says which).
     sandbox_required: tuple[str, ...] | None = None
+    # How code attempts and runs reach the workers: "database" (the embedded default: workers
+    # claim them from the database) or "celery" (workers on many machines, CELERY_BROKER_URL).
+    grading_backend: str = "database"
+    # The Celery broker: redis://host:6379/0 or amqp://user:password@host:5672//.
+    celery_broker_url: str = ""
+    # How often a Celery worker looks for jobs whose task was never sent, was lost by the broker
+    # or whose worker died; a job is sent again at most once per GRADING_LEASE_SECONDS.
+    grading_sweep_seconds: int = 5
+    # Bearer token Prometheus sends to GET /metrics; without it, /metrics is open in development
+    # and off (404) in production.
+    metrics_token: str = ""
+    # host:port where a grading worker serves its own Prometheus metrics; empty: none.
+    worker_metrics_bind: str = "127.0.0.1:9101"
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
@@ -122,8 +137,15 @@ class Settings:
             unknown = [layer for layer in layers if layer not in (*LAYERS, "all")]
             if unknown:
                 raise ConfigError(f"{name} names unknown layers {', '.join(unknown)} (known: all, {', '.join(LAYERS)})")
+        if self.grading_backend not in GRADING_BACKENDS:
+            raise ConfigError(f"GRADING_BACKEND must be one of {', '.join(GRADING_BACKENDS)}, got {self.grading_backend!r}")
+        if self.grading_backend == "celery" and not self.celery_broker_url.startswith(BROKER_SCHEMES):
+            raise ConfigError("GRADING_BACKEND=celery needs CELERY_BROKER_URL, a redis:// or amqp:// URL")
         if not 1 <= self.grading_timeout_seconds <= 30:
             raise ConfigError("GRADING_TIMEOUT_SECONDS must be from 1 to 30")
+        if self.grading_lease_seconds <= self.grading_timeout_seconds:
+            # A lease shorter than a grade would hand a job that is still being graded to another worker.
+            raise ConfigError("GRADING_LEASE_SECONDS must exceed GRADING_TIMEOUT_SECONDS")
 
     @property
     def wanted_layers(self) -> tuple[str, ...] | None:
