@@ -2,6 +2,8 @@
 
 import os
 
+from service.metrics import use_multiprocess_dir
+
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # Threads let a worker hold a long-polling request (?wait=) without blocking the others.
@@ -18,6 +20,9 @@ errorlog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 max_requests = 10000
 max_requests_jitter = 1000
+# Every worker writes its metrics to files in this directory and /metrics sums them: set before
+# preload_app builds the app, and before anything imports prometheus_client (service/metrics.py).
+use_multiprocess_dir()
 
 
 def post_fork(server, worker):
@@ -25,3 +30,10 @@ def post_fork(server, worker):
     from service.database import dispose_engines
 
     dispose_engines()
+
+
+def child_exit(server, worker):
+    # A dead worker's gauge files must stop counting as live.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

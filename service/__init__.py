@@ -15,6 +15,8 @@ from .config import Settings
 from .database import Database
 from .errors import problem_abort, register_error_handlers
 from .extensions import ProblemApi, close_db_session, cors
+from .jobs.dispatch import dispatcher_for
+from .metrics import init_app as init_metrics
 from .ratelimit import init_rate_limits
 
 API_VERSION = "1.0.0"
@@ -26,7 +28,9 @@ def _require_json_body() -> None:
     # missing-field errors; say what is wrong instead.
     if request.routing_exception is not None:  # an unknown route or method: 404/405 come first
         return
-    if request.method in JSON_BODY_METHODS and request.path.startswith("/api/") and not request.is_json:
+    # A POST without a body (an action such as a retry) has no media type to check.
+    has_body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "")
+    if request.method in JSON_BODY_METHODS and request.path.startswith("/api/") and has_body and not request.is_json:
         problem_abort(415, "Send the request body as JSON with 'Content-Type: application/json'.")
 
 
@@ -60,10 +64,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         logging.getLogger().setLevel(logging.INFO)
 
     app.extensions["gradquiz.db"] = Database(settings.sqlalchemy_url)
+    app.extensions["gradquiz.dispatcher"] = dispatcher_for(settings)
     app.teardown_appcontext(close_db_session)
     api = ProblemApi(app)
     register_error_handlers(app)
     init_rate_limits(app)
+    init_metrics(app)
     if settings.cors_origins:
         cors.init_app(app, resources={r"/api/*": {"origins": list(settings.cors_origins)}},
                       expose_headers=["Location", "X-Pagination", "Retry-After", "Idempotent-Replayed"],

@@ -126,7 +126,8 @@ def clients_list() -> None:
 @click.option("--processes", type=click.IntRange(1, 64), default=None,
               help="Worker processes (default: GRADING_WORKERS)")
 def worker_command(processes: int | None) -> None:
-    """Grade code attempts and runs: claim them from the database, one warm judge per process."""
+    """Grade code attempts and runs, one warm judge per process. GRADING_BACKEND=database: claim
+    them from the database; celery: take them from CELERY_BROKER_URL (run it on many machines)."""
     from .jobs.worker import supervise
 
     settings = _settings()

@@ -62,3 +62,8 @@ def close_db_session(_exc: BaseException | None = None) -> None:
     session = g.pop("db_session", None)
     if session is not None:
         session.close()
+
+
+def dispatch_job(model: type, job_id: Any) -> None:
+    """Hand a job whose row is committed to the grading workers (service/jobs/dispatch.py)."""
+    current_app.extensions["gradquiz.dispatcher"].dispatch(db_session(), model, job_id)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
-from ..models import AttemptStatus, GradingJob
+from ..models import GRADED_EVENT, Attempt, AttemptEvent, AttemptStatus, GradingJob
 from ..models.base import utcnow
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -21,57 +21,100 @@ QUEUED, RUNNING, GRADED, ERROR = (s.value for s in AttemptStatus)
 INTERNAL_ERROR_RESULT = {
     "status": "internal_error",
     "message": "The grader failed on this submission; it was not graded, and it has not cost the "
-               "learner anything. An instructor can have it regraded.",
+               "learner anything. An admin can send it to be graded again.",
 }
+
+
+def _claimable(model: type[GradingJob], worker_id: str, now: datetime) -> Any:
+    """Queued; or running on a lease that ran out (its worker died) or that `worker_id` holds
+    itself (a task delivered again after its worker process was lost, or retried)."""
+    return or_(model.status == QUEUED,
+               and_(model.status == RUNNING, or_(model.lease_expires_at < now, model.lease_owner == worker_id)))
+
+
+def _locked(session: Session, stmt: Any) -> Any:
+    # Concurrent claimers on PostgreSQL skip a row another one is taking; SQLite's writers
+    # hold the database's write lock (BEGIN IMMEDIATE), so they queue instead.
+    return stmt.with_for_update(skip_locked=True) if session.get_bind().dialect.name == "postgresql" else stmt
 
 
 def claim(session: Session, model: type[Job], worker_id: str, lease: timedelta, max_tries: int,
           now: datetime | None = None) -> Job | None:
-    """Take the oldest job that is queued or whose lease ran out, and commit the claim.
-
-    A job already claimed `max_tries` times is stored as an internal error instead: its
-    workers keep dying on it, and a learner must not wait forever.
-    """
+    """Take the oldest claimable job and commit the claim (the database backend's queue)."""
     clock = (lambda: now) if now is not None else utcnow
     while True:
-        claimable = or_(model.status == QUEUED, and_(model.status == RUNNING, model.lease_expires_at < clock()))
-        stmt = select(model.id).where(claimable).order_by(model.created_at).limit(1)
-        if session.get_bind().dialect.name == "postgresql":
-            stmt = stmt.with_for_update(skip_locked=True)
-        job_id = session.scalar(stmt)
+        stmt = select(model.id).where(_claimable(model, worker_id, clock())).order_by(model.created_at).limit(1)
+        job_id = session.scalar(_locked(session, stmt))
         if job_id is None:
             session.rollback()
             return None
-        job = session.get(model, job_id, populate_existing=True)
-        # Read the clock after the row is ours: it cannot predate the job's submission.
-        claimed_at = clock()
-        if job.tries >= max_tries:
-            job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, claimed_at
-            job.lease_owner = job.lease_expires_at = None
-            session.commit()
-            continue
-        job.status = RUNNING
-        job.tries += 1
-        job.lease_owner = worker_id
-        job.lease_expires_at = claimed_at + lease
-        job.started_at = claimed_at
+        job = _take(session, model, job_id, worker_id, lease, max_tries, clock)
+        if job is not None:
+            return job
+
+
+def claim_job(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str, lease: timedelta,
+              max_tries: int, now: datetime | None = None) -> Job | None:
+    """Take this job, if it is claimable, and commit the claim (a broker delivered its task).
+
+    None when it is finished, or held by another worker whose lease still runs: a task
+    delivered twice then does nothing the second time.
+    """
+    clock = (lambda: now) if now is not None else utcnow
+    # Wait for a lock on the row rather than skip it: the sender may still be recording that
+    # it sent the task, and a skipped row would look like a duplicate delivery.
+    stmt = select(model.id).where(model.id == job_id, _claimable(model, worker_id, clock())).with_for_update()
+    if session.scalar(stmt) is None:
+        session.rollback()
+        return None
+    return _take(session, model, job_id, worker_id, lease, max_tries, clock)
+
+
+def _take(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str, lease: timedelta,
+          max_tries: int, clock: Any) -> Job | None:
+    """Claim a job selected as claimable. A job already claimed `max_tries` times is stored as
+    an internal error instead (None): its workers keep dying on it, and a learner must not
+    wait forever."""
+    job = session.get(model, job_id, populate_existing=True)
+    # Read the clock after the row is ours: it cannot predate the job's submission.
+    claimed_at = clock()
+    if job.tries >= max_tries:
+        _store_internal_error(job, claimed_at)
         session.commit()
-        return job
+        return None
+    job.status = RUNNING
+    job.tries += 1
+    job.lease_owner = worker_id
+    job.lease_expires_at = claimed_at + lease
+    job.started_at = claimed_at
+    session.commit()
+    return job
+
+
+def _store_internal_error(job: GradingJob, at: datetime) -> None:
+    job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, at
+    job.lease_owner = job.lease_expires_at = None
 
 
 def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worker_id: str,
              values: dict[str, Any]) -> bool:
     """Store a result, only if this worker still holds the lease; False if it lost it.
 
-    The guard makes storing idempotent: a job graded again after a lost lease gets one result.
+    The guard makes storing idempotent: a job graded again after a lost lease, or whose task
+    was delivered twice, gets one result and one `attempt.graded` event, written together.
     """
+    graded_at = utcnow()
     result = session.execute(
         update(model)
         .where(model.id == job_id, model.lease_owner == worker_id, model.status == RUNNING)
-        .values(**values, status=GRADED, graded_at=utcnow(), lease_owner=None, lease_expires_at=None)
+        .values(**values, status=GRADED, graded_at=graded_at, lease_owner=None, lease_expires_at=None)
     )
+    stored = result.rowcount == 1
+    if stored and model is Attempt:
+        session.add(AttemptEvent(attempt_id=job_id, type=GRADED_EVENT, created_at=graded_at, data={
+            "status": GRADED, "score": values.get("score"), "correct": values.get("correct")}))
     session.commit()
-    return result.rowcount == 1
+    return stored
 
 
 def give_up_or_retry(session: Session, model: type[GradingJob], job_id: uuid.UUID, worker_id: str,
@@ -85,8 +128,7 @@ def give_up_or_retry(session: Session, model: type[GradingJob], job_id: uuid.UUI
         job.status, job.lease_owner, job.lease_expires_at = QUEUED, None, None
         outcome = QUEUED
     else:
-        job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, utcnow()
-        job.lease_owner = job.lease_expires_at = None
+        _store_internal_error(job, utcnow())
         outcome = ERROR
     session.commit()
     return outcome

@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..config import Settings
 from ..database import engine_for
 from ..models import Attempt, Run
-from . import db_lease
+from .. import metrics
 from ..grading.errors import GraderFault
+from . import db_lease
 
 log = logging.getLogger("gradquiz.worker")
 IDLE_SLEEP_MIN, IDLE_SLEEP_MAX = 0.005, 0.05
@@ -52,14 +53,49 @@ def execute_run(judge: Any, run: Run) -> dict[str, Any]:
     return {"result": result}
 
 
-JOBS: tuple[tuple[type, Callable[[Any, Any], dict[str, Any]]], ...] = (
+HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {
     # Runs first: a learner is watching the Run button; attempts can take a few ms more.
-    (Run, execute_run),
-    (Attempt, grade_attempt),
-)
+    Run: execute_run,
+    Attempt: grade_attempt,
+}
+KINDS = {Run: "run", Attempt: "attempt"}
+
+
+def process_job(settings: Settings, judge: Any, session: Session, model: type, job: Any, worker_id: str) -> str:
+    """Grade a claimed job and store the outcome; the same steps for every backend.
+
+    Returns GRADED (stored), "lost" (another worker owns the job now: nothing stored), QUEUED
+    (a grader fault: to be tried again) or ERROR (the last try failed: stored as internal_error).
+    """
+    started = time.perf_counter()
+    try:
+        values = HANDLERS[model](judge, job)
+    except Exception as exc:
+        if not isinstance(exc, GraderFault):
+            log.exception("grader error on %s %s (try %d)", model.__name__, job.id, job.tries)
+        outcome = db_lease.give_up_or_retry(session, model, job.id, worker_id, settings.grading_max_tries)
+        log.warning("grader fault on %s %s (try %d): %s -> %s", model.__name__, job.id, job.tries, exc, outcome)
+        if outcome == db_lease.ERROR:
+            metrics.observe_job(KINDS[model], job_label(job), time.perf_counter() - started, "internal_error")
+        return outcome
+    seconds = time.perf_counter() - started
+    stored = db_lease.complete(session, model, job.id, worker_id, values)
+    log.info("%s %s %s in %.1f ms", model.__name__.lower(), job.id, "graded" if stored else "lease lost, result dropped",
+             seconds * 1000)
+    if not stored:
+        return "lost"
+    metrics.observe_job(KINDS[model], job_label(job), seconds, values["result"].get("status", "unknown"))
+    return db_lease.GRADED
+
+
+def job_label(job: Any) -> str:
+    """The exercise a job's metrics are filed under."""
+    return job.exercise.slug if isinstance(job, Attempt) else "run"
 
 
 class Worker:
+    """The database backend: claims the oldest queued job from the database, in a loop."""
+
     def __init__(self, settings: Settings, judge: Any, worker_id: str | None = None) -> None:
         self.settings = settings
         self.judge = judge
@@ -70,28 +106,12 @@ class Worker:
     def run_once(self) -> bool:
         """Claim and finish one job; False when there was none."""
         with self.sessions() as session:
-            for model, handler in JOBS:
+            for model in HANDLERS:
                 job = db_lease.claim(session, model, self.worker_id, self.lease, self.settings.grading_max_tries)
                 if job is not None:
-                    self._process(session, model, job, handler)
+                    process_job(self.settings, self.judge, session, model, job, self.worker_id)
                     return True
         return False
-
-    def _process(self, session: Session, model: type, job: Any, handler: Callable) -> None:
-        started = time.perf_counter()
-        try:
-            values = handler(self.judge, job)
-        except GraderFault as exc:
-            outcome = db_lease.give_up_or_retry(session, model, job.id, self.worker_id, self.settings.grading_max_tries)
-            log.warning("grader fault on %s %s (try %d): %s -> %s", model.__name__, job.id, job.tries, exc, outcome)
-            return
-        except Exception:
-            log.exception("grader error on %s %s (try %d)", model.__name__, job.id, job.tries)
-            db_lease.give_up_or_retry(session, model, job.id, self.worker_id, self.settings.grading_max_tries)
-            return
-        stored = db_lease.complete(session, model, job.id, self.worker_id, values)
-        log.info("%s %s %s in %.1f ms", model.__name__.lower(), job.id, "graded" if stored else "lease lost, result dropped",
-                 (time.perf_counter() - started) * 1000)
 
     def serve(self, stop: threading.Event) -> None:
         idle = IDLE_SLEEP_MIN
@@ -108,40 +128,61 @@ class Worker:
             idle = min(idle * 2, IDLE_SLEEP_MAX)
 
 
-def worker_main(settings: Settings) -> None:
-    """One worker process: a warm judge and the claim loop, until SIGTERM or SIGINT."""
+def open_judge(settings: Settings) -> Any:
+    """A warm judge (its zygote started) with the settings' limits and sandbox layers."""
     from ..grading.judge import Judge  # starts the zygote; the web process never gets here
 
+    return Judge(settings.grading_seed, timeout=settings.grading_timeout_seconds, memory_mb=settings.grading_memory_mb,
+                 output_limit=settings.grading_output_kib * 1024, layers=settings.wanted_layers)
+
+
+def missing_sandbox_layers(settings: Settings, sandbox: dict[str, Any]) -> list[str]:
+    """Log which sandbox layers are active (`sandbox`: the sandbox's report); return the required
+    ones that are not."""
+    log.info("sandbox layers active: %s", ", ".join(sandbox["active"]) or "none")
+    for layer, reason in sandbox["unavailable"].items():
+        log.warning("sandbox layer %s is NOT active: %s", layer, reason)
+    missing = [layer for layer in settings.required_layers if layer not in sandbox["active"]]
+    if missing:
+        log.error("refusing to grade: required sandbox layers are not active: %s (SANDBOX_REQUIRED)", ", ".join(missing))
+    return missing
+
+
+def worker_main(settings: Settings) -> None:
+    """One worker process: a warm judge and the claim loop, until SIGTERM or SIGINT."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s worker[%(process)d] %(levelname)s %(message)s")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with Judge(settings.grading_seed, timeout=settings.grading_timeout_seconds, memory_mb=settings.grading_memory_mb,
-               output_limit=settings.grading_output_kib * 1024, layers=settings.wanted_layers) as judge:
-        sandbox = judge.info()["sandbox"]
-        log.info("sandbox layers active: %s", ", ".join(sandbox["active"]) or "none")
-        for layer, reason in sandbox["unavailable"].items():
-            log.warning("sandbox layer %s is NOT active: %s", layer, reason)
-        missing = [layer for layer in settings.required_layers if layer not in sandbox["active"]]
-        if missing:
-            log.error("refusing to grade: required sandbox layers are not active: %s (SANDBOX_REQUIRED)", ", ".join(missing))
+    with open_judge(settings) as judge:
+        if missing_sandbox_layers(settings, judge.info()["sandbox"]):
             sys.exit(EXIT_SANDBOX_MISSING)
         log.info("worker ready: %s", judge.info())
         Worker(settings, judge).serve(stop)
 
 
 def supervise(settings: Settings, processes: int) -> None:
-    """Run `processes` worker processes; restart any that dies; stop them all on SIGTERM/SIGINT,
-    or when one refuses to start for want of a required sandbox layer (exit code 3)."""
+    """`flask worker`: run the grading workers, restart any that dies, serve their metrics;
+    stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a required
+    sandbox layer (exit code 3).
+
+    The database backend runs `processes` worker processes; the Celery backend runs one Celery
+    worker with `processes` pool processes (restarted too: a Celery worker can exit on a broker
+    failure it does not recover from)."""
     import subprocess
 
+    metrics.use_multiprocess_dir()  # the children record their metrics where this process serves them
     logging.basicConfig(level=logging.INFO, format="%(asctime)s workers %(levelname)s %(message)s")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    command = [sys.executable, "-m", "service.jobs.worker"]
-    children: list[subprocess.Popen] = [subprocess.Popen(command) for _ in range(processes)]
-    log.info("started %d grading worker processes", processes)
+    if settings.grading_backend == "celery":
+        commands = [[sys.executable, "-m", "service.jobs.celery_worker", str(processes)]]
+    else:
+        commands = [[sys.executable, "-m", "service.jobs.worker"]] * processes
+    metrics.serve_worker_metrics(settings.worker_metrics_bind)
+    children: list[subprocess.Popen] = [subprocess.Popen(command) for command in commands]
+    log.info("started %d grading worker processes (%s backend)", len(children), settings.grading_backend)
     refused = False
     while not refused and not stop.wait(0.5):
         for i, child in enumerate(children):
@@ -152,12 +193,13 @@ def supervise(settings: Settings, processes: int) -> None:
                 refused = True
                 break
             log.warning("worker %d exited with %s; restarting it", child.pid, child.returncode)
-            children[i] = subprocess.Popen(command)
+            children[i] = subprocess.Popen(commands[i])
     for child in children:
         child.terminate()
     for child in children:
         try:
-            child.wait(timeout=15)
+            # A Celery worker finishes the grades in hand first (warm shutdown).
+            child.wait(timeout=settings.grading_timeout_seconds + 15)
         except subprocess.TimeoutExpired:
             child.kill()
     if refused:

@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .base import Base, JSONType, utcnow
@@ -42,6 +42,9 @@ class GradingJob:
     tries: Mapped[int] = mapped_column(default=0)
     lease_owner: Mapped[str | None] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime | None]
+    # When its task was last handed to the broker (GRADING_BACKEND=celery); null: never sent.
+    # The row is committed first, so a job whose sender died before sending is found and sent.
+    dispatched_at: Mapped[datetime | None]
 
     @property
     def finished(self) -> bool:
@@ -106,6 +109,27 @@ class Run(GradingJob, Base):
     code: Mapped[str] = mapped_column(Text)
     entry_point: Mapped[str | None] = mapped_column(String(100))
     inputs: Mapped[Any] = mapped_column(JSONType, nullable=True)
+
+
+class AttemptEvent(Base):
+    """Something that happened to an attempt, written in the transaction that made it happen.
+
+    A grade writes `attempt.graded` together with the result, so a task delivered twice, or a
+    job graded again after its worker died, still makes one event: the outbox webhooks and grade
+    passback deliver from.
+    """
+
+    __tablename__ = "attempt_events"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    attempt_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("attempts.id"), index=True)
+    type: Mapped[str] = mapped_column(String(32))
+    # The attempt's grade as the event saw it: {status, score, correct}.
+    data: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+GRADED_EVENT = "attempt.graded"
 
 
 class IdempotencyRecord(Base):

@@ -9,7 +9,7 @@ from flask_smorest import Blueprint
 
 from ..auth import current_client, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
-from ..extensions import db_session
+from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..models import Attempt
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
@@ -96,6 +96,8 @@ class ExerciseAttempts(MethodView):
         except IdempotencyKeyReused:
             problem_abort(422, "This Idempotency-Key was already used with a different request.",
                           title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
+        if stored.status == 202 and not replayed:
+            dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
         return _json_response(stored, replayed)
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from ..auth import current_client, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
-from ..extensions import db_session
+from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..grading.spec import validate_run_inputs
 from ..models import AttemptStatus, Run
@@ -57,6 +57,7 @@ class Runs(MethodView):
                   inputs=inputs, status=AttemptStatus.QUEUED.value)
         session.add(run)
         session.commit()
+        dispatch_job(Run, run.id)
         run = wait_until_finished(session, Run, _visible(run.id), payload["wait"])
         return _run_response(run)
 

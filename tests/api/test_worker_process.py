@@ -16,7 +16,8 @@ SLOW_REFERENCE = "import time\ntime.sleep(4)\n" + REFERENCE
 
 
 def start_worker(database_url: str) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "GRADING_LEASE_SECONDS": "2", "ENV": "testing"}
+    env = {**os.environ, "DATABASE_URL": database_url, "GRADING_LEASE_SECONDS": "6",
+           "GRADING_TIMEOUT_SECONDS": "5", "ENV": "testing"}
     return subprocess.Popen([sys.executable, "-m", "service.jobs.worker"], cwd=PROJECT_ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 

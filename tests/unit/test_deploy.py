@@ -15,13 +15,17 @@ def compose():
 
 def test_compose_has_the_expected_services():
     services = compose()["services"]
-    assert {"db", "migrate", "api", "worker"} <= set(services)
+    assert {"db", "redis", "migrate", "api", "worker"} <= set(services)
     assert services["api"]["build"]["target"] == "api" and services["worker"]["build"]["target"] == "worker"
     assert services["db"]["image"].startswith("postgres:")
     assert services["api"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
-    for name in ("db", "api"):
+    for name in ("db", "redis", "api", "worker"):
         assert "healthcheck" in services[name], name
+    # Workers scale with --scale worker=N: nothing in them may be unique to one container.
+    assert not {"container_name", "ports", "hostname"} & set(services["worker"])
+    assert services["worker"]["environment"]["GRADING_BACKEND"] == "celery"
+    assert services["worker"]["environment"]["CELERY_BROKER_URL"].startswith("${CELERY_BROKER_URL:-redis://redis:6379")
     worker = services["worker"]
     # The sandbox's layers need these capabilities, and nothing else is given.
     assert worker["cap_drop"] == ["ALL"]

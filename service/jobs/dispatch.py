@@ -1,0 +1,133 @@
+"""Handing queued jobs to the grading workers.
+
+GRADING_BACKEND=database: nothing to send; the workers claim queued rows from the database.
+GRADING_BACKEND=celery: a job's row is committed first, then its id goes to the broker as a
+task, and `dispatched_at` records that it went. The sweeper (in every Celery worker) sends again
+what never went (the sender died in between, or the broker was down), what the broker lost (a
+restart) and what a dead worker held (its lease ran out). A job sent twice is graded once: the
+task claims the row with a lease before grading (db_lease.claim_job).
+
+Web-safe: imports Celery, never torch.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from ..config import Settings
+from ..models import Attempt, GradingJob, Run
+from ..models.base import utcnow
+from .db_lease import QUEUED, RUNNING, _locked
+
+log = logging.getLogger("gradquiz.dispatch")
+
+TASK_NAMES: dict[type[GradingJob], str] = {Attempt: "gradquiz.grade_attempt", Run: "gradquiz.execute_run"}
+QUEUE = "grading"
+# Jobs the sweeper sends per table per sweep: a backlog is sent over several sweeps.
+SWEEP_BATCH = 500
+
+
+def make_celery(settings: Settings) -> Any:
+    """The Celery app, configured so that no job is lost when a worker or the broker dies."""
+    from celery import Celery
+
+    app = Celery("gradquiz", broker=settings.celery_broker_url, set_as_current=False)
+    app.conf.update(
+        task_default_queue=QUEUE,
+        task_serializer="json",
+        accept_content=["json"],
+        # Results live in the database; Celery keeps none.
+        task_ignore_result=True,
+        # Acknowledge after the grade, and give a task back when its worker process is lost, so
+        # a worker killed mid-grade leaves the task to another.
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        # One task at a time per worker process: a grade waits in the broker, where any idle
+        # worker can take it, not behind a busy one.
+        worker_prefetch_multiplier=1,
+        # Redis hands an unacknowledged task out again after this; RabbitMQ does when the
+        # worker's connection drops. Matched to the lease: both mean "that worker is gone".
+        broker_transport_options={"visibility_timeout": settings.grading_lease_seconds},
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=2,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+    )
+    return app
+
+
+class CeleryDispatcher:
+    """Sends jobs' ids to the broker and records that they went."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.celery = make_celery(settings)
+
+    def publish(self, model: type[GradingJob], job_id: uuid.UUID, countdown: float | None = None) -> bool:
+        """Hand one job's task to the broker; False if the broker is unreachable (it goes later)."""
+        try:
+            # No retries here: a request must not hang on a broker that is down. The sweeper
+            # sends the job once the broker is back.
+            self.celery.send_task(TASK_NAMES[model], args=[str(job_id)], countdown=countdown, retry=False)
+        except Exception as exc:
+            log.warning("could not send %s %s to the broker (%s); the sweeper sends it later",
+                        model.__name__.lower(), job_id, exc)
+            return False
+        return True
+
+    def dispatch(self, session: Session, model: type[GradingJob], job_id: uuid.UUID) -> None:
+        """Send a job whose row is committed, and record it (with the row's own clock)."""
+        if self.publish(model, job_id):
+            mark_dispatched(session, model, [job_id], utcnow())
+
+    def sweep(self, session: Session, settings: Settings, now: datetime | None = None) -> int:
+        """Send every job that is due (see `due`); return how many went."""
+        now = now or utcnow()
+        grace = timedelta(seconds=settings.grading_sweep_seconds)
+        resend = timedelta(seconds=settings.grading_lease_seconds)
+        sent = 0
+        for model in TASK_NAMES:
+            stmt = select(model.id).where(due(model, now, grace, resend)).order_by(model.created_at).limit(SWEEP_BATCH)
+            # The rows stay locked while they are sent, so two sweepers never send the same job.
+            ids = session.scalars(_locked(session, stmt)).all()
+            went = [job_id for job_id in ids if self.publish(model, job_id)]
+            mark_dispatched(session, model, went, now)
+            if went:
+                log.info("sweeper sent %d %s jobs again: %s", len(went), model.__name__.lower(),
+                         ", ".join(map(str, went[:10])))
+            sent += len(went)
+        return sent
+
+
+class DatabaseDispatcher:
+    """The embedded backend: the workers find queued jobs in the database themselves."""
+
+    def dispatch(self, session: Session, model: type[GradingJob], job_id: uuid.UUID) -> None:
+        return None
+
+
+def dispatcher_for(settings: Settings) -> CeleryDispatcher | DatabaseDispatcher:
+    return CeleryDispatcher(settings) if settings.grading_backend == "celery" else DatabaseDispatcher()
+
+
+def due(model: type[GradingJob], now: datetime, grace: timedelta, resend: timedelta) -> Any:
+    """Jobs the sweeper sends: queued and never sent after `grace`, or sent longer than `resend`
+    ago and still queued (the broker lost the task); or running on a lease that ran out and not
+    sent since (the worker died, and its task may have died with it)."""
+    sent_long_ago = model.dispatched_at < now - resend
+    never_sent = and_(model.dispatched_at.is_(None), model.created_at < now - grace)
+    lease_ran_out = and_(model.status == RUNNING, model.lease_expires_at < now,
+                         or_(model.dispatched_at.is_(None), model.dispatched_at < model.lease_expires_at, sent_long_ago))
+    return or_(and_(model.status == QUEUED, or_(never_sent, sent_long_ago)), lease_ran_out)
+
+
+def mark_dispatched(session: Session, model: type[GradingJob], job_ids: Iterable[uuid.UUID], at: datetime) -> None:
+    job_ids = list(job_ids)
+    if job_ids:
+        session.execute(update(model).where(model.id.in_(job_ids)).values(dispatched_at=at))
+    session.commit()
