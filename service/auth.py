@@ -64,5 +64,18 @@ def require_client(view: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def require_admin(view: F) -> F:
+    """Like require_client, and the client must have the admin role (else 403)."""
+
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g.client = authenticate(db_session())
+        if not g.client.is_admin:
+            problem_abort(403, "This endpoint is for admin clients only.")
+        return view(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def current_client() -> ApiClient:
     return g.client

@@ -5,11 +5,11 @@ from __future__ import annotations
 from flask_smorest import Api
 
 from ..schemas.attempts import AttemptCreateSchema
-from . import attempts, exercises, health, learners, runs
+from . import admin, attempts, exercises, health, learners, runs
 
 
 def register_blueprints(api: Api) -> None:
-    for module in (exercises, attempts, learners, runs, health):
+    for module in (exercises, attempts, learners, runs, admin, health):
         api.register_blueprint(module.blp)
     # marshmallow cannot say "one of these two fields"; the spec can.
     api.spec.components.schemas["AttemptCreate"]["oneOf"] = AttemptCreateSchema.ONE_OF

@@ -1,0 +1,56 @@
+"""Jobs the grader gave up on (status error), and sending one back to the workers."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import Select, func, literal, select, union_all
+from sqlalchemy.orm import Session
+
+from ..models import ApiClient, Attempt, AttemptStatus, GradingJob, Run
+
+KINDS: dict[str, type[GradingJob]] = {"attempt": Attempt, "run": Run}
+ERROR = AttemptStatus.ERROR.value
+
+
+def failed_jobs(kind: str | None) -> Select:
+    """(kind, id, created_at) of failed jobs, newest first."""
+    parts = [select(literal(name).label("kind"), model.id, model.created_at).where(model.status == ERROR)
+             for name, model in KINDS.items() if kind in (None, name)]
+    union = union_all(*parts).subquery() if len(parts) > 1 else parts[0].subquery()
+    return select(union.c.kind, union.c.id, union.c.created_at).order_by(union.c.created_at.desc(), union.c.id)
+
+
+def count(session: Session, stmt: Select) -> int:
+    return session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
+
+
+def describe(session: Session, kind: str, job: GradingJob) -> dict[str, Any]:
+    client = session.get(ApiClient, job.client_id)
+    attempt = job if isinstance(job, Attempt) else None
+    return {
+        "kind": kind, "id": job.id, "status": job.status, "client": client.name if client else "",
+        "exercise": attempt.exercise.slug if attempt else None, "learner": attempt.learner if attempt else None,
+        "tries": job.tries, "created_at": job.created_at, "failed_at": job.graded_at,
+        "message": (job.result or {}).get("message"),
+    }
+
+
+def page(session: Session, kind: str | None, offset: int, limit: int) -> list[dict[str, Any]]:
+    rows = session.execute(failed_jobs(kind).offset(offset).limit(limit)).all()
+    return [describe(session, row.kind, session.get(KINDS[row.kind], row.id)) for row in rows]
+
+
+def find(session: Session, job_id: uuid.UUID) -> tuple[str, GradingJob] | None:
+    for kind, model in KINDS.items():
+        job = session.get(model, job_id)
+        if job is not None:
+            return kind, job
+    return None
+
+
+def requeue(job: GradingJob) -> None:
+    """Queue a failed job again, with a fresh count of tries; the caller commits and dispatches."""
+    job.status, job.tries, job.result = AttemptStatus.QUEUED.value, 0, None
+    job.started_at = job.graded_at = job.lease_owner = job.lease_expires_at = job.dispatched_at = None
