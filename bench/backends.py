@@ -34,7 +34,7 @@ from service import create_app, migrate  # noqa: E402
 from service.auth import create_client  # noqa: E402
 from service.catalog import load_catalog, sync_catalog  # noqa: E402
 from service.extensions import db_session  # noqa: E402
-from service.models import Attempt, Role  # noqa: E402
+from service.models import Attempt, AttemptEvent, Role  # noqa: E402
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BROKER = "redis://127.0.0.1:6379/11"
@@ -66,7 +66,8 @@ class Deployment:
         with app.app_context():
             sync_catalog(db_session(), load_catalog(ROOT / "exercises")[0])  # idempotent
             _client, key = create_client(db_session(), f"bench-{uuid.uuid4().hex[:6]}", Role.CLIENT)
-            db_session().execute(Attempt.__table__.delete())
+            for table in (AttemptEvent.__table__, Attempt.__table__):  # each configuration starts empty
+                db_session().execute(table.delete())
             db_session().commit()
         return app, key
 
