@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ..config import Settings
@@ -81,9 +82,19 @@ class CeleryDispatcher:
         return True
 
     def dispatch(self, session: Session, model: type[GradingJob], job_id: uuid.UUID) -> None:
-        """Send a job whose row is committed, and record it (with the row's own clock)."""
-        if self.publish(model, job_id):
+        """Send a job whose row is committed, and record that it went.
+
+        Never fails the request: the job is committed, so the caller is told it was accepted.
+        If the record cannot be written, the sweeper sends the job once more (a duplicate that
+        grades nothing twice)."""
+        if not self.publish(model, job_id):
+            return
+        try:
             mark_dispatched(session, model, [job_id], utcnow())
+        except SQLAlchemyError as exc:
+            session.rollback()
+            log.warning("sent %s %s but could not record it (%s); the sweeper may send it again",
+                        model.__name__.lower(), job_id, exc)
 
     def sweep(self, session: Session, settings: Settings, now: datetime | None = None) -> int:
         """Send every job that is due (see `due`); return how many went."""

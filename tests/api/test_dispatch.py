@@ -192,3 +192,20 @@ def test_a_job_claimed_max_tries_times_ends_as_internal_error(app, client, clien
         row = session.get(Attempt, attempt_id, populate_existing=True)
         assert (row.status, row.result["status"]) == ("error", "internal_error")
         assert session.scalar(select(func.count()).select_from(AttemptEvent)) == 0
+
+
+def test_a_sent_job_whose_record_fails_is_still_accepted(celery_web, broker, client_key, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from service.jobs import dispatch
+
+    def database_gone(*_args, **_kwargs):
+        raise OperationalError("UPDATE runs", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(dispatch, "mark_dispatched", database_gone)
+    app = celery_web(BROKER)
+    response = submit_code(app.test_client(), client_key)
+    # The row was committed before: the learner's attempt is accepted, and the broker has it.
+    assert response.status_code == 202
+    assert queued_tasks(broker) == [("gradquiz.grade_attempt", [response.json["id"]])]
+    assert attempt_row(app, response.json["id"]).dispatched_at is None
