@@ -11,8 +11,8 @@ prometheus_client decides once, when it is first imported, whether values live i
 memory or in those files: the variable must be set before that import. So this module never
 imports prometheus_client at import time, nor does `init_app`: `flask worker` builds the app
 before it calls `use_multiprocess_dir()`, and gunicorn.conf.py imports this module to call it.
-The first request, scrape or `observe_job` imports it; the metric objects (`REQUEST_LATENCY`,
-`GRADING_DURATION`, `SANDBOX_VERDICTS`) are made then, on first use. If prometheus_client was
+The first request, scrape or `observe_job` imports it; the metric objects (`instruments()`) are
+made then, on first use. If prometheus_client was
 imported without the variable, `use_multiprocess_dir()` raises rather than let each process
 count alone, unseen by every scrape.
 
@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from flask import Flask, Response, current_app, g, request
 from sqlalchemy import func, select
@@ -49,10 +49,6 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry, Counter, Histogram
     from prometheus_client.metrics_core import Metric
 
-    REQUEST_LATENCY: Histogram
-    GRADING_DURATION: Histogram
-    SANDBOX_VERDICTS: Counter
-
 log = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -66,11 +62,11 @@ UNMATCHED_ROUTE = "unmatched"
 
 @dataclass(frozen=True)
 class Instruments:
-    """The metric objects, named as this module exposes them."""
+    """The metric objects this service records."""
 
-    REQUEST_LATENCY: Histogram
-    GRADING_DURATION: Histogram
-    SANDBOX_VERDICTS: Counter
+    request_latency: Histogram
+    grading_duration: Histogram
+    sandbox_verdicts: Counter
 
 
 _making_instruments = threading.Lock()
@@ -87,20 +83,13 @@ def _make_instruments() -> Instruments:
     from prometheus_client import Counter, Histogram
 
     return Instruments(
-        REQUEST_LATENCY=Histogram("gradquiz_http_request_duration_seconds", "Time to answer an API request.",
+        request_latency=Histogram("gradquiz_http_request_duration_seconds", "Time to answer an API request.",
                                   ["route", "method", "status"], buckets=SECONDS_BUCKETS),
-        GRADING_DURATION=Histogram("gradquiz_grading_duration_seconds", "Time to grade an attempt or execute a run.",
+        grading_duration=Histogram("gradquiz_grading_duration_seconds", "Time to grade an attempt or execute a run.",
                                    ["exercise"], buckets=SECONDS_BUCKETS),
-        SANDBOX_VERDICTS=Counter("gradquiz_sandbox_verdicts", "Finished grading jobs by the judge's verdict.",
+        sandbox_verdicts=Counter("gradquiz_sandbox_verdicts", "Finished grading jobs by the judge's verdict.",
                                  ["kind", "verdict"]),
     )
-
-
-def __getattr__(name: str) -> Any:
-    """REQUEST_LATENCY, GRADING_DURATION, SANDBOX_VERDICTS: made on first use (see the docstring)."""
-    if name in Instruments.__dataclass_fields__:
-        return getattr(instruments(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def use_multiprocess_dir() -> str:
@@ -132,8 +121,8 @@ def _remove_dir_of(owner_pid: int, path: str) -> None:
 def observe_job(kind: str, exercise: str, seconds: float, verdict: str) -> None:
     """Record one finished grading job: kind "attempt" or "run" (exercise "run"), its judge verdict."""
     metrics = instruments()
-    metrics.GRADING_DURATION.labels(exercise).observe(seconds)
-    metrics.SANDBOX_VERDICTS.labels(kind, verdict).inc()
+    metrics.grading_duration.labels(exercise).observe(seconds)
+    metrics.sandbox_verdicts.labels(kind, verdict).inc()
 
 
 class DatabaseCollector:
@@ -205,7 +194,7 @@ def _record_latency(response: Response) -> Response:
     # The rule's template, never the path: one series per route, whatever ids clients send.
     route = request.url_rule.rule if request.url_rule is not None else UNMATCHED_ROUTE
     method = request.method if request.method in KNOWN_METHODS else "other"
-    instruments().REQUEST_LATENCY.labels(route, method, str(response.status_code)).observe(
+    instruments().request_latency.labels(route, method, str(response.status_code)).observe(
         time.perf_counter() - started_at)
     return response
 

@@ -51,15 +51,16 @@ def create_worker_app(settings: Settings) -> Any:
 
     app = make_celery(settings)
     lease = timedelta(seconds=settings.grading_lease_seconds)
-    sessions = sessionmaker(expire_on_commit=False)
+    # The engine's pool is emptied in each pool process after the fork (start_judge).
+    sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
 
     def run(task: Any, model: type[GradingJob], job_id: str) -> str:
         owner = f"celery:{task.request.id}"
-        with sessions(bind=engine_for(settings.sqlalchemy_url)) as session:
+        with sessions() as session:
             job = db_lease.claim_job(session, model, uuid.UUID(job_id), owner, lease, settings.grading_max_tries)
             if job is None:
                 log.info("%s %s: finished already or held by a live worker; duplicate delivery ignored",
-                         model.__name__.lower(), job_id)
+                         model.JOB_KIND, job_id)
                 return "skipped"
             outcome = process_job(settings, PoolProcess.judge, session, model, job, owner)
             if outcome == db_lease.QUEUED:

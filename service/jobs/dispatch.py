@@ -69,15 +69,15 @@ class CeleryDispatcher:
     def __init__(self, settings: Settings) -> None:
         self.celery = make_celery(settings)
 
-    def publish(self, model: type[GradingJob], job_id: uuid.UUID, countdown: float | None = None) -> bool:
+    def publish(self, model: type[GradingJob], job_id: uuid.UUID) -> bool:
         """Hand one job's task to the broker; False if the broker is unreachable (it goes later)."""
         try:
             # No retries here: a request must not hang on a broker that is down. The sweeper
             # sends the job once the broker is back.
-            self.celery.send_task(TASK_NAMES[model], args=[str(job_id)], countdown=countdown, retry=False)
+            self.celery.send_task(TASK_NAMES[model], args=[str(job_id)], retry=False)
         except Exception as exc:
             log.warning("could not send %s %s to the broker (%s); the sweeper sends it later",
-                        model.__name__.lower(), job_id, exc)
+                        model.JOB_KIND, job_id, exc)
             return False
         return True
 
@@ -94,7 +94,7 @@ class CeleryDispatcher:
         except SQLAlchemyError as exc:
             session.rollback()
             log.warning("sent %s %s but could not record it (%s); the sweeper may send it again",
-                        model.__name__.lower(), job_id, exc)
+                        model.JOB_KIND, job_id, exc)
 
     def sweep(self, session: Session, settings: Settings, now: datetime | None = None) -> int:
         """Send every job that is due (see `due`); return how many went."""
@@ -109,7 +109,7 @@ class CeleryDispatcher:
             went = [job_id for job_id in ids if self.publish(model, job_id)]
             mark_dispatched(session, model, went, now)
             if went:
-                log.info("sweeper sent %d %s jobs again: %s", len(went), model.__name__.lower(),
+                log.info("sweeper sent %d %s jobs again: %s", len(went), model.JOB_KIND,
                          ", ".join(map(str, went[:10])))
             sent += len(went)
         return sent

@@ -58,7 +58,6 @@ HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {
     Run: execute_run,
     Attempt: grade_attempt,
 }
-KINDS = {Run: "run", Attempt: "attempt"}
 
 
 def process_job(settings: Settings, judge: Any, session: Session, model: type, job: Any, worker_id: str) -> str:
@@ -76,15 +75,15 @@ def process_job(settings: Settings, judge: Any, session: Session, model: type, j
         outcome = db_lease.give_up_or_retry(session, model, job.id, worker_id, settings.grading_max_tries)
         log.warning("grader fault on %s %s (try %d): %s -> %s", model.__name__, job.id, job.tries, exc, outcome)
         if outcome == db_lease.ERROR:
-            metrics.observe_job(KINDS[model], job_label(job), time.perf_counter() - started, "internal_error")
+            metrics.observe_job(model.JOB_KIND, job_label(job), time.perf_counter() - started, "internal_error")
         return outcome
     seconds = time.perf_counter() - started
     stored = db_lease.complete(session, model, job.id, worker_id, values)
-    log.info("%s %s %s in %.1f ms", model.__name__.lower(), job.id, "graded" if stored else "lease lost, result dropped",
+    log.info("%s %s %s in %.1f ms", model.JOB_KIND, job.id, "graded" if stored else "lease lost, result dropped",
              seconds * 1000)
     if not stored:
         return "lost"
-    metrics.observe_job(KINDS[model], job_label(job), seconds, values["result"].get("status", "unknown"))
+    metrics.observe_job(model.JOB_KIND, job_label(job), seconds, values["result"].get("status", "unknown"))
     return db_lease.GRADED
 
 

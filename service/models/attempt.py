@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -34,6 +34,9 @@ class GradingJob:
     that keeps failing the grader ends as an error instead of looping.
     """
 
+    #: What the job is called in the API, logs and metrics.
+    JOB_KIND: ClassVar[str]
+
     status: Mapped[str] = mapped_column(String(16))
     result: Mapped[dict[str, Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -53,6 +56,7 @@ class GradingJob:
 
 class Attempt(GradingJob, Base):
     __tablename__ = "attempts"
+    JOB_KIND = "attempt"
     __table_args__ = (
         # A learner's history, newest first, within one client.
         Index("ix_attempts_learner_history", "client_id", "learner", "created_at"),
@@ -102,6 +106,7 @@ class Run(GradingJob, Base):
     """Code run in the sandbox outside any exercise: the lesson's "Try it yourself" button."""
 
     __tablename__ = "runs"
+    JOB_KIND = "run"
     __table_args__ = (Index("ix_runs_queue", "status", "created_at"),)
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)

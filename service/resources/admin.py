@@ -67,13 +67,13 @@ class RetryFailedJob(MethodView):
     def post(self, job_id: uuid.UUID):
         """Send a failed attempt or run back to the grading workers, with its tries counted afresh."""
         session = db_session()
-        found = failed_jobs.find(session, job_id)
-        if found is None:
+        job = failed_jobs.find(session, job_id)
+        if job is None:
             problem_abort(404, "No attempt or run with this id.")
-        kind, job = found
         if job.status != failed_jobs.ERROR:
-            problem_abort(409, f"This {kind} has not failed (its status is {job.status}); only failed jobs are retried.")
+            problem_abort(409, f"This {job.JOB_KIND} has not failed (its status is {job.status}); "
+                               "only failed jobs are retried.")
         failed_jobs.requeue(job)
         session.commit()
         dispatch_job(type(job), job.id)
-        return failed_jobs.describe(session, kind, job)
+        return failed_jobs.describe(job, failed_jobs.client_name(session, job))

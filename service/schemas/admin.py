@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from ..models import Attempt, Run
+
 
 class FailedJobsQuerySchema(Schema):
-    kind = fields.String(validate=validate.OneOf(["attempt", "run"]),
+    kind = fields.String(validate=validate.OneOf([Attempt.JOB_KIND, Run.JOB_KIND]),
                          metadata={"description": "Only attempts, or only runs (default: both)"})
 
 

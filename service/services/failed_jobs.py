@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ..models import ApiClient, Attempt, AttemptStatus, GradingJob, Run
 
-KINDS: dict[str, type[GradingJob]] = {"attempt": Attempt, "run": Run}
+KINDS: dict[str, type[GradingJob]] = {model.JOB_KIND: model for model in (Attempt, Run)}
 ERROR = AttemptStatus.ERROR.value
 
 
@@ -26,11 +26,10 @@ def count(session: Session, stmt: Select) -> int:
     return session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
 
 
-def describe(session: Session, kind: str, job: GradingJob) -> dict[str, Any]:
-    client = session.get(ApiClient, job.client_id)
+def describe(job: GradingJob, client_name: str) -> dict[str, Any]:
     attempt = job if isinstance(job, Attempt) else None
     return {
-        "kind": kind, "id": job.id, "status": job.status, "client": client.name if client else "",
+        "kind": job.JOB_KIND, "id": job.id, "status": job.status, "client": client_name,
         "exercise": attempt.exercise.slug if attempt else None, "learner": attempt.learner if attempt else None,
         "tries": job.tries, "created_at": job.created_at, "failed_at": job.graded_at,
         "message": (job.result or {}).get("message"),
@@ -38,15 +37,27 @@ def describe(session: Session, kind: str, job: GradingJob) -> dict[str, Any]:
 
 
 def page(session: Session, kind: str | None, offset: int, limit: int) -> list[dict[str, Any]]:
+    """One page of failed jobs, described: one query per kind and one for the clients' names."""
     rows = session.execute(failed_jobs(kind).offset(offset).limit(limit)).all()
-    return [describe(session, row.kind, session.get(KINDS[row.kind], row.id)) for row in rows]
+    jobs: dict[uuid.UUID, GradingJob] = {}
+    for name, model in KINDS.items():
+        wanted = [row.id for row in rows if row.kind == name]
+        if wanted:
+            jobs.update((job.id, job) for job in session.scalars(select(model).where(model.id.in_(wanted))))
+    client_ids = {job.client_id for job in jobs.values()}
+    names = dict(session.execute(select(ApiClient.id, ApiClient.name).where(ApiClient.id.in_(client_ids))).all())
+    return [describe(jobs[row.id], names[jobs[row.id].client_id]) for row in rows]
 
 
-def find(session: Session, job_id: uuid.UUID) -> tuple[str, GradingJob] | None:
-    for kind, model in KINDS.items():
+def client_name(session: Session, job: GradingJob) -> str:
+    return session.scalar(select(ApiClient.name).where(ApiClient.id == job.client_id))
+
+
+def find(session: Session, job_id: uuid.UUID) -> GradingJob | None:
+    for model in KINDS.values():
         job = session.get(model, job_id)
         if job is not None:
-            return kind, job
+            return job
     return None
 
 

@@ -118,7 +118,7 @@ class RecordingDispatcher(CeleryDispatcher):
     def __init__(self, settings: Settings) -> None:
         self.sent: list[uuid.UUID] = []
 
-    def publish(self, model, job_id, countdown=None) -> bool:
+    def publish(self, model, job_id) -> bool:
         self.sent.append(job_id)
         return True
 

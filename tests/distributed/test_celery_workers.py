@@ -69,7 +69,7 @@ class Workers:
     processes), each in its own process group, kept at `count`."""
 
     def __init__(self, env: dict[str, str], count: int, processes: int, log_dir: Path) -> None:
-        self.env, self.count, self.processes, self.log_dir = env, count, processes, log_dir
+        self.env, self.processes, self.log_dir = env, processes, log_dir
         self.running: list[subprocess.Popen] = []
         self.groups: list[int] = []  # every supervisor's process group, with its orphans
         self.log_files: dict[int, Path] = {}
