@@ -77,8 +77,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.before_request(_require_json_body)
 
     from .cli import register_cli
-    from .resources import register_blueprints
+    from .resources import lti, register_blueprints
 
     register_blueprints(api)
+    app.register_blueprint(lti.blp)  # browser and platform endpoints, outside the OpenAPI document
     register_cli(app)
     return app

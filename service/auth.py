@@ -1,4 +1,9 @@
-"""API keys: made once, stored hashed, checked on every request that needs one."""
+"""Who is calling: API keys (made once, stored hashed) and learner tokens (from LTI launches).
+
+An API key is a client's: an LMS integration, a frontend, an admin. A learner token is handed
+out by an LTI launch and speaks for one learner at one exercise, within the API client of the
+platform that launched it; endpoints a learner may use opt in with `allow_learner_token`.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,17 @@ import hashlib
 import secrets
 from typing import Any, Callable, TypeVar
 
-from flask import g, request
+from flask import current_app, g, request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .errors import problem_abort
 from .extensions import db_session
+from .learner_tokens import LearnerScope, read_learner_token
 from .models import ApiClient, Role
 
 KEY_PREFIX = "gq_"
 F = TypeVar("F", bound=Callable[..., Any])
-
-
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -40,28 +44,46 @@ def _presented_key() -> str | None:
     return key.strip()
 
 
-def authenticate(session: Session) -> ApiClient:
-    """The calling client, or a 401 problem. Never logs or echoes the key."""
+INVALID_CREDENTIALS = {"WWW-Authenticate": 'Bearer realm="gradquiz", error="invalid_token"'}
+
+
+def authenticate(session: Session, allow_learner_token: bool = False) -> tuple[ApiClient, LearnerScope | None]:
+    """The calling client, with the learner scope when a learner token was presented; else a
+    401 problem (403 for a learner token where only API keys may call). Never logs or echoes
+    the key or token."""
     key = _presented_key()
     if key is None:
         problem_abort(401, "An API key is required: send it as 'Authorization: Bearer <key>'.",
                       headers={"WWW-Authenticate": 'Bearer realm="gradquiz"'})
-    client = session.scalar(select(ApiClient).where(ApiClient.key_hash == hash_key(key)))
+    scope = None
+    if key.startswith(KEY_PREFIX):
+        client = session.scalar(select(ApiClient).where(ApiClient.key_hash == hash_key(key)))
+    else:
+        scope = read_learner_token(current_app.config["SECRET_KEY"], key)
+        if scope is None:
+            problem_abort(401, "The API key or learner token is not valid (a learner token lasts "
+                               "LEARNER_TOKEN_SECONDS: launch the exercise again).", headers=INVALID_CREDENTIALS)
+        client = session.get(ApiClient, scope.client_id)
     if client is None or client.revoked_at is not None:
-        problem_abort(401, "The API key is not valid.",
-                      headers={"WWW-Authenticate": 'Bearer realm="gradquiz", error="invalid_token"'})
-    return client
+        problem_abort(401, "The API key is not valid.", headers=INVALID_CREDENTIALS)
+    if scope is not None and not allow_learner_token:
+        problem_abort(403, "A learner token cannot call this endpoint; it needs an API key.")
+    return client, scope
 
 
-def require_client(view: F) -> F:
-    """Views behind it run with `g.client` set to the authenticated client."""
+def require_client(view: F | None = None, *, allow_learner_token: bool = False) -> Any:
+    """Views behind it run with `g.client` set to the authenticated client, and `g.learner_scope`
+    to the learner token's scope (None for an API key)."""
 
-    @functools.wraps(view)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g.client = authenticate(db_session())
-        return view(*args, **kwargs)
+    def decorate(view: F) -> F:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            g.client, g.learner_scope = authenticate(db_session(), allow_learner_token)
+            return view(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate(view) if view is not None else decorate
 
 
 def require_admin(view: F) -> F:
@@ -69,7 +91,7 @@ def require_admin(view: F) -> F:
 
     @functools.wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g.client = authenticate(db_session())
+        g.client, g.learner_scope = authenticate(db_session())
         if not g.client.is_admin:
             problem_abort(403, "This endpoint is for admin clients only.")
         return view(*args, **kwargs)
@@ -79,3 +101,8 @@ def require_admin(view: F) -> F:
 
 def current_client() -> ApiClient:
     return g.client
+
+
+def learner_scope() -> LearnerScope | None:
+    """The learner token's scope, or None when the caller presented an API key."""
+    return g.get("learner_scope")

@@ -1,8 +1,11 @@
-"""`flask db …`, `flask exercises …` and `flask clients …` commands."""
+"""`flask db …`, `flask exercises …`, `flask clients …`, `flask lti …`, `flask worker` and
+`flask outbound` commands."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any
 
 import click
 from flask import Flask, current_app
@@ -13,12 +16,14 @@ from . import migrate
 from .auth import create_client
 from .catalog import load_catalog, sync_catalog
 from .extensions import db_session
-from .models import ApiClient, Role
+from .models import ApiClient, LtiPlatform, Role
 from .models.base import utcnow
+from .schemas.lti import PlatformSchema
 
 db_cli = AppGroup("db", help="Database schema (Alembic migrations).")
 exercises_cli = AppGroup("exercises", help="The exercise catalog under exercises/.")
 clients_cli = AppGroup("clients", help="API clients and their keys.")
+lti_cli = AppGroup("lti", help="LTI 1.3: the LMS platforms registered, the tool's signing key.")
 
 DEV_CLIENT = "development"
 
@@ -122,6 +127,62 @@ def clients_list() -> None:
         click.echo(f"{client.name}\t{client.role}\t{client.key_prefix}…\t{state}")
 
 
+@lti_cli.command("add-platform")
+@click.option("--name", required=True, help="How admins call this LMS")
+@click.option("--issuer", required=True, help="The platform's issuer (iss)")
+@click.option("--client-id", required=True, help="The client id the platform gave this tool")
+@click.option("--deployment-id", "deployment_ids", required=True, multiple=True, help="Repeat for several")
+@click.option("--login-url", "auth_login_url", required=True, help="The platform's OIDC authorization URL")
+@click.option("--token-url", "auth_token_url", required=True, help="The platform's OAuth2 token URL")
+@click.option("--jwks-url", required=True, help="The platform's public keyset URL")
+def lti_add_platform(**values: Any) -> None:
+    """Register an LMS with the values from its LTI 1.3 tool registration."""
+    from .lti import platforms
+
+    session = db_session()
+    errors = PlatformSchema().validate({**values, "deployment_ids": list(values["deployment_ids"])})
+    if errors:
+        raise click.ClickException(f"invalid values: {errors}")
+    try:
+        platform = platforms.register(session, {**values, "deployment_ids": list(values["deployment_ids"])})
+    except platforms.PlatformExists as exc:
+        raise click.ClickException(str(exc)) from None
+    session.commit()
+    click.echo(f"platform {platform.id} ({platform.name}) registered")
+
+
+@lti_cli.command("platforms")
+def lti_platforms() -> None:
+    """Id, name, issuer, client id and state of every registered platform."""
+    for platform in db_session().scalars(select(LtiPlatform).order_by(LtiPlatform.id)):
+        state = "disabled" if platform.disabled_at else "active"
+        click.echo(f"{platform.id}\t{platform.name}\t{platform.issuer}\t{platform.client_id}\t{state}")
+
+
+@lti_cli.command("rotate-key")
+def lti_rotate_key() -> None:
+    """Make a new tool signing key; the old one stays in the JWKS for LTI_RETIRED_KEY_SECONDS."""
+    from .lti import keys
+
+    key = keys.rotate(db_session(), _settings())
+    click.echo(f"new signing key {key.kid}")
+
+
+@click.command("outbound")
+def outbound_command() -> None:
+    """Send score passbacks and webhook deliveries (`flask worker` does this too), until stopped."""
+    import signal
+    import threading
+
+    from .outbound.runner import OutboundRunner
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s outbound %(levelname)s %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    OutboundRunner(_settings()).serve(stop)
+
+
 @click.command("worker")
 @click.option("--processes", type=click.IntRange(1, 64), default=None,
               help="Worker processes (default: GRADING_WORKERS)")
@@ -135,6 +196,7 @@ def worker_command(processes: int | None) -> None:
 
 
 def register_cli(app: Flask) -> None:
-    for group in (db_cli, exercises_cli, clients_cli):
+    for group in (db_cli, exercises_cli, clients_cli, lti_cli):
         app.cli.add_command(group)
     app.cli.add_command(worker_command)
+    app.cli.add_command(outbound_command)

@@ -44,6 +44,16 @@ def _int(name: str, raw: str, minimum: int = 1) -> int:
     return value
 
 
+def _float(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not value > 0:
+        raise ConfigError(f"{name} must be above 0, got {raw}")
+    return value
+
+
 def _list(_name: str, raw: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in raw.split(",") if item.strip())
 
@@ -101,10 +111,29 @@ class Settings:
     metrics_token: str = ""
     # host:port where a grading worker serves its own Prometheus metrics; empty: none.
     worker_metrics_bind: str = "127.0.0.1:9101"
+    # The service's address as LMSs and browsers reach it (https://gradquiz.example.edu), for
+    # the LTI URLs it hands out; empty: taken from each request (fine without a proxy).
+    public_url: str = ""
+    # Where an LTI launch sends the browser: the frontend's URL, given the learner token in its
+    # fragment (#token=…&exercise=…); empty: the service's own launch page.
+    lti_frontend_url: str = ""
+    # Lifetime of the learner token a launch hands out.
+    learner_token_seconds: int = 3600
+    # How long a rotated-out tool key stays in the JWKS (platforms cache the JWKS).
+    lti_retired_key_seconds: int = 86400
+    # Score passback and webhook deliveries: tries before a delivery is marked failed, the
+    # first retry's delay (each next one is 3x longer, at most 6 h), one try's HTTP timeout.
+    outbound_max_tries: int = 12
+    outbound_retry_seconds: float = 10.0
+    outbound_timeout_seconds: int = 10
+    # Webhook URLs on loopback or private networks (and plain http): allowed in development
+    # and testing, refused in production unless set to true.
+    webhook_allow_private: bool | None = None
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
-    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
+    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "float": _float, "bool | None": _bool,
+                                         "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -146,6 +175,10 @@ class Settings:
         if self.grading_lease_seconds <= self.grading_timeout_seconds:
             # A lease shorter than a grade would hand a job that is still being graded to another worker.
             raise ConfigError("GRADING_LEASE_SECONDS must exceed GRADING_TIMEOUT_SECONDS")
+        if self.public_url and not self.public_url.startswith(("https://", "http://")):
+            raise ConfigError("PUBLIC_URL must be an http(s):// URL")
+        if self.lti_frontend_url and not self.lti_frontend_url.startswith(("https://", "http://")):
+            raise ConfigError("LTI_FRONTEND_URL must be an http(s):// URL")
 
     @property
     def wanted_layers(self) -> tuple[str, ...] | None:
@@ -160,6 +193,12 @@ class Settings:
         if self.env != "production":
             return ()
         return self.wanted_layers or LAYERS
+
+    @property
+    def webhooks_may_reach_private(self) -> bool:
+        if self.webhook_allow_private is not None:
+            return self.webhook_allow_private
+        return self.env != "production"
 
     @property
     def grading_seed(self) -> bytes:

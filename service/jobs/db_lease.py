@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
-from ..models import GRADED_EVENT, Attempt, AttemptEvent, AttemptStatus, GradingJob
+from ..models import GRADED_EVENT, Attempt, AttemptStatus, GradingJob
 from ..models.base import utcnow
+from ..outbound.outbox import record_attempt_event
 
 Job = TypeVar("Job", bound=GradingJob)
 
@@ -111,8 +112,11 @@ def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worke
     )
     stored = result.rowcount == 1
     if stored and model is Attempt:
-        session.add(AttemptEvent(attempt_id=job_id, type=GRADED_EVENT, created_at=graded_at, data={
-            "status": GRADED, "score": values.get("score"), "correct": values.get("correct")}))
+        client_id, lti_link_id = session.execute(
+            select(Attempt.client_id, Attempt.lti_link_id).where(Attempt.id == job_id)).one()
+        record_attempt_event(session, attempt_id=job_id, client_id=client_id, lti_link_id=lti_link_id,
+                             type=GRADED_EVENT, at=graded_at, data={
+                                 "status": GRADED, "score": values.get("score"), "correct": values.get("correct")})
     session.commit()
     return stored
 

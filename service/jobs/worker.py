@@ -161,8 +161,8 @@ def worker_main(settings: Settings) -> None:
 
 
 def supervise(settings: Settings, processes: int) -> None:
-    """`flask worker`: run the grading workers, restart any that dies, serve their metrics;
-    stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a required
+    """`flask worker`: run the grading workers, restart any that dies, serve their metrics, send
+    score passbacks and webhooks; stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a required
     sandbox layer (exit code 3).
 
     The database backend runs `processes` worker processes; the Celery backend runs one Celery
@@ -181,6 +181,11 @@ def supervise(settings: Settings, processes: int) -> None:
         commands = [[sys.executable, "-m", "service.jobs.worker"]] * processes
     metrics.serve_worker_metrics(settings.worker_metrics_bind)
     children: list[subprocess.Popen] = [subprocess.Popen(command) for command in commands]
+    # Score passbacks and webhooks go out from here, beside the grading; imported here, so the
+    # grading processes never load the HTTP and JOSE code.
+    from ..outbound.runner import OutboundRunner
+
+    OutboundRunner(settings).start_thread(stop)
     log.info("started %d grading worker processes (%s backend)", len(children), settings.grading_backend)
     refused = False
     while not refused and not stop.wait(0.5):

@@ -3,7 +3,10 @@
 from .attempt import GRADED_EVENT, Attempt, AttemptEvent, AttemptStatus, GradingJob, IdempotencyRecord, Run
 from .base import Base
 from .client import ApiClient, Role
+from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
+from .lti import LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
+from .webhook import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "GRADED_EVENT",
@@ -12,11 +15,20 @@ __all__ = [
     "AttemptEvent",
     "AttemptStatus",
     "Base",
+    "DeliveryStatus",
     "Exercise",
     "ExerciseTopic",
     "ExerciseVersion",
     "GradingJob",
     "IdempotencyRecord",
+    "LtiNonce",
+    "LtiPlatform",
+    "LtiResourceLink",
+    "LtiToolKey",
+    "OutboundDelivery",
     "Run",
     "Role",
+    "ScorePassback",
+    "WebhookDelivery",
+    "WebhookEndpoint",
 ]

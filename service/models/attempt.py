@@ -75,6 +75,9 @@ class Attempt(GradingJob, Base):
     code: Mapped[str | None] = mapped_column(Text)
     score: Mapped[float | None]
     correct: Mapped[bool | None]
+    # The LTI resource link a learner launched to make this attempt: its score goes back to
+    # that link's line item. Null for attempts made through the REST API.
+    lti_link_id: Mapped[int | None] = mapped_column(ForeignKey("lti_resource_links.id"))
 
     client: Mapped[ApiClient] = relationship()
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 
@@ -7,7 +8,7 @@ from flask import Response, jsonify, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ..auth import current_client, require_client
+from ..auth import current_client, learner_scope, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
@@ -60,19 +61,28 @@ class ExerciseAttempts(MethodView):
         "in": "header", "name": "Idempotency-Key", "required": False, "schema": {"type": "string", "maxLength": 255},
         "description": "A retry with the same key returns the first response and stores nothing new.",
     }])
-    @require_client
+    @require_client(allow_learner_token=True)
     @blp.arguments(AttemptCreateSchema)
     @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
                   description="A quiz answer, graded")
     @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Code, queued for the grading workers: follow Location (with ?wait=N)")
-    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (404, "No published exercise has this slug"),
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token for another learner or exercise"),
+              (404, "No published exercise has this slug"),
               (422, "The answer does not fit the exercise, or the key was reused"))
     def post(self, payload, slug: str):
-        """Submit an attempt: a quiz answer is graded at once (201); code is queued (202)."""
+        """Submit an attempt: a quiz answer is graded at once (201); code is queued (202).
+
+        With an API key, `learner` names the learner; with a learner token (from an LTI launch)
+        the token does, and its attempts' scores go back to the LMS."""
         session = db_session()
         client = current_client()
+        learner, lti_link_id = _submitting_learner(payload, slug)
         key = _idempotency_key()
+        scope = learner_scope()
+        if key is not None and scope is not None:
+            # A platform's learners share its client: keep one learner's keys apart from another's.
+            key = hashlib.sha256(f"{scope.learner}\0{key}".encode()).hexdigest()
 
         def submit() -> StoredResponse:
             try:
@@ -80,8 +90,8 @@ class ExerciseAttempts(MethodView):
             except ExerciseNotFound:
                 problem_abort(404, f"No exercise with slug {slug!r}.")
             try:
-                attempt = create_attempt(session, client, exercise, payload["learner"],
-                                         payload.get("answer"), payload.get("code"))
+                attempt = create_attempt(session, client, exercise, learner, payload.get("answer"),
+                                         payload.get("code"), lti_link_id)
             except InvalidAnswer as exc:
                 problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
                               errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
@@ -101,16 +111,32 @@ class ExerciseAttempts(MethodView):
         return _json_response(stored, replayed)
 
 
+def _submitting_learner(payload: dict, slug: str) -> tuple[str, int | None]:
+    """The learner an attempt is for, and the LTI link its score goes back to (if any)."""
+    scope = learner_scope()
+    if scope is None:
+        if "learner" not in payload:
+            problem_abort(422, "Name the learner: 'learner' is required with an API key.", type=VALIDATION_ERROR,
+                          errors=[{"field": "json.learner", "message": "Missing data for required field."}])
+        return payload["learner"], None
+    if slug != scope.exercise:
+        problem_abort(403, f"This learner token is for exercise {scope.exercise!r} only.")
+    if payload.get("learner", scope.learner) != scope.learner:
+        problem_abort(403, "A learner token submits for its own learner only.")
+    # An instructor trying an exercise out is not graded in the LMS.
+    return scope.learner, None if scope.is_instructor else scope.link_id
+
+
 @blp.route("/attempts/<uuid:attempt_id>")
 class AttemptDetail(MethodView):
     @blp.doc(security=BEARER)
-    @require_client
+    @require_client(allow_learner_token=True)
     @blp.arguments(WaitQuerySchema, location="query")
     @blp.response(200, AttemptSchema)
     @problems(blp, UNAUTHORIZED, (404, "No attempt with this id is visible to the caller"))
     def get(self, query, attempt_id: uuid.UUID):
         """One attempt, with its grade and feedback; `?wait=N` holds the answer until it is graded."""
-        visible = visible_attempts(current_client()).where(Attempt.id == attempt_id)
+        visible = visible_attempts(current_client(), learner_scope()).where(Attempt.id == attempt_id)
         attempt = wait_until_finished(db_session(), Attempt, visible, query["wait"])
         if attempt is None:
             problem_abort(404, "No such attempt.")

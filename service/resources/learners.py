@@ -5,7 +5,7 @@ import re
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ..auth import current_client, require_client
+from ..auth import current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
 from .docs import UNAUTHORIZED, problems
@@ -22,17 +22,26 @@ LEARNER = re.compile(LEARNER_PATTERN)
 @blp.route("/<learner>/attempts")
 class LearnerAttempts(MethodView):
     @blp.doc(security=BEARER)
-    @require_client
+    @require_client(allow_learner_token=True)
     @blp.arguments(LearnerAttemptsQuerySchema, location="query")
     @blp.response(200, LearnerHistorySchema)
     @blp.paginate(**PAGINATION)
-    @problems(blp, UNAUTHORIZED, (404, "No such learner id, or no such exercise in ?exercise="))
+    @problems(blp, UNAUTHORIZED, (403, "A learner token for another learner"),
+              (404, "No such learner id, or no such exercise in ?exercise="))
     def get(self, query, learner: str, pagination_parameters):
-        """The learner's attempts, newest first, with the best score per exercise."""
+        """The learner's attempts, newest first, with the best score per exercise.
+
+        A learner token reads its own learner's attempts at its exercise (an instructor's token:
+        any learner's at that exercise)."""
         if not LEARNER.match(learner):
             problem_abort(404, "No such learner.")
         session = db_session()
         client = current_client()
+        scope = learner_scope()
+        if scope is not None:
+            if learner != scope.learner and not scope.is_instructor:
+                problem_abort(403, "A learner token reads its own learner's attempts only.")
+            query = {**query, "exercise": scope.exercise}
         exercise_id = None
         if "exercise" in query:
             try:

@@ -6,9 +6,9 @@ LEARNER_PATTERN = r"^[^/\x00-\x1f\x7f]{1,255}$"
 MAX_CODE_CHARS = 64 * 1024
 
 learner_field = fields.String(
-    required=True,
     validate=validate.Regexp(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
-    metadata={"description": "Your own identifier of the learner (unique within your client)"},
+    metadata={"description": "Your own identifier of the learner (unique within your client). Required with an "
+                             "API key; with a learner token, the token's learner (and may be left out)"},
 )
 
 

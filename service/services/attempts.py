@@ -13,9 +13,11 @@ from sqlalchemy import Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..models import ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
+from ..learner_tokens import LearnerScope
+from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
 from ..models.attempt import FINISHED
 from ..models.base import utcnow
+from ..outbound.outbox import record_attempt_event
 from ..quiz import QUIZ_KINDS, AnswerError
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -52,15 +54,16 @@ def published_exercise(session: Session, slug: str) -> Exercise:
 
 
 def create_attempt(session: Session, client: ApiClient, exercise: Exercise, learner: str,
-                   answer: Any = None, code: str | None = None) -> Attempt:
+                   answer: Any = None, code: str | None = None, lti_link_id: int | None = None) -> Attempt:
     """Check the submission against the exercise's kind and add it.
 
-    A quiz answer is graded here and now; code is queued for the grading workers.
+    A quiz answer is graded here and now (with its `attempt.graded` event); code is queued for
+    the grading workers. `lti_link_id`: the LTI resource link the learner launched from.
     """
     kind = exercise.kind
     version = exercise.version
     attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
-                      exercise_version=version, created_at=utcnow())
+                      exercise_version=version, created_at=utcnow(), lti_link_id=lti_link_id)
     if kind == "code":
         if answer is not None:
             raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
@@ -80,6 +83,10 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, lear
         attempt.score, attempt.correct, attempt.result = grade.score, grade.correct, grade.as_result()
         attempt.graded_at = attempt.created_at
     session.add(attempt)
+    if attempt.finished:
+        record_attempt_event(session, attempt_id=attempt.id, client_id=client.id, lti_link_id=lti_link_id,
+                             type=GRADED_EVENT, at=attempt.graded_at,
+                             data={"status": attempt.status, "score": attempt.score, "correct": attempt.correct})
     return attempt
 
 
@@ -132,10 +139,18 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
     return response, False
 
 
-def visible_attempts(client: ApiClient) -> Select[tuple[Attempt]]:
-    """Attempts the client may read: its own learners' (an admin's: every client's)."""
+def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[tuple[Attempt]]:
+    """Attempts the caller may read: the client's own learners' (an admin's: every client's);
+    with a learner token, only those at the token's exercise, and a learner's only their own."""
     stmt = select(Attempt)
-    return stmt if client.is_admin else stmt.where(Attempt.client_id == client.id)
+    if not client.is_admin:
+        stmt = stmt.where(Attempt.client_id == client.id)
+    if scope is not None:
+        stmt = stmt.where(Attempt.exercise_id == select(Exercise.id).where(Exercise.slug == scope.exercise)
+                          .scalar_subquery())
+        if not scope.is_instructor:
+            stmt = stmt.where(Attempt.learner == scope.learner)
+    return stmt
 
 
 # A waiting request polls soon (an idle worker grades in a few ms), then less often: under

@@ -1,0 +1,67 @@
+"""Deep Linking: the instructor picks exercises; they go back to the LMS as resource links.
+
+The request's settings travel to the picker and back in a signed, short-lived token, so the
+tool keeps no session; the response is a JWT signed with the tool's key, posted by the
+browser to the platform's deep_link_return_url.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from itsdangerous import BadData, URLSafeTimedSerializer
+from sqlalchemy.orm import Session
+
+from ..config import Settings
+from ..models import Exercise, LtiPlatform
+from . import claims as c
+from . import keys
+from .launch import Launch, LaunchRejected
+
+PICKER_SECONDS = 1800
+# Line items are out of 100 points: the score sent back is the exercise's score (0 to 1) x 100.
+SCORE_MAXIMUM = 100
+
+
+def _serializer(secret_key: str) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(secret_key, salt="gradquiz-lti-deep-linking")
+
+
+def picker_token(secret_key: str, launch: Launch) -> str:
+    settings = launch.claims[c.DEEP_LINKING_SETTINGS]
+    return _serializer(secret_key).dumps({
+        "platform": launch.platform.id, "deployment_id": launch.deployment_id,
+        "return_url": settings["deep_link_return_url"], "data": settings.get("data"),
+        "accept_multiple": settings.get("accept_multiple", True) is not False,
+    })
+
+
+def read_picker_token(secret_key: str, token: str) -> dict[str, Any]:
+    try:
+        return _serializer(secret_key).loads(token, max_age=PICKER_SECONDS)
+    except BadData:
+        raise LaunchRejected("The exercise picker expired or was altered: open it again from the LMS.") from None
+
+
+def content_item(exercise: Exercise, launch_url: str) -> dict[str, Any]:
+    return {
+        "type": "ltiResourceLink",
+        "title": exercise.title,
+        "url": launch_url,
+        "custom": {"exercise": exercise.slug},
+        "lineItem": {"scoreMaximum": SCORE_MAXIMUM, "label": exercise.title, "resourceId": exercise.slug},
+    }
+
+
+def response_jwt(session: Session, settings: Settings, platform: LtiPlatform, picked: dict[str, Any],
+                 exercises: list[Exercise], launch_url: str) -> str:
+    """The LtiDeepLinkingResponse for the exercises picked (none: the instructor cancelled)."""
+    claims: dict[str, Any] = {
+        "iss": platform.client_id, "aud": platform.issuer, "nonce": secrets.token_urlsafe(16),
+        c.MESSAGE_TYPE: c.DEEP_LINKING_RESPONSE, c.VERSION: c.LTI_VERSION, c.DEPLOYMENT_ID: picked["deployment_id"],
+        c.CONTENT_ITEMS: [content_item(exercise, launch_url) for exercise in exercises],
+    }
+    if picked.get("data") is not None:
+        claims[c.DEEP_LINKING_DATA] = picked["data"]
+    return keys.sign(session, settings, claims)

@@ -1,0 +1,212 @@
+"""OIDC third-party login and the launch: every check on the id_token, in one place.
+
+Login (/lti/login) answers the platform's login initiation with a redirect to its
+authorization endpoint, carrying a fresh `state` and `nonce`. The state is signed (it names the
+platform and the nonce, and expires after STATE_SECONDS) and is also set as a cookie, so the
+launch must come back to the browser that logged in. The launch (/lti/launch) then verifies the
+id_token completely before anything is written: signature (RS256, the platform's JWKS), iss,
+aud, azp, exp/iat, the nonce (the one this state issued, and never used before), deployment id,
+message type and LTI version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from urllib.parse import urlencode
+
+import jwt
+from itsdangerous import BadData, URLSafeTimedSerializer
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..models import LtiNonce, LtiPlatform
+from ..models.base import utcnow
+from . import claims as c
+from .platforms import UnknownKey, find, platform_keys
+
+STATE_SECONDS = 600
+CLOCK_LEEWAY_SECONDS = 60
+STATE_COOKIE = "gradquiz_lti_state"
+LEARNER_PATTERN_CHARS = set(map(chr, range(0x20))) | {"/", "\x7f"}
+
+
+class LaunchRejected(Exception):
+    """The login or launch is refused; the message says why, for the person launching."""
+
+
+@dataclass(frozen=True)
+class Login:
+    redirect_url: str
+    state: str
+    # What the browser keeps in the state cookie: a digest of the state.
+    cookie: str
+
+
+@dataclass(frozen=True)
+class Launch:
+    platform: LtiPlatform
+    claims: dict[str, Any]
+
+    @property
+    def message_type(self) -> str:
+        return self.claims[c.MESSAGE_TYPE]
+
+    @property
+    def deployment_id(self) -> str:
+        return self.claims[c.DEPLOYMENT_ID]
+
+    @property
+    def is_instructor(self) -> bool:
+        return any(role in c.INSTRUCTOR_ROLES for role in self.claims.get(c.ROLES, []))
+
+    @property
+    def custom(self) -> dict[str, Any]:
+        custom = self.claims.get(c.CUSTOM)
+        return custom if isinstance(custom, dict) else {}
+
+
+def _serializer(secret_key: str) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(secret_key, salt="gradquiz-lti-state")
+
+
+def cookie_value(state: str) -> str:
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+def begin_login(session: Session, secret_key: str, params: dict[str, str], redirect_uri: str) -> Login:
+    """The redirect answering a platform's login initiation (iss, login_hint, target_link_uri,
+    and optionally lti_message_hint, client_id, lti_deployment_id)."""
+    for name in ("iss", "login_hint", "target_link_uri"):
+        if not params.get(name):
+            raise LaunchRejected(f"The login initiation lacks '{name}'.")
+    platform = _platform(session, params["iss"], params.get("client_id"))
+    deployment = params.get("lti_deployment_id")
+    if deployment and deployment not in platform.deployment_ids:
+        raise LaunchRejected(f"Deployment {deployment!r} is not registered for this platform.")
+    nonce = secrets.token_urlsafe(24)
+    state = _serializer(secret_key).dumps({"platform": platform.id, "nonce": nonce})
+    query = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post", "prompt": "none",
+             "client_id": platform.client_id, "redirect_uri": redirect_uri, "login_hint": params["login_hint"],
+             "state": state, "nonce": nonce}
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if "?" in platform.auth_login_url else "?"
+    return Login(platform.auth_login_url + separator + urlencode(query), state, cookie_value(state))
+
+
+def _platform(session: Session, issuer: str, client_id: str | None) -> LtiPlatform:
+    if client_id:
+        platform = find(session, issuer, client_id)
+    else:  # client_id is optional in the login initiation: fine when the issuer has one registration
+        platforms = session.query(LtiPlatform).filter_by(issuer=issuer).all()
+        platform = platforms[0] if len(platforms) == 1 else None
+    if platform is None:
+        raise LaunchRejected(f"No platform is registered with issuer {issuer!r}"
+                             + (f" and client id {client_id!r}." if client_id else "."))
+    if platform.disabled_at is not None:
+        raise LaunchRejected("This platform's registration is disabled.")
+    return platform
+
+
+def verify_launch(session: Session, secret_key: str, id_token: str | None, state: str | None,
+                  state_cookie: str | None) -> Launch:
+    """Every check on a launch; uses up its nonce (in the session's transaction). Raises
+    LaunchRejected, having written nothing, on any failure."""
+    if not id_token or not state:
+        raise LaunchRejected("The launch lacks its id_token or state.")
+    try:
+        issued = _serializer(secret_key).loads(state, max_age=STATE_SECONDS)
+    except BadData:
+        raise LaunchRejected("The launch's state is not one this tool issued, or it expired: launch again.") from None
+    if state_cookie is None or not hmac.compare_digest(state_cookie, cookie_value(state)):
+        raise LaunchRejected("The launch did not come back to the browser that started it (the state cookie "
+                             "is missing or differs). If the LMS shows the exercise in a frame, allow this "
+                             "site's cookies or open it in a new window.")
+    platform = session.get(LtiPlatform, issued["platform"])
+    if platform is None or platform.disabled_at is not None:
+        raise LaunchRejected("This platform's registration is disabled.")
+    claims = _verified_claims(platform, id_token)
+    if not hmac.compare_digest(str(claims["nonce"]), issued["nonce"]):
+        raise LaunchRejected("The id_token's nonce is not the one this login issued.")
+    _check_lti_claims(platform, claims)
+    _use_nonce(session, platform, claims["nonce"], claims["exp"])
+    return Launch(platform, claims)
+
+
+def _verified_claims(platform: LtiPlatform, id_token: str) -> dict[str, Any]:
+    try:
+        header = jwt.get_unverified_header(id_token)
+    except jwt.InvalidTokenError:
+        raise LaunchRejected("The id_token is not a JWT.") from None
+    if header.get("alg") != "RS256":
+        raise LaunchRejected("The id_token must be signed with RS256.")
+    if not header.get("kid"):
+        raise LaunchRejected("The id_token's header has no kid.")
+    try:
+        key = platform_keys.key(platform, header["kid"])
+    except UnknownKey as exc:
+        raise LaunchRejected(f"The id_token's signing key is unknown: {exc}.") from None
+    try:
+        claims = jwt.decode(id_token, key, algorithms=["RS256"], audience=platform.client_id, issuer=platform.issuer,
+                            leeway=CLOCK_LEEWAY_SECONDS, options={"require": ["iss", "aud", "exp", "iat", "nonce", "sub"]})
+    except jwt.InvalidSignatureError:
+        raise LaunchRejected("The id_token's signature does not verify with the platform's key.") from None
+    except jwt.ExpiredSignatureError:
+        raise LaunchRejected("The id_token has expired.") from None
+    except jwt.InvalidAudienceError:
+        raise LaunchRejected(f"The id_token is not for this tool (aud must include {platform.client_id!r}).") from None
+    except jwt.InvalidIssuerError:
+        raise LaunchRejected("The id_token's issuer is not the platform that logged in.") from None
+    except jwt.MissingRequiredClaimError as exc:
+        raise LaunchRejected(f"The id_token lacks the {exc.claim!r} claim.") from None
+    except jwt.InvalidTokenError as exc:
+        raise LaunchRejected(f"The id_token is not valid: {exc}.") from None
+    audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+    if (len(audiences) > 1 or "azp" in claims) and claims.get("azp") != platform.client_id:
+        raise LaunchRejected("The id_token's azp must be this tool's client id.")
+    return claims
+
+
+def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:
+    if claims.get(c.VERSION) != c.LTI_VERSION:
+        raise LaunchRejected(f"Only LTI {c.LTI_VERSION} launches are supported.")
+    deployment = claims.get(c.DEPLOYMENT_ID)
+    if not deployment:
+        raise LaunchRejected("The id_token lacks the deployment_id claim.")
+    if deployment not in platform.deployment_ids:
+        raise LaunchRejected(f"Deployment {deployment!r} is not registered for this platform.")
+    if not isinstance(claims.get(c.ROLES), list):
+        raise LaunchRejected("The id_token lacks the roles claim.")
+    sub = claims["sub"]
+    if not isinstance(sub, str) or not 0 < len(sub) <= 255 or set(sub) & LEARNER_PATTERN_CHARS:
+        raise LaunchRejected("The id_token's sub must be 1-255 characters without '/' or control characters.")
+    message_type = claims.get(c.MESSAGE_TYPE)
+    if message_type == c.RESOURCE_LINK_REQUEST:
+        link = claims.get(c.RESOURCE_LINK)
+        if not isinstance(link, dict) or not link.get("id"):
+            raise LaunchRejected("A resource link launch needs the resource_link claim with an id.")
+        if not claims.get(c.TARGET_LINK_URI):
+            raise LaunchRejected("The id_token lacks the target_link_uri claim.")
+    elif message_type == c.DEEP_LINKING_REQUEST:
+        settings = claims.get(c.DEEP_LINKING_SETTINGS)
+        if not isinstance(settings, dict) or not settings.get("deep_link_return_url"):
+            raise LaunchRejected("A deep linking request needs deep_linking_settings with a deep_link_return_url.")
+    else:
+        raise LaunchRejected(f"Message type {message_type!r} is not supported.")
+
+
+def _use_nonce(session: Session, platform: LtiPlatform, nonce: str, expires: int) -> None:
+    now = utcnow()
+    session.execute(delete(LtiNonce).where(LtiNonce.expires_at < now))
+    expires_at = datetime.fromtimestamp(expires, timezone.utc) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
+    try:
+        with session.begin_nested():
+            session.add(LtiNonce(platform_id=platform.id, nonce=nonce[:255], expires_at=expires_at))
+    except IntegrityError:
+        raise LaunchRejected("This id_token was already used (a replayed launch): launch again.") from None

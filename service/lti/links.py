@@ -1,0 +1,58 @@
+"""Resource links: which exercise a placement in a course opens, and where its scores go."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..models import Exercise, LtiResourceLink
+from ..models.base import utcnow
+from . import claims as c
+from .launch import Launch
+
+
+class LinkWithoutExercise(Exception):
+    pass
+
+
+def _named_exercise(launch: Launch) -> str | None:
+    """The exercise a launch names: the custom parameter `exercise` (set by Deep Linking, or by
+    hand as exercise=<slug>), else ?exercise=<slug> on the target link URI."""
+    slug = launch.custom.get("exercise")
+    if slug:
+        return str(slug)
+    query = parse_qs(urlsplit(launch.claims.get(c.TARGET_LINK_URI, "")).query)
+    return query.get("exercise", [None])[0]
+
+
+def record_link(session: Session, launch: Launch) -> LtiResourceLink:
+    """The launch's resource link, made or brought up to date (exercise, AGS endpoints)."""
+    claims = launch.claims
+    link_id = claims[c.RESOURCE_LINK]["id"]
+    link = session.scalar(select(LtiResourceLink).where(LtiResourceLink.platform_id == launch.platform.id,
+                                                        LtiResourceLink.resource_link_id == link_id))
+    slug = _named_exercise(launch)
+    exercise = None
+    if slug is not None:
+        exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True)))
+        if exercise is None:
+            raise LinkWithoutExercise(f"This link opens exercise {slug!r}, which is not published.")
+    elif link is not None:
+        exercise = link.exercise
+    if exercise is None:
+        raise LinkWithoutExercise("This link does not name an exercise: add it to the course with the tool's "
+                                  "exercise picker (Deep Linking), or set the custom parameter exercise=<slug>.")
+    now = utcnow()
+    if link is None:
+        link = LtiResourceLink(platform_id=launch.platform.id, resource_link_id=link_id, created_at=now)
+        session.add(link)
+    ags: dict[str, Any] = claims.get(c.AGS_ENDPOINT) or {}
+    link.exercise, link.deployment_id, link.updated_at = exercise, launch.deployment_id, now
+    link.context_id = (claims.get(c.CONTEXT) or {}).get("id")
+    link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")
+    link.ags_scopes = list(ags.get("scope") or [])
+    session.flush()
+    return link

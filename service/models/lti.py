@@ -1,0 +1,111 @@
+"""LTI 1.3: the platforms (LMSs) registered with the tool, the tool's keys, launches' links, and
+the scores sent back to the platforms' gradebooks."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .attempt import Attempt, AttemptEvent
+from .base import Base, JSONType, utcnow
+from .client import ApiClient
+from .delivery import OutboundDelivery
+from .exercise import Exercise
+
+
+class LtiPlatform(Base):
+    """An LMS registered by an admin: the values its LTI 1.3 registration shows."""
+
+    __tablename__ = "lti_platforms"
+    __table_args__ = (UniqueConstraint("issuer", "client_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    issuer: Mapped[str] = mapped_column(String(255))
+    # The tool's OAuth client id at this platform (the `aud` of its id_tokens).
+    client_id: Mapped[str] = mapped_column(String(255))
+    deployment_ids: Mapped[list[str]] = mapped_column(JSONType)
+    auth_login_url: Mapped[str] = mapped_column(String(2048))
+    auth_token_url: Mapped[str] = mapped_column(String(2048))
+    jwks_url: Mapped[str] = mapped_column(String(2048))
+    # The API client that owns this platform's learners and attempts, made at registration.
+    api_client_id: Mapped[int] = mapped_column(ForeignKey("api_clients.id"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    disabled_at: Mapped[datetime | None]
+
+    api_client: Mapped[ApiClient] = relationship(lazy="joined", innerjoin=True)
+
+
+class LtiToolKey(Base):
+    """The tool's RSA key pairs: the newest unretired one signs; retired ones stay in the JWKS
+    until what they signed has expired."""
+
+    __tablename__ = "lti_tool_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kid: Mapped[str] = mapped_column(String(64), unique=True)
+    # PEM (PKCS#8), sealed with SECRET_KEY.
+    sealed_private_key: Mapped[str] = mapped_column(Text)
+    public_jwk: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    retired_at: Mapped[datetime | None]
+
+
+class LtiNonce(Base):
+    """A launch's nonce, used up: an id_token replayed with it is refused."""
+
+    __tablename__ = "lti_nonces"
+
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id"), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(255), primary_key=True)
+    # When the id_token that used it expires; older rows can go.
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class LtiResourceLink(Base):
+    """A placement of an exercise in a course, as its launches describe it."""
+
+    __tablename__ = "lti_resource_links"
+    __table_args__ = (UniqueConstraint("platform_id", "resource_link_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+    resource_link_id: Mapped[str] = mapped_column(String(255))
+    context_id: Mapped[str | None] = mapped_column(String(255))
+    exercise_id: Mapped[int] = mapped_column(ForeignKey("exercises.id"))
+    # Assignment and Grade Services, from the latest launch: the line item scores go to (or
+    # the container to find or make it in) and the scopes the platform granted.
+    lineitem_url: Mapped[str | None] = mapped_column(String(2048))
+    lineitems_url: Mapped[str | None] = mapped_column(String(2048))
+    ags_scopes: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    platform: Mapped[LtiPlatform] = relationship(lazy="joined", innerjoin=True)
+    exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
+
+
+class ScorePassback(OutboundDelivery, Base):
+    """A learner's score to send to the link's line item after an event on one of their attempts.
+
+    The score sent is computed when it is sent (the exercise's policy: best or latest), so a
+    late retry never overwrites a newer grade with an older one."""
+
+    __tablename__ = "score_passbacks"
+    __table_args__ = (Index("ix_score_passbacks_due", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    attempt_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("attempts.id"), index=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("attempt_events.id"), unique=True)
+    link_id: Mapped[int] = mapped_column(ForeignKey("lti_resource_links.id"))
+    # What was sent: {scoreGiven, scoreMaximum, ...}, for admins reading the passback's state.
+    sent_score: Mapped[dict[str, Any] | None]
+
+    attempt: Mapped[Attempt] = relationship()
+    event: Mapped[AttemptEvent] = relationship()
+    link: Mapped[LtiResourceLink] = relationship()

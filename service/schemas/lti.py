@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from ..models import DeliveryStatus
+
+
+
+def url_field(description: str) -> fields.Url:
+    return fields.Url(required=True, require_tld=False, schemes={"http", "https"}, validate=validate.Length(max=2048),
+                      metadata={"description": description})
+
+
+class PlatformSchema(Schema):
+    id = fields.Integer(dump_only=True)
+    name = fields.String(required=True, validate=validate.Length(min=1, max=60),
+                         metadata={"description": "How admins call this LMS (e.g. 'Moodle, Faculty of Science')"})
+    issuer = fields.String(required=True, validate=validate.Length(min=1, max=255),
+                           metadata={"description": "The platform's issuer (iss), e.g. https://moodle.example.edu"})
+    client_id = fields.String(required=True, validate=validate.Length(min=1, max=255),
+                              metadata={"description": "The client id the platform gave this tool"})
+    deployment_ids = fields.List(fields.String(validate=validate.Length(min=1, max=255)), required=True,
+                                 validate=validate.Length(min=1, max=100))
+    auth_login_url = url_field("The platform's OIDC authorization URL")
+    auth_token_url = url_field("The platform's OAuth2 token URL")
+    jwks_url = url_field("The platform's public keyset URL")
+    created_at = fields.DateTime(dump_only=True)
+    disabled_at = fields.DateTime(dump_only=True, allow_none=True)
+
+
+class PlatformUpdateSchema(PlatformSchema):
+    """Any of the fields but issuer and client id, which identify the registration."""
+
+    class Meta:
+        exclude = ("issuer", "client_id")
+
+
+class ToolSchema(Schema):
+    login_url = fields.String(required=True, metadata={"description": "OpenID Connect login initiation URL"})
+    launch_url = fields.String(required=True, metadata={"description": "Target link URI and redirection URI"})
+    deep_linking_url = fields.String(required=True, metadata={"description": "Content selection URL"})
+    jwks_url = fields.String(required=True, metadata={"description": "The tool's public keyset URL"})
+
+
+class ToolKeySchema(Schema):
+    kid = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    retired_at = fields.DateTime(allow_none=True, metadata={
+        "description": "When it stopped signing; it stays in the JWKS for LTI_RETIRED_KEY_SECONDS"})
+
+
+class PassbacksQuerySchema(Schema):
+    class Meta:
+        unknown = EXCLUDE  # page and page_size are read by the pagination decorator
+
+    status = fields.String(validate=validate.OneOf([s.value for s in DeliveryStatus]))
+    attempt = fields.UUID(metadata={"description": "Only this attempt's passbacks"})
+
+
+class PassbackSchema(Schema):
+    id = fields.Integer(required=True)
+    attempt = fields.UUID(required=True, attribute="attempt_id")
+    learner = fields.String(required=True, attribute="attempt.learner")
+    exercise = fields.String(required=True, attribute="link.exercise.slug")
+    platform = fields.String(required=True, attribute="link.platform.name")
+    lineitem_url = fields.String(allow_none=True, attribute="link.lineitem_url")
+    status = fields.String(required=True, validate=validate.OneOf([s.value for s in DeliveryStatus]))
+    tries = fields.Integer(required=True)
+    sent_score = fields.Dict(allow_none=True, metadata={"description": "The AGS score last sent"})
+    last_status_code = fields.Integer(allow_none=True)
+    last_error = fields.String(allow_none=True)
+    created_at = fields.DateTime(required=True)
+    last_attempt_at = fields.DateTime(allow_none=True)
+    next_attempt_at = fields.DateTime(required=True)
+    delivered_at = fields.DateTime(allow_none=True)

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from ..models import DeliveryStatus
+from ..outbound.webhooks import event_id
+
+MAX_URL_CHARS = 2048
+PENDING = DeliveryStatus.PENDING.value
+
+
+class WebhookCreateSchema(Schema):
+    url = fields.URL(required=True, schemes={"http", "https"}, require_tld=False,
+                     validate=validate.Length(max=MAX_URL_CHARS), metadata={
+                         "description": "Where events are POSTed. With ENV=production: https:// on a public address "
+                                        "(unless WEBHOOK_ALLOW_PRIVATE=true)"})
+    description = fields.String(load_default="", validate=validate.Length(max=200),
+                                metadata={"description": "A note for yourself, e.g. which system receives it"})
+
+
+class WebhookEndpointSchema(Schema):
+    id = fields.Integer(required=True)
+    url = fields.String(required=True)
+    description = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    disabled_at = fields.DateTime(allow_none=True, metadata={
+        "description": "When it was deleted: it receives nothing more, its delivery log stays readable"})
+
+
+class WebhookCreatedSchema(WebhookEndpointSchema):
+    secret = fields.String(required=True, metadata={
+        "description": "whsec_…: the key of the events' signatures. Shown in this response only: store it now"})
+
+
+class DeliveryQuerySchema(Schema):
+    class Meta:
+        unknown = EXCLUDE  # page and page_size are read by the pagination decorator
+
+    status = fields.String(validate=validate.OneOf([s.value for s in DeliveryStatus]),
+                           metadata={"description": "Only deliveries with this status"})
+
+
+class WebhookDeliverySchema(Schema):
+    id = fields.Integer(required=True)
+    event_id = fields.Function(lambda delivery: event_id(delivery.event_id), required=True, metadata={
+        "type": "string", "description": "The event's id, as sent in the body and in webhook-id: evt_<n>"})
+    event_type = fields.String(required=True, attribute="event.type", metadata={"description": "e.g. attempt.graded"})
+    attempt_id = fields.UUID(required=True, attribute="event.attempt_id")
+    status = fields.String(required=True, validate=validate.OneOf([s.value for s in DeliveryStatus]), metadata={
+        "description": "pending (waiting for its next try), delivered, or failed (every try failed, or the "
+                       "endpoint was deleted)"})
+    tries = fields.Integer(required=True, metadata={"description": "Tries made since it was queued (or resent)"})
+    last_status_code = fields.Integer(allow_none=True,
+                                      metadata={"description": "The endpoint's HTTP status at the last try; null: no answer"})
+    last_error = fields.String(allow_none=True, metadata={"description": "Why the last try failed"})
+    created_at = fields.DateTime(required=True)
+    last_attempt_at = fields.DateTime(allow_none=True, metadata={"description": "When the last try started"})
+    next_attempt_at = fields.Function(
+        lambda delivery: delivery.next_attempt_at.isoformat() if delivery.status == PENDING else None,
+        allow_none=True, metadata={"type": "string", "format": "date-time",
+                                   "description": "When the next try is due (pending deliveries only)"})
+    delivered_at = fields.DateTime(allow_none=True)

@@ -1,0 +1,495 @@
+"""A fake LTI 1.3 platform (an LMS) on localhost, the counterpart the LTI tool is tested against.
+
+It follows LTI 1.3 Core, Deep Linking 2.0, Assignment and Grade Services 2.0 and the IMS Security
+Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cryptography):
+
+* OIDC third-party login: `login_initiation()` builds what the platform sends to the tool's login
+  endpoint; `authorize()` plays the authorization endpoint the tool redirects back to.
+* `id_token()` builds resource link and deep linking launches, and broken ones for negative tests.
+* HTTP (`with TestPlatform() as platform:`): GET /jwks, POST /token (client credentials with a JWT
+  client assertion), and the AGS line item container, line items and score endpoints.
+* `read_deep_linking_response()` verifies the tool's LtiDeepLinkingResponse JWT.
+
+Everything the tool sends is recorded (`token_requests`, `scores`, `rejected`, `jwks_requests`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+DL_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+DL_CONTENT_ITEMS = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
+DL_DATA = "https://purl.imsglobal.org/spec/lti-dl/claim/data"
+SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+SUPPORTED_SCOPES = (SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY, SCOPE_RESULT_READONLY, SCOPE_SCORE)
+SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
+LINEITEM_CONTAINER_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
+CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+ACTIVITY_PROGRESS = ("Initialized", "Started", "InProgress", "Submitted", "Completed")
+GRADING_PROGRESS = ("FullyGraded", "Pending", "PendingManual", "Failed", "NotReady")
+DEEP_LINK_DATA = "opaque-data-123"
+LEARNER_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"]
+INSTRUCTOR_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"]
+LINEITEMS_PATH = "/courses/c1/lineitems"
+_DEFAULT: Any = object()  # "use the default line item" for id_token(lineitem=...)
+
+
+@dataclass
+class AuthResponse:
+    """The authorization endpoint's answer: the browser auto-posts `form` ({"id_token", "state"})
+    to `redirect_uri`; `nonce` is the one the tool sent (and the id_token carries)."""
+
+    redirect_uri: str
+    form: dict[str, str]
+    nonce: str
+
+
+class _Reject(Exception):
+    """An HTTP error answer with an OAuth-style JSON body {"error", "error_description"}."""
+
+    def __init__(self, status: int, error: str, description: str, headers: dict[str, str] | None = None):
+        super().__init__(description)
+        self.status, self.error, self.description, self.headers = status, error, description, headers or {}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _media_type(headers: Message) -> str:
+    return (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+
+
+def _json_object(body: bytes) -> dict:
+    try:
+        parsed = json.loads(body)
+    except ValueError as exc:
+        raise _Reject(400, "invalid_request", f"body is not JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise _Reject(400, "invalid_request", "body is not a JSON object")
+    return parsed
+
+
+def _score_problem(score: dict) -> str | None:
+    """What makes an AGS score invalid, or None."""
+    given, maximum = score.get("scoreGiven"), score.get("scoreMaximum")
+    if not isinstance(score.get("userId"), str) or not score["userId"]:
+        return "userId must be a non-empty string"
+    if score.get("activityProgress") not in ACTIVITY_PROGRESS:
+        return f"activityProgress {score.get('activityProgress')!r} is not one of {ACTIVITY_PROGRESS}"
+    if score.get("gradingProgress") not in GRADING_PROGRESS:
+        return f"gradingProgress {score.get('gradingProgress')!r} is not one of {GRADING_PROGRESS}"
+    try:
+        if datetime.fromisoformat(score["timestamp"]).tzinfo is None:
+            return "timestamp has no time zone"
+    except (KeyError, TypeError, ValueError):
+        return f"timestamp {score.get('timestamp')!r} is not ISO 8601"
+    if given is not None and (not _is_number(given) or given < 0):
+        return "scoreGiven must be a number >= 0"
+    if given is not None and maximum is None:
+        return "scoreMaximum must be present when scoreGiven is"
+    if maximum is not None and (not _is_number(maximum) or maximum <= 0):
+        return "scoreMaximum must be a number > 0"
+    if given is not None and given > maximum:
+        return f"scoreGiven {given} exceeds scoreMaximum {maximum}"
+    if "comment" in score and not isinstance(score["comment"], (str, type(None))):
+        return "comment must be a string"
+    return None
+
+
+class TestPlatform:
+    """A fake LMS on http://127.0.0.1:<free port>; a context manager that runs its HTTP server.
+
+    Attributes tests read or set: `tool_jwks` (callable returning the tool's JWKS), `fail_next_scores`,
+    and the records `token_requests`, `scores`, `rejected` (refused AGS requests: method, path,
+    status, reason, body, authorization), `lineitems`, `access_tokens` (token -> {"scopes",
+    "expires_at"}; clear it to revoke every token) and `jwks_requests`.
+    """
+
+    __test__ = False
+
+    def __init__(self, *, client_id: str = "gradquiz-tool", deployment_id: str = "deployment-1") -> None:
+        self.client_id, self.deployment_id = client_id, deployment_id
+        self.tool_jwks: Callable[[], dict] | None = None
+        self.fail_next_scores = 0
+        self.jwks_requests = 0
+        self.token_requests: list[dict] = []
+        self.scores: list[dict] = []
+        self.rejected: list[dict] = []
+        self.lineitems: list[dict] = []
+        self.access_tokens: dict[str, dict] = {}
+        self._keys: list[tuple[str, rsa.RSAPrivateKey]] = []
+        self._used_jtis: set[str] = set()
+        self._logins: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.rotate_key()
+
+    # -- lifecycle and endpoints --------------------------------------------------------------
+
+    def __enter__(self) -> TestPlatform:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.platform = self
+        self.lineitems = [{"id": self.lineitem_url(), "label": "Autograd quiz", "scoreMaximum": 100,
+                           "resourceLinkId": "link-1"}]
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="lti-platform", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    @property
+    def issuer(self) -> str:
+        """"http://127.0.0.1:<port>", the platform's issuer and base URL (once started)."""
+        if self._server is None:
+            raise RuntimeError("TestPlatform is not started: use it as a context manager")
+        return f"http://127.0.0.1:{self._server.server_port}"
+
+    @property
+    def login_url(self) -> str:
+        """The OIDC authorization endpoint the tool redirects the browser to."""
+        return self.issuer + "/auth"
+
+    @property
+    def token_url(self) -> str:
+        return self.issuer + "/token"
+
+    @property
+    def jwks_url(self) -> str:
+        return self.issuer + "/jwks"
+
+    @property
+    def lineitems_url(self) -> str:
+        """The AGS line item container of course c1."""
+        return self.issuer + LINEITEMS_PATH
+
+    def lineitem_url(self, name: str = "li1") -> str:
+        """A line item URL of course c1 ("li1" exists from the start; others once POSTed)."""
+        return f"{self.lineitems_url}/{name}"
+
+    def registration(self) -> dict:
+        """What an administrator enters in the tool to register this platform."""
+        return {"issuer": self.issuer, "client_id": self.client_id, "deployment_ids": [self.deployment_id],
+                "auth_login_url": self.login_url, "auth_token_url": self.token_url, "jwks_url": self.jwks_url}
+
+    # -- keys -----------------------------------------------------------------------------------
+
+    def rotate_key(self) -> None:
+        """Sign from now on with a new key under a new kid; earlier keys stay in the JWKS."""
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        with self._lock:
+            self._keys.append((f"platform-key-{len(self._keys) + 1}-{secrets.token_hex(4)}", key))
+
+    def jwks(self) -> dict:
+        """The platform's public JWKS, every key ever used (also served at GET /jwks)."""
+        with self._lock:
+            keys = list(self._keys)
+        return {"keys": [{**jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True),
+                          "kid": kid, "alg": "RS256", "use": "sig"} for kid, key in keys]}
+
+    # -- OIDC launch ------------------------------------------------------------------------------
+
+    def login_initiation(self, target_link_uri: str, *, login_hint: str = "user-1",
+                         lti_message_hint: str | None = "hint-1") -> dict:
+        """The third-party-initiated login parameters the platform sends to the tool's login URL
+        (lti_message_hint omitted when None). authorize() accepts only hints issued here."""
+        params = {"iss": self.issuer, "login_hint": login_hint, "target_link_uri": target_link_uri,
+                  "client_id": self.client_id, "lti_deployment_id": self.deployment_id}
+        if lti_message_hint is not None:
+            params["lti_message_hint"] = lti_message_hint
+        self._logins[(login_hint, lti_message_hint)] = params
+        return params
+
+    def authorize(self, redirect_location: str, **claims: Any) -> AuthResponse:
+        """Play the OIDC authorization endpoint for the tool's redirect URL: check the
+        authentication request (AssertionError if wrong) and answer with a signed id_token.
+
+        `claims` go to id_token(); target_link_uri defaults to the one of the login initiation."""
+        url = urllib.parse.urlsplit(redirect_location)
+        assert f"{url.scheme}://{url.netloc}{url.path}" == self.login_url, \
+            f"tool redirected to {redirect_location!r}, not to the platform's {self.login_url}"
+        query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        assert all(len(values) == 1 for values in query.values()), f"repeated parameters in {query}"
+        params = {name: values[0] for name, values in query.items()}
+        expected = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post",
+                    "prompt": "none", "client_id": self.client_id}
+        for name, value in expected.items():
+            assert params.get(name) == value, f"authentication request: {name}={params.get(name)!r}, expected {value!r}"
+        for name in ("redirect_uri", "login_hint", "state", "nonce"):
+            assert params.get(name), f"authentication request: {name} is missing"
+        login = self._logins.get((params["login_hint"], params.get("lti_message_hint")))
+        assert login is not None, (f"authentication request: login_hint={params['login_hint']!r}, lti_message_hint="
+                                   f"{params.get('lti_message_hint')!r} do not echo a login_initiation()")
+        claims.setdefault("target_link_uri", login["target_link_uri"])
+        token = self.id_token(nonce=params["nonce"], **claims)
+        return AuthResponse(params["redirect_uri"], {"id_token": token, "state": params["state"]}, params["nonce"])
+
+    def id_token(self, *, nonce: str, message_type: str = "LtiResourceLinkRequest", sub: str = "learner-1",
+                 roles: list[str] = LEARNER_ROLES, resource_link_id: str = "link-1",
+                 target_link_uri: str = "http://localhost/lti/launch", custom: dict | None = None,
+                 lineitem: str | None = _DEFAULT, deep_link_return_url: str | None = None,
+                 kid: str | None = None, key: rsa.RSAPrivateKey | None = None, exp_in: int = 300,
+                 iat_offset: int = 0, overrides: dict | None = None, remove: tuple[str, ...] = ()) -> str:
+        """A complete LTI 1.3 id_token, RS256 with the current key (header kid).
+
+        Resource link launches carry resource_link and the AGS endpoint claim (its "lineitem" is
+        `lineitem`, the default line item unless given, omitted when None); LtiDeepLinkingRequest
+        carries deep_linking_settings instead. For broken tokens: `key` signs with another key,
+        `kid` replaces the header kid, `iat_offset`/`exp_in` move iat and exp, then `overrides`
+        sets and `remove` deletes top-level claims (e.g. LTI + "deployment_id")."""
+        iat = int(time.time()) + iat_offset
+        claims: dict[str, Any] = {
+            "iss": self.issuer, "aud": self.client_id, "azp": self.client_id, "sub": sub,
+            "exp": iat + exp_in, "iat": iat, "nonce": nonce, "name": f"User {sub}", "email": f"{sub}@example.invalid",
+            LTI + "message_type": message_type, LTI + "version": "1.3.0",
+            LTI + "deployment_id": self.deployment_id, LTI + "target_link_uri": target_link_uri,
+            LTI + "roles": list(roles),
+            LTI + "context": {"id": "c1", "label": "DL101", "title": "Deep Learning 101",
+                              "type": ["http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering"]},
+            LTI + "launch_presentation": {"document_target": "iframe", "return_url": self.issuer + "/return",
+                                          "locale": "en"},
+            LTI + "tool_platform": {"guid": "test-platform", "name": "Test Platform", "version": "1.0",
+                                    "product_family_code": "gradquiz-tests"},
+        }
+        if custom is not None:
+            claims[LTI + "custom"] = custom
+        if message_type == "LtiResourceLinkRequest":
+            claims[LTI + "resource_link"] = {"id": resource_link_id, "title": "Autograd quiz"}
+            endpoint = {"scope": [SCOPE_LINEITEM, SCOPE_RESULT_READONLY, SCOPE_SCORE], "lineitems": self.lineitems_url}
+            if lineitem is not None:
+                endpoint["lineitem"] = self.lineitem_url() if lineitem is _DEFAULT else lineitem
+            claims[AGS_ENDPOINT] = endpoint
+        elif message_type == "LtiDeepLinkingRequest":
+            claims[DL_SETTINGS] = {
+                "deep_link_return_url": deep_link_return_url or self.issuer + "/deep_link_return",
+                "accept_types": ["ltiResourceLink"], "accept_presentation_document_targets": ["iframe", "window"],
+                "accept_multiple": True, "auto_create": True, "data": DEEP_LINK_DATA}
+        claims.update(overrides or {})
+        for name in remove:
+            del claims[name]
+        with self._lock:
+            current_kid, current_key = self._keys[-1]
+        return jwt.encode(claims, key or current_key, algorithm="RS256",
+                          headers={"kid": current_kid if kid is None else kid})
+
+    # -- tool JWTs --------------------------------------------------------------------------------
+
+    def _verify_tool_jwt(self, token: str, *, audience: str, required: list[str]) -> dict:
+        """Claims of a JWT the tool signed (RS256, key chosen by header kid from tool_jwks())."""
+        kid = jwt.get_unverified_header(token).get("kid")
+        if self.tool_jwks is None:
+            raise jwt.InvalidKeyError("tool_jwks is not set")
+        jwk = next((k for k in self.tool_jwks().get("keys", []) if kid and k.get("kid") == kid), None)
+        if jwk is None:
+            raise jwt.InvalidKeyError(f"the tool's JWKS has no key with kid {kid!r}")
+        return jwt.decode(token, jwt.PyJWK(jwk).key, algorithms=["RS256"], audience=audience,
+                          issuer=self.client_id, leeway=5, options={"require": required})
+
+    def read_deep_linking_response(self, jwt_token: str, *, data: str | None = DEEP_LINK_DATA) -> dict:
+        """Verify the tool's LtiDeepLinkingResponse JWT and return its claims; `data` is what the
+        request's deep_linking_settings sent (None: nothing to echo). Raises AssertionError or a
+        jwt.PyJWTError."""
+        claims = self._verify_tool_jwt(jwt_token, audience=self.issuer, required=["iss", "aud", "exp", "iat", "nonce"])
+        for name, value in (("message_type", "LtiDeepLinkingResponse"), ("version", "1.3.0"),
+                            ("deployment_id", self.deployment_id)):
+            assert claims.get(LTI + name) == value, f"{name} is {claims.get(LTI + name)!r}, expected {value!r}"
+        if data is not None:
+            assert claims.get(DL_DATA) == data, f"data {claims.get(DL_DATA)!r} does not echo {data!r}"
+        items = claims.get(DL_CONTENT_ITEMS, [])
+        assert isinstance(items, list), "content_items is not an array"
+        for item in items:
+            assert isinstance(item, dict) and item.get("type") == "ltiResourceLink", f"content item {item!r} not accepted"
+            line_item = item.get("lineItem", {"scoreMaximum": 1})
+            assert _is_number(line_item.get("scoreMaximum")) and line_item["scoreMaximum"] > 0, \
+                f"lineItem {line_item!r} needs scoreMaximum > 0"
+        return claims
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    def _handle(self, method: str, target: str, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
+        """Route one request: (status, headers, JSON payload or None)."""
+        path, _, query = target.partition("?")
+        try:
+            if (method, path) == ("GET", "/jwks"):
+                with self._lock:
+                    self.jwks_requests += 1
+                return 200, {}, self.jwks()
+            if (method, path) == ("POST", "/token"):
+                return self._token(headers, body)
+            if path == LINEITEMS_PATH and method == "GET":
+                self._check_bearer(headers, SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY)
+                filters = {key: values[0] for key, values in urllib.parse.parse_qs(query).items()}
+                fields = {"resource_link_id": "resourceLinkId", "resource_id": "resourceId", "tag": "tag"}
+                with self._lock:
+                    found = [item for item in self.lineitems if all(item.get(fields[key]) == value
+                             for key, value in filters.items() if key in fields)]
+                return 200, {"Content-Type": LINEITEM_CONTAINER_TYPE}, found
+            if path == LINEITEMS_PATH and method == "POST":
+                return self._create_lineitem(headers, body)
+            if path.startswith(LINEITEMS_PATH + "/"):
+                name, _, tail = path[len(LINEITEMS_PATH) + 1:].partition("/")
+                if (method, tail) == ("GET", ""):
+                    item = self._lineitem(name)
+                    self._check_bearer(headers, SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY)
+                    return 200, {"Content-Type": LINEITEM_TYPE}, item
+                if (method, tail) == ("POST", "scores"):
+                    return self._score(name, headers, body)
+            raise _Reject(404, "not_found", f"no {method} {path}")
+        except _Reject as exc:
+            if path != "/token":
+                with self._lock:
+                    self.rejected.append({"method": method, "path": path, "status": exc.status, "reason": exc.description,
+                                          "body": body.decode(errors="replace"),
+                                          "authorization": headers.get("Authorization")})
+            return exc.status, exc.headers, {"error": exc.error, "error_description": exc.description}
+
+    def _token(self, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
+        """OAuth 2 client credentials grant with a JWT client assertion (RFC 7523, IMS SF §4.1)."""
+        record: dict[str, Any] = {"form": None, "claims": None}
+        try:
+            if _media_type(headers) != "application/x-www-form-urlencoded":
+                raise _Reject(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
+            query = urllib.parse.parse_qs(body.decode(), keep_blank_values=True)
+            form = record["form"] = {key: values[0] for key, values in query.items()}
+            if any(len(values) > 1 for values in query.values()):
+                raise _Reject(400, "invalid_request", "a parameter is repeated")
+            if form.get("grant_type") != "client_credentials":
+                raise _Reject(400, "unsupported_grant_type", f"grant_type {form.get('grant_type')!r}")
+            if form.get("client_assertion_type") != CLIENT_ASSERTION_TYPE or not form.get("client_assertion"):
+                raise _Reject(400, "invalid_request", "client_assertion_type / client_assertion missing or wrong")
+            try:
+                claims = record["claims"] = self._verify_tool_jwt(
+                    form["client_assertion"], audience=self.token_url, required=["iss", "sub", "aud", "exp", "iat", "jti"])
+                if claims["sub"] != self.client_id:
+                    raise jwt.InvalidTokenError(f"sub {claims['sub']!r} is not the client_id")
+            except jwt.PyJWTError as exc:
+                raise _Reject(401, "invalid_client", f"client assertion: {exc}") from None
+            with self._lock:
+                replayed = claims["jti"] in self._used_jtis
+                self._used_jtis.add(claims["jti"])
+            if replayed:
+                raise _Reject(401, "invalid_client", f"client assertion jti {claims['jti']!r} was already used")
+            granted = [scope for scope in form.get("scope", "").split() if scope in SUPPORTED_SCOPES]
+            if not granted:
+                raise _Reject(400, "invalid_scope", f"none of the scopes {form.get('scope')!r} is supported")
+            token = secrets.token_urlsafe(24)
+            with self._lock:
+                self.access_tokens[token] = {"scopes": set(granted), "expires_at": time.time() + 3600}
+            record.update(status=200, scope=" ".join(granted))
+            return 200, {"Cache-Control": "no-store"}, {"access_token": token, "token_type": "Bearer",
+                                                        "expires_in": 3600, "scope": " ".join(granted)}
+        except _Reject as exc:
+            record.update(status=exc.status, error=exc.error, error_description=exc.description)
+            raise
+        finally:
+            with self._lock:
+                self.token_requests.append(record)
+
+    def _check_bearer(self, headers: Message, *scopes: str) -> None:
+        """Require an unexpired issued access token granting one of `scopes` (RFC 6750)."""
+        scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+        with self._lock:
+            grant = self.access_tokens.get(token.strip())
+        if scheme.lower() != "bearer" or grant is None or grant["expires_at"] < time.time():
+            raise _Reject(401, "invalid_token", "missing, unknown or expired access token",
+                          {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        if not grant["scopes"] & set(scopes):
+            raise _Reject(403, "insufficient_scope", f"the token grants none of {scopes}",
+                          {"WWW-Authenticate": 'Bearer error="insufficient_scope"'})
+
+    def _lineitem(self, name: str) -> dict:
+        with self._lock:
+            item = next((item for item in self.lineitems if item["id"] == self.lineitem_url(name)), None)
+        if item is None:
+            raise _Reject(404, "not_found", f"no line item {name!r}")
+        return item
+
+    def _create_lineitem(self, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
+        self._check_bearer(headers, SCOPE_LINEITEM)
+        if _media_type(headers) != LINEITEM_TYPE:
+            raise _Reject(415, "invalid_request", f"Content-Type must be {LINEITEM_TYPE}")
+        item = _json_object(body)
+        if not isinstance(item.get("label"), str) or not item["label"].strip():
+            raise _Reject(400, "invalid_request", "label must be a non-empty string")
+        if not _is_number(item.get("scoreMaximum")) or item["scoreMaximum"] <= 0:
+            raise _Reject(400, "invalid_request", "scoreMaximum must be a number > 0")
+        with self._lock:
+            item["id"] = self.lineitem_url(f"li{len(self.lineitems) + 1}")
+            self.lineitems.append(item)
+        return 201, {"Content-Type": LINEITEM_TYPE, "Location": item["id"]}, item
+
+    def _score(self, name: str, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
+        with self._lock:
+            inject = self.fail_next_scores > 0
+            if inject:
+                self.fail_next_scores -= 1
+        if inject:
+            raise _Reject(500, "server_error", "injected failure")
+        item = self._lineitem(name)
+        self._check_bearer(headers, SCOPE_SCORE)
+        if _media_type(headers) != SCORE_TYPE:
+            raise _Reject(415, "invalid_request", f"Content-Type must be {SCORE_TYPE}")
+        score = _json_object(body)
+        problem = _score_problem(score)
+        if problem:
+            raise _Reject(400, "invalid_request", problem)
+        with self._lock:
+            self.scores.append({"lineitem": item["id"], "body": score, "authorization": headers.get("Authorization")})
+        return 204, {}, None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default listen backlog (5) stalls bursts of concurrent requests by 1 s
+    platform: TestPlatform
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Hands each request to TestPlatform._handle and writes its JSON answer."""
+
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._answer("GET")
+
+    def do_POST(self) -> None:
+        self._answer("POST")
+
+    def _answer(self, method: str) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        status, headers, payload = self.server.platform._handle(method, self.path, self.headers, body)
+        data = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        if payload is not None:
+            headers = {"Content-Type": "application/json", **headers}
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output quiet."""

@@ -1,0 +1,366 @@
+"""LTI 1.3 against a test platform on localhost: real RSA keys, signed JWTs, JWKS, token and
+AGS endpoints over HTTP. The whole flow (login, launch, deep link, attempt, score posted) and
+the attacks a launch must refuse."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from sqlalchemy import func, select
+
+from service.config import PROJECT_ROOT
+from service.extensions import db_session
+from service.lti import claims as c
+from service.lti.passback import ScorePassbacks
+from service.lti.launch import STATE_COOKIE, cookie_value
+from service.lti.platforms import platform_keys
+from service.models import LtiNonce, LtiResourceLink, LtiToolKey, ScorePassback
+from service.models.base import utcnow
+from service.outbound.runner import OutboundRunner
+
+from .platform import INSTRUCTOR_ROLES, TestPlatform
+
+QUIZ = "backward-none-for-bounds"
+RIGHT, WRONG = "none-each", "zero-number"
+LAUNCH_URL = "http://localhost/lti/launch"
+
+
+@pytest.fixture
+def platform():
+    with TestPlatform() as running:
+        yield running
+
+
+@pytest.fixture
+def lms(app, client, platform, admin_key):
+    """The test platform registered with the tool, which trusts the tool's current JWKS."""
+    response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
+                           json={"name": "Test LMS", **platform.registration()})
+    assert response.status_code == 201, response.json
+    _trust_tool_keys(client, platform)
+    platform_keys.forget(response.json["id"])
+    return response.json
+
+
+def _trust_tool_keys(client, platform: TestPlatform) -> None:
+    tool_jwks = client.get("/lti/jwks").json  # fetched here: the platform calls it from its own thread
+    platform.tool_jwks = lambda: tool_jwks
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _login(client, platform: TestPlatform, target: str = LAUNCH_URL) -> str:
+    response = client.get("/lti/login", query_string=platform.login_initiation(target))
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return response.headers["Location"]
+
+
+def _launch(client, platform: TestPlatform, **claims):
+    auth = platform.authorize(_login(client, platform), **claims)
+    assert auth.redirect_uri == LAUNCH_URL
+    return client.post("/lti/launch", data=auth.form)
+
+
+def _handoff(response) -> dict:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    page = response.get_data(as_text=True)
+    match = re.search(r'<script type="application/json" id="gradquiz-launch">(.*?)</script>', page, re.S)
+    return json.loads(html.unescape(match.group(1)))
+
+
+def _runner(app) -> OutboundRunner:
+    settings = dataclasses.replace(app.config["SETTINGS"], outbound_retry_seconds=0.01)
+    return OutboundRunner(settings, kinds=[ScorePassbacks(settings)])
+
+
+def _count(app, model) -> int:
+    with app.app_context():
+        return db_session().scalar(select(func.count()).select_from(model))
+
+
+def test_the_tool_tells_an_lms_admin_its_urls_and_publishes_only_public_keys(client, admin_key, client_key):
+    urls = client.get("/api/v1/admin/lti/tool", headers=_auth(admin_key)).json
+    assert urls == {"login_url": "http://localhost/lti/login", "launch_url": LAUNCH_URL,
+                    "deep_linking_url": LAUNCH_URL, "jwks_url": "http://localhost/lti/jwks"}
+    assert client.get("/api/v1/admin/lti/tool", headers=_auth(client_key)).status_code == 403
+    keys = client.get("/lti/jwks").json["keys"]
+    assert len(keys) == 1 and keys[0]["alg"] == "RS256" and keys[0]["kid"]
+    assert not {"d", "p", "q", "dp", "dq", "qi"} & set(keys[0])  # nothing private
+
+
+def test_whole_flow_deep_link_then_launch_attempt_and_score_in_the_gradebook(app, client, platform, lms):
+    # The instructor adds two exercises with Deep Linking.
+    picker = _launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES,
+                     sub="teacher-1")
+    assert picker.status_code == 200, picker.get_data(as_text=True)
+    page = picker.get_data(as_text=True)
+    assert f'value="{QUIZ}"' in page
+    picker_token = html.unescape(re.search(r'name="picker" value="([^"]+)"', page).group(1))
+    returned = client.post("/lti/deep-link", data={"picker": picker_token, "exercise": [QUIZ, "clamp-function"]})
+    assert returned.status_code == 200
+    form = returned.get_data(as_text=True)
+    assert f'action="{platform.issuer}/deep_link_return"' in form
+    response_jwt = html.unescape(re.search(r'name="JWT" value="([^"]+)"', form).group(1))
+    deep_link = platform.read_deep_linking_response(response_jwt)  # verified with the tool's JWKS
+    items = deep_link[c.CONTENT_ITEMS]
+    assert [item["custom"] for item in items] == [{"exercise": QUIZ}, {"exercise": "clamp-function"}]
+    assert all(item["url"] == LAUNCH_URL and item["lineItem"]["scoreMaximum"] == 100 for item in items)
+
+    # A learner opens the first link: the tool hands the frontend a learner token.
+    handoff = _handoff(_launch(client, platform, custom=items[0]["custom"], sub="student-7"))
+    assert handoff["exercise"] == QUIZ and handoff["learner"] == "student-7" and handoff["role"] == "learner"
+    token = handoff["token"]
+
+    # With the token, the frontend uses the normal API: the learner's id comes from the token.
+    for answer in (RIGHT, WRONG):
+        attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": answer})
+        assert attempt.status_code == 201, attempt.json
+        assert attempt.json["learner"] == "student-7"
+    history = client.get("/api/v1/learners/student-7/attempts", headers=_auth(token))
+    assert history.status_code == 200 and len(history.json["attempts"]) == 2
+
+    # The runner sends the score that counts (best, the exercise's policy) to the line item.
+    assert _runner(app).run_once() == 2
+    assert [s["lineitem"] for s in platform.scores] == [platform.lineitem_url()] * 2
+    for sent in platform.scores:
+        assert sent["body"]["userId"] == "student-7"
+        assert sent["body"]["scoreGiven"] == 100 and sent["body"]["scoreMaximum"] == 100
+        assert sent["body"]["activityProgress"] == "Completed"
+        assert sent["body"]["gradingProgress"] == "FullyGraded"
+    # One access token, fetched with a client assertion the platform verified against the JWKS.
+    granted = [r for r in platform.token_requests if r["status"] == 200]
+    assert len(granted) == 1 and granted[0]["claims"]["iss"] == platform.client_id
+    assert platform.rejected == []
+
+
+def test_passback_retries_after_a_platform_error_and_admins_see_its_state(app, client, platform, lms, admin_key):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT})
+    assert attempt.status_code == 201, attempt.json
+    platform.fail_next_scores = 1
+    runner = _runner(app)
+    runner.run_once()
+    failing = client.get("/api/v1/admin/lti/passbacks", headers=_auth(admin_key)).json
+    assert [(p["status"], p["tries"], p["last_status_code"]) for p in failing] == [("pending", 1, 500)]
+    assert failing[0]["attempt"] == attempt.json["id"] and failing[0]["learner"] == "learner-1"
+    with app.app_context():  # the backoff (tiny here) has passed
+        db_session().execute(ScorePassback.__table__.update().values(next_attempt_at=utcnow()))
+        db_session().commit()
+    runner.run_once()
+    done = client.get(f"/api/v1/admin/lti/passbacks?attempt={attempt.json['id']}", headers=_auth(admin_key)).json
+    assert [(p["status"], p["tries"], p["last_status_code"]) for p in done] == [("delivered", 2, 204)]
+    assert done[0]["sent_score"]["userId"] == "learner-1"
+    assert len(platform.scores) == 1
+
+
+def test_learner_token_is_scoped_to_its_learner_and_exercise(app, client, platform, lms, client_key):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="alice"))["token"]
+    other = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="bob",
+                             resource_link_id="link-1"))["token"]
+    mine = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": WRONG})
+    assert mine.status_code == 201, mine.json
+    assert client.post("/api/v1/exercises/clamp-fn/attempts", headers=_auth(token),
+                       json={"code": "x = 1"}).status_code == 403
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token),
+                       json={"answer": RIGHT, "learner": "bob"}).status_code == 403
+    assert client.get("/api/v1/learners/bob/attempts", headers=_auth(token)).status_code == 403
+    assert client.get("/api/v1/admin/failed-jobs", headers=_auth(token)).status_code == 403
+    assert client.post("/api/v1/runs", headers=_auth(token), json={"code": "x = 1"}).status_code == 403
+    assert client.get(f"/api/v1/attempts/{mine.json['id']}", headers=_auth(token)).status_code == 200
+    assert client.get(f"/api/v1/attempts/{mine.json['id']}", headers=_auth(other)).status_code == 404
+    # Another client's API key does not see the platform's learners either.
+    assert client.get(f"/api/v1/attempts/{mine.json['id']}", headers=_auth(client_key)).status_code == 404
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    assert client.get("/api/v1/learners/alice/attempts", headers=_auth(forged)).status_code == 401
+
+
+def test_an_instructors_attempts_send_no_score(app, client, platform, lms):
+    handoff = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, roles=INSTRUCTOR_ROLES, sub="teacher"))
+    assert handoff["role"] == "instructor"
+    response = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(handoff["token"]), json={"answer": RIGHT})
+    assert response.status_code == 201, response.json
+    assert _count(app, ScorePassback) == 0
+
+
+def _rejected(response) -> str:
+    assert response.status_code == 401, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    assert response.json["type"] == "/problems/lti-launch-rejected"
+    assert "token" not in response.get_data(as_text=True).lower().replace("id_token", "")
+    return response.json["detail"]
+
+
+def _nonce_and_state(location: str) -> tuple[str, str]:
+    query = parse_qs(urlsplit(location).query)
+    return query["nonce"][0], query["state"][0]
+
+
+ATTACKS = {
+    "bad signature": (dict(key=rsa.generate_private_key(public_exponent=65537, key_size=2048)), "signature"),
+    "unknown kid": (dict(kid="not-a-platform-key"), "signing key is unknown"),
+    "expired": (dict(exp_in=-300, iat_offset=-600), "expired"),
+    "wrong audience": (dict(overrides={"aud": "another-tool", "azp": "another-tool"}), "not for this tool"),
+    "wrong azp": (dict(overrides={"azp": "another-tool"}), "azp"),
+    "wrong issuer": (dict(overrides={"iss": "https://evil.example"}), "issuer"),
+    "unknown deployment": (dict(overrides={c.DEPLOYMENT_ID: "deployment-x"}), "deployment-x"),
+    "missing deployment": (dict(remove=(c.DEPLOYMENT_ID,)), "deployment_id"),
+    "missing sub": (dict(remove=("sub",)), "'sub'"),
+    "missing nonce": (dict(remove=("nonce",)), "'nonce'"),
+    "missing roles": (dict(remove=(c.ROLES,)), "roles"),
+    "missing resource link": (dict(remove=(c.RESOURCE_LINK,)), "resource_link"),
+    "missing message type": (dict(remove=(c.MESSAGE_TYPE,)), "Message type"),
+    "wrong message type": (dict(message_type="LtiSubmissionReviewRequest"), "not supported"),
+    "wrong version": (dict(overrides={c.VERSION: "1.1"}), "LTI 1.3.0"),
+    "another nonce": (dict(overrides={"nonce": "chosen-by-attacker"}), "nonce"),
+    "deep link for a learner": (dict(message_type=c.DEEP_LINKING_REQUEST), "Only instructors"),
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_attacks_on_the_launch_are_refused_with_no_session(app, client, platform, lms, attack):
+    claims, reason = ATTACKS[attack]
+    nonce, state = _nonce_and_state(_login(client, platform))
+    id_token = platform.id_token(nonce=nonce, custom={"exercise": QUIZ}, **claims)
+    response = client.post("/lti/launch", data={"id_token": id_token, "state": state})
+    assert reason in _rejected(response)
+    assert _count(app, LtiResourceLink) == 0 and _count(app, LtiNonce) == 0
+
+
+def test_a_replayed_launch_is_refused(app, client, platform, lms):
+    auth = platform.authorize(_login(client, platform), custom={"exercise": QUIZ})
+    assert client.post("/lti/launch", data=auth.form).status_code == 200
+    # Even with the browser's state cookie captured too, the id_token's nonce is used up.
+    client.set_cookie(STATE_COOKIE, cookie_value(auth.form["state"]), path="/lti/")
+    assert "already used" in _rejected(client.post("/lti/launch", data=auth.form))
+    assert _count(app, LtiNonce) == 1
+
+
+def test_the_state_must_come_back_to_the_browser_that_logged_in(app, client, platform, lms):
+    auth = platform.authorize(_login(client, platform), custom={"exercise": QUIZ})
+    other_browser = app.test_client()
+    assert "browser" in _rejected(other_browser.post("/lti/launch", data=auth.form))
+    forged_state = dict(auth.form, state=auth.form["state"][:-3] + "xyz")
+    assert "state" in _rejected(client.post("/lti/launch", data=forged_state))
+    assert _count(app, LtiNonce) == 0
+
+
+def test_a_link_naming_no_exercise_is_refused(client, platform, lms):
+    assert "does not name an exercise" in _rejected(_launch(client, platform))
+    assert "not published" in _rejected(_launch(client, platform, custom={"exercise": "no-such-exercise"}))
+
+
+def test_platform_key_rotation_is_followed_and_unknown_kids_do_not_hammer_the_platform(client, platform, lms,
+                                                                                        monkeypatch):
+    assert _launch(client, platform, custom={"exercise": QUIZ}).status_code == 200
+    fetched = platform.jwks_requests
+    assert _launch(client, platform, custom={"exercise": QUIZ}).status_code == 200
+    assert platform.jwks_requests == fetched  # cached
+    for _ in range(3):  # unknown kids within REFETCH_SECONDS of a fetch: refused without a fetch
+        nonce, state = _nonce_and_state(_login(client, platform))
+        _rejected(client.post("/lti/launch", data={"id_token": platform.id_token(nonce=nonce, kid="forged"),
+                                                   "state": state}))
+    assert platform.jwks_requests == fetched
+    platform.rotate_key()
+    monkeypatch.setattr(type(platform_keys), "REFETCH_SECONDS", 0.0)
+    assert _launch(client, platform, custom={"exercise": QUIZ}).status_code == 200
+    assert platform.jwks_requests == fetched + 1
+
+
+def test_tool_key_rotation_keeps_the_old_key_published_for_a_while(app, client, platform, lms, admin_key):
+    old_kid = client.get("/lti/jwks").json["keys"][0]["kid"]
+    rotated = client.post("/api/v1/admin/lti/keys/rotate", headers=_auth(admin_key))
+    assert rotated.status_code == 201
+    kids = [k["kid"] for k in client.get("/lti/jwks").json["keys"]]
+    assert kids == [old_kid, rotated.json["kid"]]
+    _trust_tool_keys(client, platform)
+    # The new key signs: the platform verifies a deep-linking response by its kid.
+    picker = _launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES)
+    token = html.unescape(re.search(r'name="picker" value="([^"]+)"', picker.get_data(as_text=True)).group(1))
+    form = client.post("/lti/deep-link", data={"picker": token, "exercise": QUIZ}).get_data(as_text=True)
+    response_jwt = html.unescape(re.search(r'name="JWT" value="([^"]+)"', form).group(1))
+    assert platform.read_deep_linking_response(response_jwt)
+    import jwt
+
+    assert jwt.get_unverified_header(response_jwt)["kid"] == rotated.json["kid"]
+    with app.app_context():  # once LTI_RETIRED_KEY_SECONDS have passed, the old key is gone
+        retention = timedelta(seconds=app.config["SETTINGS"].lti_retired_key_seconds + 1)
+        db_session().execute(LtiToolKey.__table__.update().where(LtiToolKey.kid == old_kid)
+                             .values(retired_at=utcnow() - retention))
+        db_session().commit()
+    assert [k["kid"] for k in client.get("/lti/jwks").json["keys"]] == [rotated.json["kid"]]
+
+
+def test_platform_registration_by_admins(client, platform, lms, admin_key, client_key):
+    again = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
+                        json={"name": "Again", **platform.registration()})
+    assert again.status_code == 409 and again.mimetype == "application/problem+json"
+    bad = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
+                      json={"name": "Bad", **platform.registration(), "client_id": "x", "jwks_url": "not a url"})
+    assert bad.status_code == 422 and any(e["field"] == "json.jwks_url" for e in bad.json["errors"])
+    assert client.post("/api/v1/admin/lti/platforms", headers=_auth(client_key),
+                       json={"name": "Mine", **platform.registration()}).status_code == 403
+    assert client.get("/api/v1/admin/lti/platforms").status_code == 401
+    patched = client.patch(f"/api/v1/admin/lti/platforms/{lms['id']}", headers=_auth(admin_key),
+                           json={"deployment_ids": ["deployment-1", "deployment-2"]})
+    assert patched.status_code == 200 and patched.json["deployment_ids"] == ["deployment-1", "deployment-2"]
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    assert client.delete(f"/api/v1/admin/lti/platforms/{lms['id']}", headers=_auth(admin_key)).status_code == 204
+    assert "disabled" in _rejected(client.get("/lti/login", query_string=platform.login_initiation(LAUNCH_URL)))
+    assert client.get("/api/v1/learners/learner-1/attempts", headers=_auth(token)).status_code == 401
+
+
+def test_cli_registers_a_platform(app, platform):
+    result = app.test_cli_runner().invoke(args=[
+        "lti", "add-platform", "--name", "Moodle", "--issuer", platform.issuer, "--client-id", "abc",
+        "--deployment-id", "1", "--login-url", platform.login_url, "--token-url", platform.token_url,
+        "--jwks-url", platform.jwks_url])
+    assert result.exit_code == 0, result.output
+    listed = app.test_cli_runner().invoke(args=["lti", "platforms"])
+    assert "Moodle" in listed.output and "abc" in listed.output and "active" in listed.output
+
+
+def test_a_link_added_by_hand_gets_its_line_item_found_or_made(app, client, platform, lms):
+    # No lineitem claim: a link the instructor added without Deep Linking, custom exercise set by hand.
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, lineitem=None,
+                             resource_link_id="hand-made"))["token"]
+    for _ in range(2):
+        assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token),
+                           json={"answer": RIGHT}).status_code == 201
+        _runner(app).run_once()
+    made = [item for item in platform.lineitems if item.get("resourceLinkId") == "hand-made"]
+    assert len(made) == 1 and made[0]["scoreMaximum"] == 100 and made[0]["resourceId"] == QUIZ
+    assert [s["lineitem"] for s in platform.scores] == [made[0]["id"]] * 2  # the second found it
+
+
+def test_passbacks_wait_in_the_database_until_a_runner_process_sends_them(app, client, platform, lms,
+                                                                          database_url):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token),
+                       json={"answer": RIGHT}).status_code == 201
+    assert platform.scores == []  # nothing is sent on the request's path
+    env = {**os.environ, "DATABASE_URL": database_url, "ENV": "testing"}
+    runner = subprocess.Popen([sys.executable, "-m", "flask", "--app", "wsgi", "outbound"], cwd=PROJECT_ROOT,
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not platform.scores and time.monotonic() < deadline and runner.poll() is None:
+            time.sleep(0.05)
+    finally:
+        runner.terminate()
+        _, stderr = runner.communicate(timeout=30)
+    assert runner.returncode == 0, stderr[-2000:]
+    assert [s["body"]["userId"] for s in platform.scores] == ["learner-1"]
+    assert "Bearer" not in stderr  # the access token never reaches the log
