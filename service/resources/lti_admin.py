@@ -13,8 +13,14 @@ from ..extensions import db_session
 from ..lti import keys, platforms
 from ..models import LtiPlatform, LtiToolKey, ScorePassback
 from ..outbound.runner import resend
-from ..schemas.lti import (PassbackSchema, PassbacksQuerySchema, PlatformSchema, PlatformUpdateSchema, ToolKeySchema,
-                           ToolSchema)
+from ..schemas.lti import (
+    PassbackSchema,
+    PassbacksQuerySchema,
+    PlatformSchema,
+    PlatformUpdateSchema,
+    ToolKeySchema,
+    ToolSchema,
+)
 from .admin import FORBIDDEN
 from .attempts import BEARER
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems

@@ -5,7 +5,6 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from ..models import DeliveryStatus
 
 
-
 def url_field(description: str) -> fields.Url:
     return fields.Url(required=True, require_tld=False, schemes={"http", "https"}, validate=validate.Length(max=2048),
                       metadata={"description": description})

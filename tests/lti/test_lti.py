@@ -22,8 +22,8 @@ from sqlalchemy import func, select
 from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.lti import claims as c
-from service.lti.passback import ScorePassbacks
 from service.lti.launch import STATE_COOKIE, cookie_value
+from service.lti.passback import ScorePassbacks
 from service.lti.platforms import platform_keys
 from service.models import LtiNonce, LtiResourceLink, LtiToolKey, ScorePassback
 from service.models.base import utcnow
