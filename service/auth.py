@@ -99,6 +99,19 @@ def require_admin(view: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def require_staff(view: F) -> F:
+    """Like require_client, and the client must be an instructor or an admin (else 403)."""
+
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g.client, g.learner_scope = authenticate(db_session())
+        if not g.client.is_staff:
+            problem_abort(403, "This endpoint is for instructor and admin clients only.")
+        return view(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def current_client() -> ApiClient:
     return g.client
 

@@ -95,6 +95,8 @@ def _take(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str,
 def _store_internal_error(job: GradingJob, at: datetime) -> None:
     job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, at
     job.lease_owner = job.lease_expires_at = None
+    if isinstance(job, Attempt):
+        job.verdict = INTERNAL_ERROR_RESULT["status"]
 
 
 def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worker_id: str,

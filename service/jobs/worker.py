@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..config import Settings
 from ..database import engine_for
 from ..models import Attempt, Run
+from ..models.attempt import grade_columns
 from .. import metrics
 from ..grading.errors import GraderFault
 from . import db_lease
@@ -42,7 +43,9 @@ def exercise_payload(attempt: Attempt) -> dict[str, Any]:
 def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
     """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
     result = judge.grade(exercise_payload(attempt), attempt.code or "")
-    return {"score": float(result["score"]), "correct": result["status"] == "passed", "result": result}
+    score, correct = float(result["score"]), result["status"] == "passed"
+    return {"score": score, "grader_score": score, "correct": correct, "result": result,
+            **grade_columns(result, correct, is_code=True)}
 
 
 def execute_run(judge: Any, run: Run) -> dict[str, Any]:

@@ -1,15 +1,19 @@
 """SQLAlchemy models; importing this package registers every table on `Base.metadata`."""
 
-from .attempt import GRADED_EVENT, Attempt, AttemptEvent, AttemptStatus, GradingJob, IdempotencyRecord, Run
+from .attempt import (GRADED_EVENT, OVERRIDDEN_EVENT, REGRADED_EVENT, Attempt, AttemptEvent, AttemptStatus, GradingJob,
+                      IdempotencyRecord, Run)
 from .base import Base
 from .client import ApiClient, Role
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
 from .lti import LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
+from .regrade import GradeOverride, Regrade, RegradeItem
 from .webhook import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "GRADED_EVENT",
+    "OVERRIDDEN_EVENT",
+    "REGRADED_EVENT",
     "ApiClient",
     "Attempt",
     "AttemptEvent",
@@ -19,6 +23,7 @@ __all__ = [
     "Exercise",
     "ExerciseTopic",
     "ExerciseVersion",
+    "GradeOverride",
     "GradingJob",
     "IdempotencyRecord",
     "LtiNonce",
@@ -27,6 +32,8 @@ __all__ = [
     "LtiToolKey",
     "OutboundDelivery",
     "Run",
+    "Regrade",
+    "RegradeItem",
     "Role",
     "ScorePassback",
     "WebhookDelivery",

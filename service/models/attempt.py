@@ -73,8 +73,16 @@ class Attempt(GradingJob, Base):
     # A quiz answer (JSON), or null for a code exercise, whose source is in `code`.
     answer: Mapped[Any] = mapped_column(JSONType, nullable=True)
     code: Mapped[str | None] = mapped_column(Text)
+    # The score that counts: the grader's, or an instructor's override (`overridden`).
     score: Mapped[float | None]
     correct: Mapped[bool | None]
+    # What the grader (the latest regrade included) gave; kept when an instructor overrides `score`.
+    grader_score: Mapped[float | None]
+    overridden: Mapped[bool] = mapped_column(default=False)
+    # Copied from the result when graded, for searching: passed, failed, timeout, internal_error…
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    # The grader's first likely cause of a failure (e.g. wrong_sign), null when none.
+    likely_cause: Mapped[str | None] = mapped_column(String(64))
     # The LTI resource link a learner launched to make this attempt: its score goes back to
     # that link's line item. Null for attempts made through the REST API.
     lti_link_id: Mapped[int | None] = mapped_column(ForeignKey("lti_resource_links.id"))
@@ -138,6 +146,16 @@ class AttemptEvent(Base):
 
 
 GRADED_EVENT = "attempt.graded"
+REGRADED_EVENT = "attempt.regraded"
+OVERRIDDEN_EVENT = "attempt.overridden"
+
+
+def grade_columns(result: dict[str, Any] | None, correct: bool | None, is_code: bool) -> dict[str, Any]:
+    """The searchable columns of a grade, taken from its result (one place for every grader)."""
+    if is_code:
+        causes = (result or {}).get("likely_causes") or []
+        return {"verdict": (result or {}).get("status"), "likely_cause": causes[0] if causes else None}
+    return {"verdict": None if correct is None else ("passed" if correct else "failed"), "likely_cause": None}
 
 
 class IdempotencyRecord(Base):

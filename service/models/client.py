@@ -13,6 +13,9 @@ from .base import Base, utcnow
 
 class Role(str, enum.Enum):
     CLIENT = "client"
+    # Reads every attempt, statistics and exports; regrades, overrides, publishes exercises.
+    INSTRUCTOR = "instructor"
+    # All an instructor may, and the service's own setup: LTI platforms, keys, failed jobs.
     ADMIN = "admin"
 
 
@@ -32,3 +35,8 @@ class ApiClient(Base):
     @property
     def is_admin(self) -> bool:
         return self.role == Role.ADMIN.value
+
+    @property
+    def is_staff(self) -> bool:
+        """An instructor or an admin: may use the grading dashboard's API."""
+        return self.role in (Role.ADMIN.value, Role.INSTRUCTOR.value)

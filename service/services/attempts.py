@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from ..learner_tokens import LearnerScope
 from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
-from ..models.attempt import FINISHED
+from ..models.attempt import FINISHED, grade_columns
 from ..models.base import utcnow
 from ..outbound.outbox import record_attempt_event
 from ..quiz import QUIZ_KINDS, AnswerError
@@ -81,6 +81,8 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, lear
             raise InvalidAnswer("answer", str(exc)) from None
         attempt.answer, attempt.status = answer, AttemptStatus.GRADED.value
         attempt.score, attempt.correct, attempt.result = grade.score, grade.correct, grade.as_result()
+        attempt.grader_score = grade.score
+        attempt.verdict = grade_columns(attempt.result, grade.correct, is_code=False)["verdict"]
         attempt.graded_at = attempt.created_at
     session.add(attempt)
     if attempt.finished:
