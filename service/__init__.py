@@ -77,9 +77,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.before_request(_require_json_body)
 
     from .cli import register_cli
-    from .resources import lti, register_blueprints
+    from .resources import dashboard, lti, register_blueprints
 
     register_blueprints(api)
-    app.register_blueprint(lti.blp)  # browser and platform endpoints, outside the OpenAPI document
+    # Browser and platform pages, outside the OpenAPI document.
+    app.register_blueprint(lti.blp)
+    app.register_blueprint(dashboard.blp)
     register_cli(app)
     return app
