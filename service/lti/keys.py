@@ -17,7 +17,6 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import or_, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..config import Settings
@@ -44,13 +43,11 @@ def signing_key(session: Session, settings: Settings) -> LtiToolKey:
     key = session.scalar(select(LtiToolKey).where(LtiToolKey.retired_at.is_(None)).order_by(LtiToolKey.id.desc()))
     if key is not None:
         return key
+    # Two first uses at once make two keys: both are published, and the newer one signs.
     key = _new_key(settings)
     session.add(key)
-    try:
-        session.commit()
-    except IntegrityError:  # pragma: no cover - two first uses at once: a kid collision is ~impossible
-        session.rollback()
-    return session.scalar(select(LtiToolKey).where(LtiToolKey.retired_at.is_(None)).order_by(LtiToolKey.id.desc()))
+    session.commit()
+    return key
 
 
 def rotate(session: Session, settings: Settings) -> LtiToolKey:

@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 
 import jwt
 from itsdangerous import BadData, URLSafeTimedSerializer
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -104,7 +104,7 @@ def _platform(session: Session, issuer: str, client_id: str | None) -> LtiPlatfo
     if client_id:
         platform = find(session, issuer, client_id)
     else:  # client_id is optional in the login initiation: fine when the issuer has one registration
-        platforms = session.query(LtiPlatform).filter_by(issuer=issuer).all()
+        platforms = session.scalars(select(LtiPlatform).where(LtiPlatform.issuer == issuer)).all()
         platform = platforms[0] if len(platforms) == 1 else None
     if platform is None:
         raise LaunchRejected(f"No platform is registered with issuer {issuer!r}"

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
+from ..models import ApiClient, AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
 from ..services import progress
 
 
@@ -27,8 +27,10 @@ def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: 
     event = AttemptEvent(attempt_id=attempt_id, type=type, data=data, created_at=at)
     session.add(event)
     session.flush()  # the event's id, which deliveries refer to
-    endpoints = session.scalars(select(WebhookEndpoint.id).where(
-        WebhookEndpoint.client_id == client_id, WebhookEndpoint.disabled_at.is_(None)))
+    # A revoked client's endpoints get nothing more: it can no longer see or manage them.
+    endpoints = session.scalars(select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
+                                .where(WebhookEndpoint.client_id == client_id, WebhookEndpoint.disabled_at.is_(None),
+                                       ApiClient.revoked_at.is_(None)))
     session.add_all(WebhookDelivery(endpoint_id=endpoint_id, event_id=event.id, next_attempt_at=at, created_at=at)
                     for endpoint_id in endpoints)
     if lti_link_id is not None:

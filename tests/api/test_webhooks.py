@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 
 from service.extensions import db_session
 from service.jobs import db_lease
-from service.models import Attempt, WebhookDelivery, WebhookEndpoint
+from service.models import ApiClient, Attempt, WebhookDelivery, WebhookEndpoint
 from service.models.base import utcnow
 from service.outbound.runner import OutboundRunner
 from service.outbound.webhooks import WebhookDeliveries, new_secret, retry_after_seconds, signature_headers
@@ -387,3 +387,18 @@ def test_a_client_has_at_most_ten_active_endpoints(client, client_key, receiver)
     assert refused.status_code == 409 and refused.content_type == "application/problem+json"
     assert client.delete(f"/api/v1/webhooks/{endpoints[0]['id']}", headers=bearer(client_key)).status_code == 204
     assert register(client, client_key, receiver)["id"]
+
+
+def test_a_revoked_clients_endpoints_get_no_new_events(app, client, client_key, receiver):
+    register(client, client_key, receiver)
+    created = client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
+                          json={"learner": "ada", "code": "class ClampFn: pass"})
+    assert created.status_code == 202
+    with app.app_context():
+        session = db_session()
+        session.execute(ApiClient.__table__.update().values(revoked_at=utcnow()))  # the key leaked: revoked
+        session.commit()
+        job = db_lease.claim(session, Attempt, "test-worker", timedelta(seconds=60), max_tries=3)
+        assert db_lease.complete(session, Attempt, job.id, "test-worker",
+                                 {"score": 0.25, "correct": False, "result": {"status": "failed", "checks": []}})
+    assert run_outbound(app) == 0 and receiver.requests == []
