@@ -40,7 +40,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     overrides = {k: config.pop(k) for k in list(config) if k in Settings.__dataclass_fields__}
     settings = Settings.from_env(**overrides)
 
-    app = Flask(__name__)
+    # No /static route: the dashboard's files (service/static/admin) are served by its blueprint,
+    # with its Content-Security-Policy, and nowhere else.
+    app = Flask(__name__, static_folder=None)
     app.config.update(
         SETTINGS=settings,
         SECRET_KEY=settings.secret_key,

@@ -41,7 +41,7 @@ from werkzeug.exceptions import NotFound
 
 from .database import Database
 from .errors import problem_abort
-from .models import Attempt, AttemptStatus, Run
+from .models import Attempt, AttemptStatus, RegradeItem, Run
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -126,7 +126,8 @@ def observe_job(kind: str, exercise: str, seconds: float, verdict: str) -> None:
 
 
 class DatabaseCollector:
-    """gradquiz_attempts{status} and gradquiz_queue_depth{kind}, counted in the database at scrape time.
+    """gradquiz_attempts{status} and gradquiz_queue_depth{kind} (attempt, run, regrade), counted in
+    the database at scrape time.
 
     Counted by the scraping process, not recorded by each process: the database holds the truth.
     """
@@ -144,6 +145,8 @@ class DatabaseCollector:
                 attempts_by_status = dict(session.execute(
                     select(Attempt.status, func.count()).group_by(Attempt.status)).all())
                 queued_runs = session.scalar(select(func.count()).select_from(Run).where(Run.status == queued))
+                queued_regrades = session.scalar(
+                    select(func.count()).select_from(RegradeItem).where(RegradeItem.status == queued))
         except SQLAlchemyError as exc:  # the database is down: the other families still answer
             log.warning("metrics: database unavailable, attempt and queue counts skipped: %s", type(exc).__name__)
             return
@@ -153,6 +156,7 @@ class DatabaseCollector:
         queue_depth = GaugeMetricFamily("gradquiz_queue_depth", "Jobs waiting for a grading worker.", labels=["kind"])
         queue_depth.add_metric(["attempt"], attempts_by_status.get(queued, 0))
         queue_depth.add_metric(["run"], queued_runs or 0)
+        queue_depth.add_metric([RegradeItem.JOB_KIND], queued_regrades or 0)
         yield attempts
         yield queue_depth
 

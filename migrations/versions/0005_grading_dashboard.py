@@ -6,6 +6,7 @@ Revises: 0004
 and `verdict` and `likely_cause` copied out of the result so searches use indexes; existing
 attempts get them from their stored results. `grade_overrides` is the audit log of overrides;
 `regrades` and `regrade_items` (graded by the workers like any job) hold regrades.
+`exercises.unpublished_by` keeps an instructor's unpublish through catalog syncs.
 """
 from typing import Sequence, Union
 
@@ -51,6 +52,7 @@ def upgrade() -> None:
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('applied_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('applied_by', sa.String(length=100), nullable=True),
+    sa.Column('applied_through', sa.Uuid(), nullable=True),
     sa.ForeignKeyConstraint(['attempt_id'], ['attempts.id'], name=op.f('fk_regrades_attempt_id_attempts')),
     sa.ForeignKeyConstraint(['exercise_id'], ['exercises.id'], name=op.f('fk_regrades_exercise_id_exercises')),
     sa.ForeignKeyConstraint(['exercise_version_id'], ['exercise_versions.id'], name=op.f('fk_regrades_exercise_version_id_exercise_versions')),
@@ -65,6 +67,8 @@ def upgrade() -> None:
     sa.Column('attempt_id', sa.Uuid(), nullable=False),
     sa.Column('old_score', sa.Double(), nullable=True),
     sa.Column('new_score', sa.Double(), nullable=True),
+    sa.Column('new_correct', sa.Boolean(), nullable=True),
+    sa.Column('applied_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('status', sa.String(length=16), nullable=False),
     sa.Column('result', JSON_TYPE, nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
@@ -82,6 +86,7 @@ def upgrade() -> None:
     with op.batch_alter_table('regrade_items', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_regrade_items_attempt_id'), ['attempt_id'], unique=False)
         batch_op.create_index('ix_regrade_items_queue', ['status', 'created_at'], unique=False)
+        batch_op.create_index('ix_regrade_items_regrade_status', ['regrade_id', 'status'], unique=False)
 
     with op.batch_alter_table('attempts', schema=None) as batch_op:
         batch_op.add_column(sa.Column('grader_score', sa.Double(), nullable=True))
@@ -89,6 +94,9 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('verdict', sa.String(length=32), nullable=True))
         batch_op.add_column(sa.Column('likely_cause', sa.String(length=64), nullable=True))
     _backfill_grade_columns()
+
+    with op.batch_alter_table('exercises', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('unpublished_by', sa.String(length=100), nullable=True))
 
 
 
@@ -106,6 +114,9 @@ def _backfill_grade_columns() -> None:
 
 def downgrade() -> None:
     """Downgrade schema."""
+    with op.batch_alter_table('exercises', schema=None) as batch_op:
+        batch_op.drop_column('unpublished_by')
+
     with op.batch_alter_table('attempts', schema=None) as batch_op:
         batch_op.drop_column('likely_cause')
         batch_op.drop_column('verdict')
@@ -113,6 +124,7 @@ def downgrade() -> None:
         batch_op.drop_column('grader_score')
 
     with op.batch_alter_table('regrade_items', schema=None) as batch_op:
+        batch_op.drop_index('ix_regrade_items_regrade_status')
         batch_op.drop_index('ix_regrade_items_queue')
         batch_op.drop_index(batch_op.f('ix_regrade_items_attempt_id'))
 

@@ -56,7 +56,8 @@ def _copy_listing_fields(exercise: Exercise, source: ExerciseFile) -> None:
 def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_missing: bool = True) -> SyncReport:
     """Create or update one exercise per source, in one transaction the caller commits.
 
-    Exercises whose folder is gone are unpublished, not deleted: their attempts stay.
+    Exercises whose folder is gone are unpublished, not deleted: their attempts stay. One that
+    staff unpublished (`unpublished_by`) stays unpublished while its content is synced.
     """
     report = SyncReport()
     existing = {e.slug: e for e in session.scalars(select(Exercise))}
@@ -71,11 +72,13 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
             report.created.append(source.slug)
             continue
         version = _version_for(session, exercise, source)
-        if version.number == exercise.current_version and exercise.published:
+        # An exercise staff unpublished stays unpublished, whatever the files say.
+        published = exercise.unpublished_by is None
+        if version.number == exercise.current_version and exercise.published == published:
             report.unchanged.append(source.slug)
             continue
         exercise.current_version = version.number
-        exercise.published = True
+        exercise.published = published
         exercise.updated_at = utcnow()
         _copy_listing_fields(exercise, source)
         report.updated.append(source.slug)

@@ -22,10 +22,11 @@ from sqlalchemy.orm import sessionmaker
 
 from ..config import Settings
 from ..database import dispose_engines, engine_for
-from ..models import Attempt, GradingJob, Run
+from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.base import utcnow
+from ..services import regrades
 from . import db_lease
-from .dispatch import QUEUE, TASK_NAMES, CeleryDispatcher, make_celery, mark_dispatched
+from .dispatch import QUEUES, TASK_NAMES, CeleryDispatcher, make_celery, mark_dispatched
 from .worker import EXIT_SANDBOX_MISSING, missing_sandbox_layers, open_judge, process_job
 
 log = logging.getLogger("gradquiz.worker")
@@ -79,6 +80,10 @@ def create_worker_app(settings: Settings) -> Any:
     def execute_run(self: Any, run_id: str) -> str:
         return run(self, Run, run_id)
 
+    @app.task(name=TASK_NAMES[RegradeItem], **task_options)
+    def regrade_item(self: Any, item_id: str) -> str:
+        return run(self, RegradeItem, item_id)
+
     def start_judge(**_: Any) -> None:
         dispose_engines()  # connections pooled before the fork belong to the parent
         PoolProcess.judge = open_judge(settings)
@@ -102,13 +107,15 @@ def create_worker_app(settings: Settings) -> Any:
 
 
 def sweep_forever(settings: Settings, stop: threading.Event) -> None:
-    """Every GRADING_SWEEP_SECONDS, send the jobs that are due again (see dispatch.due)."""
+    """Every GRADING_SWEEP_SECONDS, send the jobs that are due again (see dispatch.due), and
+    apply part of a regrade whose apply did not finish in its request."""
     dispatcher = CeleryDispatcher(settings)
     sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
     while not stop.wait(settings.grading_sweep_seconds):
         try:
             with sessions() as session:
                 dispatcher.sweep(session, settings)
+                regrades.continue_applying(session, settings.grading_sweep_seconds / 2)
         except Exception:  # the database or the broker is away: the next sweep tries again
             log.exception("sweep failed")
 
@@ -134,7 +141,7 @@ def celery_main(settings: Settings, processes: int) -> None:
         sys.exit(EXIT_SANDBOX_MISSING)
     app = create_worker_app(settings)
     app.worker_main([
-        "worker", f"--concurrency={processes}", "--pool=prefork", f"--queues={QUEUE}", "--loglevel=INFO",
+        "worker", f"--concurrency={processes}", "--pool=prefork", f"--queues={','.join(QUEUES)}", "--loglevel=INFO",
         # Unique per process, so several workers on one machine do not clash; no gossip or
         # mingle: the workers share nothing but the queue.
         f"--hostname=gradquiz-{os.getpid()}@%h", "--without-gossip", "--without-mingle",

@@ -29,8 +29,12 @@ INTERNAL_ERROR_RESULT = {
 def _claimable(model: type[GradingJob], worker_id: str, now: datetime) -> Any:
     """Queued; or running on a lease that ran out (its worker died) or that `worker_id` holds
     itself (a task delivered again after its worker process was lost, or retried)."""
-    return or_(model.status == QUEUED,
-               and_(model.status == RUNNING, or_(model.lease_expires_at < now, model.lease_owner == worker_id)))
+    return or_(*_claimable_branches(model, worker_id, now))
+
+
+def _claimable_branches(model: type[GradingJob], worker_id: str, now: datetime) -> tuple[Any, Any]:
+    return (model.status == QUEUED,
+            and_(model.status == RUNNING, or_(model.lease_expires_at < now, model.lease_owner == worker_id)))
 
 
 def _locked(session: Session, stmt: Any) -> Any:
@@ -44,14 +48,24 @@ def claim(session: Session, model: type[Job], worker_id: str, lease: timedelta, 
     """Take the oldest claimable job and commit the claim (the database backend's queue)."""
     clock = (lambda: now) if now is not None else utcnow
     while True:
-        stmt = select(model.id).where(_claimable(model, worker_id, clock())).order_by(model.created_at).limit(1)
-        job_id = session.scalar(_locked(session, stmt))
+        job_id = _oldest_claimable(session, model, worker_id, clock())
         if job_id is None:
             session.rollback()
             return None
         job = _take(session, model, job_id, worker_id, lease, max_tries, clock)
         if job is not None:
             return job
+
+
+def _oldest_claimable(session: Session, model: type[GradingJob], worker_id: str, now: datetime) -> uuid.UUID | None:
+    """The oldest claimable job, from two index scans on (status, created_at) rather than one
+    scan of the table: a queue of 100,000 jobs (a regrade of a whole course) is not sorted anew
+    at each claim."""
+    oldest = [session.execute(_locked(session, select(model.id, model.created_at).where(branch)
+                                      .order_by(model.created_at).limit(1))).first()
+              for branch in _claimable_branches(model, worker_id, now)]
+    found = [row for row in oldest if row is not None]
+    return min(found, key=lambda row: row.created_at).id if found else None
 
 
 def claim_job(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str, lease: timedelta,

@@ -17,21 +17,34 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ..config import Settings
-from ..models import Attempt, GradingJob, Run
+from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.base import utcnow
 from .db_lease import QUEUED, RUNNING, _locked
 
 log = logging.getLogger("gradquiz.dispatch")
 
-TASK_NAMES: dict[type[GradingJob], str] = {Attempt: "gradquiz.grade_attempt", Run: "gradquiz.execute_run"}
+TASK_NAMES: dict[type[GradingJob], str] = {Attempt: "gradquiz.grade_attempt", Run: "gradquiz.execute_run",
+                                            RegradeItem: "gradquiz.regrade_item"}
 QUEUE = "grading"
+# A regrade's items (up to every attempt of a course) have a queue of their own, which a worker
+# takes from in turn with QUEUE: a learner's attempt never waits behind a whole regrade.
+REGRADE_QUEUE = "regrades"
+QUEUES = (QUEUE, REGRADE_QUEUE)
 # Jobs the sweeper sends per table per sweep: a backlog is sent over several sweeps.
 SWEEP_BATCH = 500
+# The sweeper sends an exercise's regrade items (the request that makes 100,000 of them sends
+# none), keeping at most SWEEP_BATCH of them waiting in the broker: a task that waited there
+# longer than a lease would be sent again.
+PACED = (RegradeItem,)
+
+
+def queue_for(model: type[GradingJob]) -> str:
+    return REGRADE_QUEUE if model is RegradeItem else QUEUE
 
 
 def make_celery(settings: Settings) -> Any:
@@ -74,7 +87,7 @@ class CeleryDispatcher:
         try:
             # No retries here: a request must not hang on a broker that is down. The sweeper
             # sends the job once the broker is back.
-            self.celery.send_task(TASK_NAMES[model], args=[str(job_id)], retry=False)
+            self.celery.send_task(TASK_NAMES[model], args=[str(job_id)], queue=queue_for(model), retry=False)
         except Exception as exc:
             log.warning("could not send %s %s to the broker (%s); the sweeper sends it later",
                         model.JOB_KIND, job_id, exc)
@@ -103,7 +116,10 @@ class CeleryDispatcher:
         resend = timedelta(seconds=settings.grading_lease_seconds)
         sent = 0
         for model in TASK_NAMES:
-            stmt = select(model.id).where(due(model, now, grace, resend)).order_by(model.created_at).limit(SWEEP_BATCH)
+            batch = SWEEP_BATCH - (waiting_in_broker(session, model, now, resend) if model in PACED else 0)
+            if batch <= 0:
+                continue
+            stmt = select(model.id).where(due(model, now, grace, resend)).order_by(model.created_at).limit(batch)
             # The rows stay locked while they are sent, so two sweepers never send the same job.
             ids = session.scalars(_locked(session, stmt)).all()
             went = [job_id for job_id in ids if self.publish(model, job_id)]
@@ -135,6 +151,12 @@ def due(model: type[GradingJob], now: datetime, grace: timedelta, resend: timede
     lease_ran_out = and_(model.status == RUNNING, model.lease_expires_at < now,
                          or_(model.dispatched_at.is_(None), model.dispatched_at < model.lease_expires_at, sent_long_ago))
     return or_(and_(model.status == QUEUED, or_(never_sent, sent_long_ago)), lease_ran_out)
+
+
+def waiting_in_broker(session: Session, model: type[GradingJob], now: datetime, resend: timedelta) -> int:
+    """Jobs sent less than `resend` ago and not yet taken by a worker."""
+    return session.scalar(select(func.count()).select_from(model).where(
+        model.status == QUEUED, model.dispatched_at >= now - resend)) or 0
 
 
 def mark_dispatched(session: Session, model: type[GradingJob], job_ids: Iterable[uuid.UUID], at: datetime) -> None:

@@ -22,9 +22,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Settings
 from ..database import engine_for
-from ..models import Attempt, Run
+from ..models import Attempt, RegradeItem, Run
 from ..models.attempt import grade_columns
 from .. import metrics
+from ..services import regrades
 from ..grading.errors import GraderFault
 from . import db_lease
 
@@ -60,6 +61,8 @@ HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {
     # Runs first: a learner is watching the Run button; attempts can take a few ms more.
     Run: execute_run,
     Attempt: grade_attempt,
+    # Last: a regrade (possibly every attempt of a course) waits for the learners' own jobs.
+    RegradeItem: regrades.grade_item,
 }
 
 
@@ -92,6 +95,8 @@ def process_job(settings: Settings, judge: Any, session: Session, model: type, j
 
 def job_label(job: Any) -> str:
     """The exercise a job's metrics are filed under."""
+    if isinstance(job, RegradeItem):
+        return "regrade"  # not the exercise's: a regrade's timings are not its learners' waits
     return job.exercise.slug if isinstance(job, Attempt) else "run"
 
 
@@ -106,14 +111,15 @@ class Worker:
         self.lease = timedelta(seconds=settings.grading_lease_seconds)
 
     def run_once(self) -> bool:
-        """Claim and finish one job; False when there was none."""
+        """Claim and finish one job (or, with none to grade, apply part of a regrade whose apply
+        did not finish in its request); False when there was nothing to do."""
         with self.sessions() as session:
             for model in HANDLERS:
                 job = db_lease.claim(session, model, self.worker_id, self.lease, self.settings.grading_max_tries)
                 if job is not None:
                     process_job(self.settings, self.judge, session, model, job, self.worker_id)
                     return True
-        return False
+            return regrades.continue_applying(session, regrades.APPLY_WORKER_SECONDS)
 
     def serve(self, stop: threading.Event) -> None:
         idle = IDLE_SLEEP_MIN

@@ -33,13 +33,14 @@ TOKEN_MARGIN_SECONDS = 60
 
 
 def learner_score(session: Session, attempt: Attempt, link_id: int) -> float | None:
-    """The score that counts for the attempt's learner at this link: best or latest graded."""
+    """The score that counts for the attempt's learner at this link: the best, or that of the
+    latest submitted attempt that is graded (as the gradebook export and statistics count it)."""
     policy = attempt.exercise.version.spec.get("score_policy", "best")
     graded = (select(Attempt.score).where(Attempt.client_id == attempt.client_id, Attempt.learner == attempt.learner,
                                           Attempt.lti_link_id == link_id,
                                           Attempt.status == AttemptStatus.GRADED.value))
     if policy == "latest":
-        return session.scalar(graded.order_by(Attempt.graded_at.desc(), Attempt.created_at.desc()).limit(1))
+        return session.scalar(graded.order_by(Attempt.created_at.desc(), Attempt.id.desc()).limit(1))
     return session.scalar(graded.order_by(Attempt.score.desc()).limit(1))
 
 

@@ -7,6 +7,7 @@ from .client import ApiClient, Role
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
 from .lti import LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
+from .progress import ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 from .regrade import GradeOverride, Regrade, RegradeItem
 from .webhook import WebhookDelivery, WebhookEndpoint
 
@@ -21,11 +22,15 @@ __all__ = [
     "Base",
     "DeliveryStatus",
     "Exercise",
+    "ExerciseDailyCount",
+    "ExerciseOutcomeCount",
+    "ExerciseProgress",
     "ExerciseTopic",
     "ExerciseVersion",
     "GradeOverride",
     "GradingJob",
     "IdempotencyRecord",
+    "LearnerProgress",
     "LtiNonce",
     "LtiPlatform",
     "LtiResourceLink",

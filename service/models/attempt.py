@@ -62,6 +62,13 @@ class Attempt(GradingJob, Base):
         Index("ix_attempts_learner_history", "client_id", "learner", "created_at"),
         Index("ix_attempts_exercise_created", "exercise_id", "created_at"),
         Index("ix_attempts_queue", "status", "created_at"),
+        # The admin search's keyset pages (migration 0006; see service/services/admin_search.py).
+        Index("ix_attempts_created", "created_at", "id"),
+        Index("ix_attempts_learner_created", "learner", "created_at", "id"),
+        Index("ix_attempts_verdict_created", "verdict", "created_at", "id"),
+        Index("ix_attempts_likely_cause_created", "likely_cause", "created_at", "id"),
+        Index("ix_attempts_score", "score", "id"),
+        Index("ix_attempts_exercise_score", "exercise_id", "score", "id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)

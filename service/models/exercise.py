@@ -27,6 +27,9 @@ class Exercise(Base):
     difficulty: Mapped[int]
     # False once the exercise's folder is removed: its attempts stay, it is no longer served.
     published: Mapped[bool] = mapped_column(default=True)
+    # The staff client that unpublished it (the admin API): it stays unpublished through catalog
+    # syncs until staff publish it again. Null: whether its folder exists decides.
+    unpublished_by: Mapped[str | None] = mapped_column(String(100))
     current_version: Mapped[int]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)

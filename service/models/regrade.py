@@ -11,7 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .attempt import Attempt, GradingJob
 from .base import Base, utcnow
-from .exercise import Exercise
+from .exercise import Exercise, ExerciseVersion
 
 
 class Regrade(Base):
@@ -24,7 +24,8 @@ class Regrade(Base):
     exercise_id: Mapped[int] = mapped_column(ForeignKey("exercises.id"), index=True)
     # The exercise version the attempts are graded against (the current one when requested).
     exercise_version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
-    # dry_run (items being graded), ready (every item graded: the diff is known), applied, cancelled.
+    # dry_run (items being graded; once every item is graded the API calls it ready: the diff is
+    # known), applying (new grades being stored on the attempts, by chunks), applied.
     status: Mapped[str] = mapped_column(String(16))
     requested_by: Mapped[str] = mapped_column(String(100))
     # Set when one attempt was asked for; null: every attempt of the exercise.
@@ -32,8 +33,11 @@ class Regrade(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     applied_at: Mapped[datetime | None]
     applied_by: Mapped[str | None] = mapped_column(String(100))
+    # How far applying has gone: every item up to this attempt id (in id order) is done.
+    applied_through: Mapped[uuid.UUID | None]
 
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
+    exercise_version: Mapped[ExerciseVersion] = relationship()
 
 
 class RegradeItem(GradingJob, Base):
@@ -44,6 +48,8 @@ class RegradeItem(GradingJob, Base):
     __table_args__ = (
         UniqueConstraint("regrade_id", "attempt_id"),
         Index("ix_regrade_items_queue", "status", "created_at"),
+        # A regrade's progress (items by status), and whether any is left, without a scan.
+        Index("ix_regrade_items_regrade_status", "regrade_id", "status"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
@@ -51,7 +57,11 @@ class RegradeItem(GradingJob, Base):
     attempt_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("attempts.id"), index=True)
     # The attempt's grader score when the regrade was requested, and the new one once graded.
     old_score: Mapped[float | None]
+    # Null when graded but not gradable against the regrade's version (see result["message"]).
     new_score: Mapped[float | None]
+    new_correct: Mapped[bool | None]
+    # When applying the regrade stored this item's grade on the attempt: a retried apply skips it.
+    applied_at: Mapped[datetime | None]
 
     attempt: Mapped[Attempt] = relationship()
     regrade: Mapped[Regrade] = relationship()

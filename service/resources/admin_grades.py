@@ -2,7 +2,280 @@
 
 from __future__ import annotations
 
-from flask_smorest import Blueprint
+import uuid
+from dataclasses import dataclass
+
+from flask import url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint, Page
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..auth import current_client, require_staff
+from ..errors import problem_abort
+from ..extensions import db_session, dispatch_job
+from ..models import Attempt, Exercise, Regrade, RegradeItem
+from ..schemas.admin_grades import (
+    AdminExerciseSchema,
+    ExerciseVersionSchema,
+    GradeOverrideSchema,
+    OverrideCreateSchema,
+    OverridesQuerySchema,
+    RegradeCreateSchema,
+    RegradeSchema,
+    RegradesQuerySchema,
+    RegradeSummarySchema,
+)
+from ..services import catalog_admin, overrides, regrades
+from .attempts import BEARER
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
+from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("admin_grades", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: regrades, overrides with their audit log, publishing exercises.")
+STAFF_ONLY = (403, "The client is neither an instructor nor an admin, or a learner token was sent")
+NO_EXERCISE = (404, "No exercise with this slug")
+NO_REGRADE = (404, "No regrade with this id")
+
+
+def _exercise(slug: str) -> Exercise:
+    exercise = catalog_admin.find(db_session(), slug)
+    if exercise is None:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    return exercise
+
+
+def _regrade(regrade_id: uuid.UUID) -> Regrade:
+    regrade = db_session().get(Regrade, regrade_id)
+    if regrade is None:
+        problem_abort(404, "No regrade with this id.")
+    return regrade
+
+
+# --- regrades ---------------------------------------------------------------------------------
+
+
+class RegradesPage(SelectPage):
+    """A page of regrades, described with their counts (one grouped query for the page)."""
+
+    @property
+    def items(self):
+        return regrades.describe_many(self.collection.session, super().items)
+
+
+@blp.route("/regrades")
+class Regrades(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(RegradeCreateSchema)
+    @blp.response(202, RegradeSchema, headers={"Location": {"schema": {"type": "string"}}})
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, (404, "No such exercise or attempt"),
+              (409, "There is no graded attempt to regrade (the attempt is not graded, or the exercise has none)"),
+              (422, "Neither or both of exercise and attempt given"))
+    def post(self, payload):
+        """Regrade every graded attempt of an exercise, or one attempt: a dry run first.
+
+        The attempts are graded again by the grading workers against the exercise's current
+        version; nothing changes on them until the regrade is applied. Poll the regrade (its
+        `Location`) until its status is `ready`, then look at the diff and apply it."""
+        session = db_session()
+        attempt = None
+        if "attempt" in payload:
+            attempt = session.get(Attempt, payload["attempt"])
+            if attempt is None:
+                problem_abort(404, "No attempt with this id.")
+            exercise = attempt.exercise
+        else:
+            exercise = _exercise(payload["exercise"])
+        try:
+            regrade = regrades.request_regrade(session, exercise, current_client().name, attempt)
+        except regrades.NothingToRegrade:
+            what = ("This attempt is not graded" if attempt is not None
+                    else f"Exercise {exercise.slug!r} has no graded attempt")
+            problem_abort(409, f"{what}: there is nothing to regrade.")
+        session.commit()
+        if attempt is not None:
+            # One item: sent at once. An exercise's items (up to every attempt of a course) are
+            # left to the sweeper, which paces them into the broker (service/jobs/dispatch.py).
+            dispatch_job(RegradeItem, regrades.first_items(session, regrade, 1)[0])
+        return regrades.describe(session, regrade), {"Location": url_for("admin_grades.RegradeDetail",
+                                                                          regrade_id=regrade.id)}
+
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(RegradesQuerySchema, location="query")
+    @blp.response(200, RegradeSummarySchema(many=True))
+    @blp.paginate(RegradesPage, **PAGINATION)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY)
+    def get(self, query):
+        """Regrades, newest first, with their progress and summary; `?exercise=` for one exercise's."""
+        stmt = select(Regrade)
+        if "exercise" in query:
+            stmt = stmt.join(Regrade.exercise).where(Exercise.slug == query["exercise"])
+        return Query(db_session(), stmt.order_by(Regrade.created_at.desc(), Regrade.id))
+
+
+@blp.route("/regrades/<uuid:regrade_id>")
+class RegradeDetail(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, RegradeSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_REGRADE)
+    def get(self, regrade_id: uuid.UUID):
+        """A regrade: its progress, then (once ready) how many scores go up, down or stay, and the
+        changed attempts, the biggest changes first."""
+        return regrades.describe(db_session(), _regrade(regrade_id))
+
+
+@blp.route("/regrades/<uuid:regrade_id>/apply")
+class ApplyRegrade(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, RegradeSchema)
+    @blp.alt_response(202, schema=RegradeSchema, description="Being applied: the grading workers finish it "
+                                                             "(status applying; poll the regrade)")
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_REGRADE,
+              (409, "The regrade is not ready: its items are still being graded"))
+    def post(self, regrade_id: uuid.UUID):
+        """Store the regrade's new grades on the attempts whose score changed.
+
+        Each changed attempt gets its new grader score, verdict, feedback and report, and an
+        `attempt.regraded` event (webhooks, LTI grade passback, statistics); an attempt an
+        instructor overrode keeps its score (`kept_overrides` counts them). Applied in chunks of
+        100 attempts per transaction: 200 once done; a regrade too big to apply within a few
+        seconds answers 202 (status `applying`) and the grading workers finish it. Applying again
+        resumes where it stopped and applies nothing twice; applying an applied regrade changes
+        nothing."""
+        session = db_session()
+        regrade = _regrade(regrade_id)
+        try:
+            finished = regrades.apply(session, regrade, current_client().name, seconds=regrades.APPLY_REQUEST_SECONDS)
+        except regrades.NotReady:
+            problem_abort(409, "This regrade is not ready: its attempts are still being graded (see 'graded' of "
+                               "'total'). Apply it once its status is 'ready'.")
+        return regrades.describe(session, regrade), 200 if finished else 202
+
+
+# --- overrides --------------------------------------------------------------------------------
+
+
+@blp.route("/attempts/<uuid:attempt_id>/override")
+class OverrideAttempt(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(OverrideCreateSchema)
+    @blp.response(201, GradeOverrideSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, (404, "No attempt with this id"),
+              (409, "The attempt is not graded: it has no score to override"),
+              (422, "No score from 0 to 1, or no reason"))
+    def post(self, payload, attempt_id: uuid.UUID):
+        """Set the score that counts by hand, with a reason.
+
+        The grader's score stays beside it (`grader_score`), the override goes into the audit
+        log, and an `attempt.overridden` event sends the new score to webhooks and the LMS."""
+        session = db_session()
+        attempt = overrides.locked_attempt(session, attempt_id)
+        if attempt is None:
+            problem_abort(404, "No attempt with this id.")
+        try:
+            entry = overrides.override(session, attempt, current_client(), payload["score"], payload["reason"])
+        except overrides.NotGraded:
+            problem_abort(409, f"This attempt is {attempt.status}, not graded: it has no score to override.")
+        session.commit()
+        return overrides.describe(entry, attempt.learner, attempt.exercise.slug)
+
+
+@dataclass(frozen=True)
+class AuditLogQuery:
+    session: Session
+    attempt_id: uuid.UUID | None
+    exercise_id: int | None
+
+
+class AuditLogPage(Page):
+    collection: AuditLogQuery
+
+    def _statement(self):
+        return overrides.audit_log(self.collection.attempt_id, self.collection.exercise_id)
+
+    @property
+    def items(self):
+        offset, size = self.page_params.first_item, self.page_params.page_size
+        rows = self.collection.session.execute(self._statement().offset(offset).limit(size))
+        return [overrides.describe(entry, learner, slug) for entry, learner, slug in rows]
+
+    @property
+    def item_count(self) -> int:
+        return SelectPage(Query(self.collection.session, self._statement()), self.page_params).item_count
+
+
+@blp.route("/overrides")
+class Overrides(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(OverridesQuerySchema, location="query")
+    @blp.response(200, GradeOverrideSchema(many=True))
+    @blp.paginate(AuditLogPage, **PAGINATION)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
+    def get(self, query):
+        """The audit log of overrides, newest first: who, when, the old and new score, and why."""
+        exercise_id = _exercise(query["exercise"]).id if "exercise" in query else None
+        return AuditLogQuery(db_session(), query.get("attempt"), exercise_id)
+
+
+# --- exercises --------------------------------------------------------------------------------
+
+
+@blp.route("/exercises")
+class AdminExercises(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, AdminExerciseSchema(many=True))
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY)
+    def get(self):
+        """Every exercise, unpublished ones too, by slug, with its current version."""
+        return catalog_admin.all_exercises(db_session())
+
+
+@blp.route("/exercises/<slug>/versions")
+class ExerciseVersions(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, ExerciseVersionSchema(many=True))
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
+    def get(self, slug: str):
+        """The exercise's versions, newest first, with how many attempts answered each."""
+        session = db_session()
+        return catalog_admin.versions(session, _exercise(slug))
+
+
+@blp.route("/exercises/<slug>/publish")
+class PublishExercise(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, AdminExerciseSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
+    def post(self, slug: str):
+        """List the exercise in the public catalog and accept attempts at it again (idempotent).
+
+        An exercise whose folder was removed from the catalog is unpublished again by the next sync."""
+        exercise = _exercise(slug)
+        catalog_admin.publish(exercise)
+        db_session().commit()
+        return exercise
+
+
+@blp.route("/exercises/<slug>/unpublish")
+class UnpublishExercise(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, AdminExerciseSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
+    def post(self, slug: str):
+        """Hide the exercise from the public catalog and refuse new attempts at it (idempotent).
+
+        Its attempts stay readable, and catalog syncs keep it unpublished until it is published here."""
+        exercise = _exercise(slug)
+        catalog_admin.unpublish(exercise, current_client().name)
+        db_session().commit()
+        return exercise

@@ -1,15 +1,256 @@
-"""Pre-aggregated progress and outcome counters, kept up to date with every attempt event."""
+"""Pre-aggregated progress and outcome counters, kept up to date with every attempt event.
+
+`on_attempt_event` runs in the transaction of each `attempt.graded`, `attempt.regraded` and
+`attempt.overridden` event (record_attempt_event calls it), so the counters commit with the
+grade or not at all. What it keeps (service/models/progress.py):
+
+- `learner_progress`: one row per (client, learner, exercise), recomputed from that learner's
+  graded attempts at the exercise on every event (a learner has few attempts at one exercise);
+- `exercise_progress`: per exercise, graded and passed attempts, learners and learners who passed;
+- `exercise_daily_counts`: graded and passed attempts by exercise and UTC day of submission;
+- `exercise_outcome_counts`: failing checks and first likely causes by exercise and name.
+
+The last three are adjusted by increments: +1 for a first grade; for a regrade or override, the
+previous grade's contributions (given as `previous`) are taken away and the new one's added. All
+increments are upserts (`ON CONFLICT DO UPDATE SET n = n + excluded.n`), so concurrent workers
+never lose a count. `rebuild` recomputes every counter from the attempts table with set-based SQL
+(after a bulk load, or to check the counters).
+
+Only graded attempts count (an attempt the grader failed on is not a learner's outcome); an
+attempt passed when its verdict is `passed` (the quiz and code graders set it from `correct`).
+"""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections import Counter
+from datetime import date
+from typing import Any, Iterable
 
+from sqlalchemy import delete, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
+
+from ..models import Attempt, AttemptStatus
+from ..models.progress import CAUSE, CHECK, ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
+
+GRADED = AttemptStatus.GRADED.value
+PASSED = "passed"
+NAME_LENGTH = 100  # ExerciseOutcomeCount.name
+
+
+def failed_checks(result: Any) -> list[str]:
+    """Names of the checks a code report failed (quiz results have none)."""
+    checks = result.get("checks") if isinstance(result, dict) else None
+    if not isinstance(checks, list):
+        return []
+    return [c["name"][:NAME_LENGTH] for c in checks
+            if isinstance(c, dict) and c.get("passed") is False and isinstance(c.get("name"), str)]
+
+
+def grade_snapshot(attempt: Attempt) -> dict[str, Any]:
+    """The attempt's grade as `previous` of a later regrade or override event: call it before
+    changing the attempt, and pass the result to record_attempt_event(previous=...)."""
+    return {"score": attempt.score, "verdict": attempt.verdict, "likely_cause": attempt.likely_cause,
+            "failed_checks": failed_checks(attempt.result)}
+
+
+def _insert(session: Session, model: type) -> Any:
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
+
+
+def _outcomes(failed: Iterable[str], likely_cause: str | None) -> Counter:
+    outcomes = Counter((CHECK, name[:NAME_LENGTH]) for name in failed)
+    if likely_cause:
+        outcomes[(CAUSE, likely_cause[:NAME_LENGTH])] += 1
+    return outcomes
 
 
 def on_attempt_event(session: Session, *, attempt_id: uuid.UUID, type: str, previous: dict[str, Any] | None) -> None:
     """Bring the counters up to date after an event on the attempt (in the event's transaction).
 
     `previous`: the attempt's grade before this event ({score, verdict, likely_cause,
-    failed_checks}), None for its first grade."""
+    failed_checks}, see grade_snapshot), None for its first grade."""
+    row = session.execute(
+        select(Attempt.client_id, Attempt.learner, Attempt.exercise_id, Attempt.status, Attempt.verdict,
+               Attempt.likely_cause, Attempt.result, Attempt.created_at).where(Attempt.id == attempt_id)).one_or_none()
+    if row is None:
+        return
+    counted = row.status == GRADED
+    was_counted = previous is not None
+    if not counted and not was_counted:
+        return
+    attempts_delta = int(counted) - int(was_counted)
+    passed_delta = (int(counted and row.verdict == PASSED)
+                    - int(was_counted and previous.get("verdict") == PASSED))
+    outcomes = _outcomes(failed_checks(row.result), row.likely_cause) if counted else Counter()
+    if was_counted:
+        outcomes.subtract(_outcomes(previous.get("failed_checks") or [], previous.get("likely_cause")))
+
+    # Locks in one order for every event: the exercise's totals row, the learner's row, the day,
+    # the outcome rows by name. A transaction with many events of one exercise (a regrade being
+    # applied) then never waits in a cycle with a worker grading one of them.
+    _bump_exercise(session, row.exercise_id, attempts=attempts_delta, passed_attempts=passed_delta)
+    learners_delta, passed_learners_delta = refresh_learner(session, row.client_id, row.learner, row.exercise_id)
+    if learners_delta or passed_learners_delta:
+        table = ExerciseProgress.__table__
+        session.execute(update(table).where(table.c.exercise_id == row.exercise_id).values(
+            learners=table.c.learners + learners_delta,
+            passed_learners=table.c.passed_learners + passed_learners_delta))
+    if attempts_delta or passed_delta:
+        _bump_day(session, row.exercise_id, row.created_at.date(), attempts_delta, passed_delta)
+    _bump_outcomes(session, row.exercise_id, outcomes)
+
+
+def _bump_exercise(session: Session, exercise_id: int, *, attempts: int, passed_attempts: int) -> None:
+    table = ExerciseProgress.__table__
+    stmt = _insert(session, ExerciseProgress).values(exercise_id=exercise_id, attempts=attempts,
+                                                    passed_attempts=passed_attempts, learners=0, passed_learners=0)
+    session.execute(stmt.on_conflict_do_update(index_elements=[table.c.exercise_id], set_={
+        "attempts": table.c.attempts + stmt.excluded.attempts,
+        "passed_attempts": table.c.passed_attempts + stmt.excluded.passed_attempts}))
+
+
+def _bump_day(session: Session, exercise_id: int, day: date, attempts: int, passed: int) -> None:
+    table = ExerciseDailyCount.__table__
+    stmt = _insert(session, ExerciseDailyCount).values(exercise_id=exercise_id, day=day, attempts=attempts,
+                                                      passed=passed)
+    session.execute(stmt.on_conflict_do_update(index_elements=[table.c.exercise_id, table.c.day], set_={
+        "attempts": table.c.attempts + stmt.excluded.attempts, "passed": table.c.passed + stmt.excluded.passed}))
+
+
+def _bump_outcomes(session: Session, exercise_id: int, outcomes: Counter) -> None:
+    table = ExerciseOutcomeCount.__table__
+    emptied = False
+    for (kind, name), delta in sorted(outcomes.items()):
+        if delta == 0:
+            continue
+        stmt = _insert(session, ExerciseOutcomeCount).values(exercise_id=exercise_id, kind=kind, name=name,
+                                                            count=delta)
+        session.execute(stmt.on_conflict_do_update(
+            index_elements=[table.c.exercise_id, table.c.kind, table.c.name],
+            set_={"count": table.c.count + stmt.excluded.count}))
+        emptied = emptied or delta < 0
+    if emptied:  # a regrade took the last one away: no row, as after a rebuild
+        session.execute(delete(table).where(table.c.exercise_id == exercise_id, table.c.count == 0))
+
+
+def refresh_learner(session: Session, client_id: int, learner: str, exercise_id: int) -> tuple[int, int]:
+    """Recompute one learner's row at one exercise from their graded attempts.
+
+    Returns the change in (learners, learners who passed) of the exercise. The row is locked
+    first (an upsert that changes nothing), so two workers grading the same learner's attempts
+    at once take turns, and the second one's recount sees the first one's committed attempt."""
+    table = LearnerProgress.__table__
+    key = {"client_id": client_id, "learner": learner, "exercise_id": exercise_id}
+    stmt = _insert(session, LearnerProgress).values(**key, attempts=0, passed=False)
+    old_attempts, old_passed = session.execute(
+        stmt.on_conflict_do_update(index_elements=[table.c.client_id, table.c.learner, table.c.exercise_id],
+                                   set_={"attempts": table.c.attempts})
+        .returning(table.c.attempts, table.c.passed)).one()
+    rows = session.execute(
+        select(Attempt.score, Attempt.verdict, Attempt.created_at, Attempt.graded_at)
+        .where(Attempt.client_id == client_id, Attempt.learner == learner, Attempt.exercise_id == exercise_id,
+               Attempt.status == GRADED)
+        .order_by(Attempt.created_at, Attempt.id)).all()
+    where = (table.c.client_id == client_id, table.c.learner == learner, table.c.exercise_id == exercise_id)
+    if not rows:
+        session.execute(delete(table).where(*where))
+        return -int(old_attempts > 0), -int(bool(old_passed))
+    first_pass = next((n for n, r in enumerate(rows) if r.verdict == PASSED), None)
+    scores = [r.score for r in rows if r.score is not None]
+    graded = [r.graded_at for r in rows if r.graded_at is not None]
+    passed = first_pass is not None
+    session.execute(update(table).where(*where).values(
+        attempts=len(rows),
+        best_score=max(scores) if scores else None,
+        latest_score=rows[-1].score,
+        passed=passed,
+        first_attempt_at=rows[0].created_at,
+        first_passed_at=rows[first_pass].created_at if passed else None,
+        attempts_to_first_pass=first_pass + 1 if passed else None,
+        last_graded_at=max(graded) if graded else None))
+    return int(old_attempts == 0), int(passed) - int(bool(old_passed))
+
+
+# ----------------------------------------------------------------------------------- rebuild
+#
+# The same definitions as above, set-based. Migration 0007 holds a frozen copy for its backfill.
+
+_LEARNERS = """
+INSERT INTO learner_progress (client_id, learner, exercise_id, attempts, best_score, latest_score, passed,
+                              first_attempt_at, first_passed_at, attempts_to_first_pass, last_graded_at)
+SELECT client_id, learner, exercise_id, count(*), max(score), max(latest_score),
+       sum(CASE WHEN verdict = 'passed' THEN 1 ELSE 0 END) > 0,
+       min(created_at), min(CASE WHEN verdict = 'passed' THEN created_at END),
+       min(CASE WHEN verdict = 'passed' THEN n END), max(graded_at)
+FROM (SELECT client_id, learner, exercise_id, score, verdict, created_at, graded_at,
+             row_number() OVER w AS n,
+             last_value(score) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS latest_score
+      FROM attempts WHERE status = 'graded'
+      WINDOW w AS (PARTITION BY client_id, learner, exercise_id ORDER BY created_at, id)) AS ranked
+GROUP BY client_id, learner, exercise_id
+"""
+_DAYS = """
+INSERT INTO exercise_daily_counts (exercise_id, day, attempts, passed)
+SELECT exercise_id, {day}, count(*), sum(CASE WHEN verdict = 'passed' THEN 1 ELSE 0 END)
+FROM attempts WHERE status = 'graded' GROUP BY exercise_id, {day}
+"""
+_DAY = {"postgresql": "CAST(created_at AT TIME ZONE 'UTC' AS date)", "sqlite": "date(created_at)"}
+_EXERCISES = """
+INSERT INTO exercise_progress (exercise_id, attempts, passed_attempts, learners, passed_learners)
+SELECT p.exercise_id, p.attempts, coalesce(d.passed, 0), p.learners, p.passed_learners
+FROM (SELECT exercise_id, sum(attempts) AS attempts, count(*) AS learners,
+             sum(CASE WHEN passed THEN 1 ELSE 0 END) AS passed_learners
+      FROM learner_progress GROUP BY exercise_id) AS p
+LEFT JOIN (SELECT exercise_id, sum(passed) AS passed FROM exercise_daily_counts GROUP BY exercise_id) AS d
+       ON d.exercise_id = p.exercise_id
+"""
+_CAUSES = """
+INSERT INTO exercise_outcome_counts (exercise_id, kind, name, count)
+SELECT exercise_id, 'cause', substr(likely_cause, 1, 100), count(*)
+FROM attempts WHERE status = 'graded' AND likely_cause IS NOT NULL AND likely_cause <> ''
+GROUP BY exercise_id, substr(likely_cause, 1, 100)
+"""
+_CHECKS = {
+    "postgresql": """
+INSERT INTO exercise_outcome_counts (exercise_id, kind, name, count)
+SELECT a.exercise_id, 'check', substr(c.value->>'name', 1, 100), count(*)
+FROM attempts AS a
+CROSS JOIN LATERAL jsonb_array_elements(
+    CASE WHEN jsonb_typeof(a.result->'checks') = 'array' THEN a.result->'checks' ELSE '[]'::jsonb END) AS c(value)
+WHERE a.status = 'graded' AND c.value->'passed' = 'false'::jsonb AND jsonb_typeof(c.value->'name') = 'string'
+GROUP BY a.exercise_id, substr(c.value->>'name', 1, 100)
+""",
+    "sqlite": """
+INSERT INTO exercise_outcome_counts (exercise_id, kind, name, count)
+SELECT a.exercise_id, 'check', substr(json_extract(c.value, '$.name'), 1, 100), count(*)
+FROM attempts AS a, json_each(CASE WHEN json_type(a.result, '$.checks') = 'array' THEN a.result ELSE '{"checks": []}' END,
+                              '$.checks') AS c
+WHERE a.status = 'graded' AND c.type = 'object'
+  AND (CASE WHEN c.type = 'object' THEN json_type(c.value, '$.passed') END) = 'false'
+  AND (CASE WHEN c.type = 'object' THEN json_type(c.value, '$.name') END) = 'text'
+GROUP BY a.exercise_id, substr(json_extract(c.value, '$.name'), 1, 100)
+""",
+}
+COUNTER_TABLES = ("exercise_outcome_counts", "exercise_daily_counts", "exercise_progress", "learner_progress")
+
+
+def rebuild_statements(dialect: str) -> list[str]:
+    """The SQL that recomputes every counter from the attempts table, in order."""
+    return ([f"DELETE FROM {name}" for name in COUNTER_TABLES]
+            + [_LEARNERS, _DAYS.format(day=_DAY[dialect]), _EXERCISES, _CAUSES, _CHECKS[dialect]])
+
+
+def rebuild(connection: Session | Connection) -> None:
+    """Recompute every counter from the attempts table, in the caller's transaction.
+
+    On PostgreSQL the counter tables are locked first (writers wait; readers go on), so no event
+    is counted twice or lost while the recount runs."""
+    dialect = connection.get_bind().dialect.name if isinstance(connection, Session) else connection.dialect.name
+    if dialect == "postgresql":
+        connection.execute(text(f"LOCK TABLE {', '.join(COUNTER_TABLES)} IN EXCLUSIVE MODE"))
+    for statement in rebuild_statements(dialect):
+        connection.execute(text(statement))

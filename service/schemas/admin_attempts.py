@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+from datetime import timezone
+
+from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
+
+from ..models import AttemptStatus, DeliveryStatus
+from ..services.admin_search import DEFAULT_SORT, POLICIES, SORTS
+
+MAX_PAGE_LIMIT = 200
+DEFAULT_PAGE_LIMIT = 50
+STATUSES = [s.value for s in AttemptStatus]
+DELIVERY_STATUSES = [s.value for s in DeliveryStatus]
+
+
+class QuerySchema(Schema):
+    """Query parameters, loaded with unknown=RAISE (a misspelt filter is a 422, never an export
+    of everything); a blank value (an empty form field) counts as not given."""
+
+    @pre_load
+    def _drop_blanks(self, data, **_kwargs):
+        values = {key: data[key] for key in data}
+        values = {key: [v for v in value if v != ""] if isinstance(value, list) else value
+                  for key, value in values.items()}
+        return {key: value for key, value in values.items() if value not in ("", [])}
+
+
+class AttemptFiltersSchema(QuerySchema):
+    """The filters shared by the search and the CSV export; each narrows, all must hold."""
+
+    exercise = fields.String(validate=validate.Length(min=1, max=64),
+                             metadata={"description": "The exercise's slug"})
+    learner = fields.String(validate=validate.Length(min=1, max=255),
+                            metadata={"description": "The learner id, exactly (under any client unless `client`)"})
+    client = fields.String(validate=validate.Length(min=1, max=100),
+                           metadata={"description": "The name of the API client the attempts came through"})
+    status = fields.String(validate=validate.OneOf(STATUSES),
+                           metadata={"description": "queued, running, graded or error (the grader failed)"})
+    verdict = fields.String(validate=validate.Length(min=1, max=32), metadata={
+        "description": "passed, failed, or a code verdict: timeout, syntax_error, memory_limit, internal_error…"})
+    likely_cause = fields.String(validate=validate.Length(min=1, max=64), metadata={
+        "description": "The grader's first likely cause of a failure, e.g. wrong_sign"})
+    score_min = fields.Float(validate=validate.Range(min=0, max=1),
+                             metadata={"description": "Score at least this (ungraded attempts never match)"})
+    score_max = fields.Float(validate=validate.Range(min=0, max=1),
+                             metadata={"description": "Score at most this (ungraded attempts never match)"})
+    since = fields.AwareDateTime(default_timezone=timezone.utc, metadata={
+        "description": "Submitted at or after this time (ISO 8601; UTC when no offset is given)"})
+    until = fields.AwareDateTime(default_timezone=timezone.utc, metadata={
+        "description": "Submitted before this time (ISO 8601; UTC when no offset is given)"})
+
+    @validates_schema
+    def _ranges(self, data, **_kwargs):
+        if data.get("score_min") is not None and data.get("score_max") is not None \
+                and data["score_min"] > data["score_max"]:
+            raise ValidationError("score_min is above score_max", field_name="score_min")
+        if data.get("since") is not None and data.get("until") is not None and data["since"] > data["until"]:
+            raise ValidationError("since is after until", field_name="since")
+
+
+class AttemptExportQuerySchema(AttemptFiltersSchema):
+    sort = fields.String(load_default=DEFAULT_SORT, validate=validate.OneOf(SORTS), metadata={
+        "description": "-created_at (newest first, the default), created_at, -score (ungraded last) or score "
+                       "(ungraded first); ties go by id"})
+
+
+class AttemptSearchQuerySchema(AttemptExportQuerySchema):
+    limit = fields.Integer(load_default=DEFAULT_PAGE_LIMIT, validate=validate.Range(min=1, max=MAX_PAGE_LIMIT),
+                           metadata={"description": f"Attempts per page, 1 to {MAX_PAGE_LIMIT}"})
+    cursor = fields.String(validate=validate.Length(min=1, max=512), metadata={
+        "description": "The previous page's next_cursor, with the same sort (and the same filters)"})
+
+
+class GradebookQuerySchema(QuerySchema):
+    policy = fields.String(load_default="best", validate=validate.OneOf(POLICIES), metadata={
+        "description": "best: each learner's best graded score; latest: the score of their latest graded "
+                       "attempt (by submission time)"})
+    exercise = fields.List(fields.String(validate=validate.Length(min=1, max=64)), metadata={
+        "description": "One column per slug, in this order (repeat the parameter); default: every exercise, "
+                       "easiest first"})
+    client = fields.String(validate=validate.Length(min=1, max=100),
+                           metadata={"description": "Only this API client's learners"})
+
+
+class AttemptSummarySchema(Schema):
+    id = fields.UUID(required=True)
+    exercise = fields.String(required=True, metadata={"description": "The exercise's slug"})
+    exercise_version = fields.Integer(required=True, metadata={"description": "The version the attempt answered"})
+    client = fields.String(required=True, metadata={"description": "The API client it came through"})
+    learner = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    verdict = fields.String(allow_none=True, required=True)
+    likely_cause = fields.String(allow_none=True, required=True)
+    score = fields.Float(allow_none=True, required=True, metadata={"description": "The score that counts"})
+    grader_score = fields.Float(allow_none=True, required=True,
+                                metadata={"description": "The grader's score, kept under an override"})
+    overridden = fields.Boolean(required=True)
+    correct = fields.Boolean(allow_none=True)
+    created_at = fields.DateTime(required=True)
+    started_at = fields.DateTime(allow_none=True)
+    graded_at = fields.DateTime(allow_none=True)
+
+
+class AttemptPageSchema(Schema):
+    items = fields.List(fields.Nested(AttemptSummarySchema), required=True)
+    next_cursor = fields.String(allow_none=True, required=True, metadata={
+        "description": "Pass as ?cursor= for the next page (with the same sort and filters); null: the last page"})
+
+
+class CheckSchema(Schema):
+    name = fields.String(required=True)
+    weight = fields.Float(required=True)
+    passed = fields.Boolean(required=True)
+    message = fields.String(required=True)
+    likely_cause = fields.String(allow_none=True)
+    torch_message = fields.String(allow_none=True)
+
+
+class OutputSchema(Schema):
+    stdout = fields.String(required=True)
+    stderr = fields.String(required=True)
+    truncated = fields.Boolean()
+
+
+class TimingsSchema(Schema):
+    created_at = fields.DateTime(required=True, metadata={"description": "Submitted (and queued)"})
+    started_at = fields.DateTime(allow_none=True, metadata={"description": "A worker started grading it"})
+    graded_at = fields.DateTime(allow_none=True, metadata={"description": "Its grade (or error) was stored"})
+    queued_ms = fields.Float(allow_none=True, metadata={"description": "started_at - created_at"})
+    grading_ms = fields.Float(allow_none=True, metadata={"description": "graded_at - started_at"})
+    report = fields.Dict(required=True, metadata={
+        "description": "The judge's own timings (code): child_ms, judge_ms, wait_slot_ms, total_ms…"})
+
+
+class PassbackStateSchema(Schema):
+    id = fields.Integer(required=True)
+    event_id = fields.Integer(required=True)
+    link_id = fields.Integer(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(DELIVERY_STATUSES))
+    tries = fields.Integer(required=True)
+    last_status_code = fields.Integer(allow_none=True)
+    last_error = fields.String(allow_none=True)
+    sent_score = fields.Dict(allow_none=True, metadata={"description": "The AGS score last sent"})
+    created_at = fields.DateTime(required=True)
+    last_attempt_at = fields.DateTime(allow_none=True)
+    delivered_at = fields.DateTime(allow_none=True)
+
+
+class DeliveryStateSchema(Schema):
+    id = fields.Integer(required=True)
+    endpoint_id = fields.Integer(required=True)
+    event_id = fields.Integer(required=True, metadata={"description": "The event's id (see events)"})
+    event_type = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(DELIVERY_STATUSES))
+    tries = fields.Integer(required=True)
+    last_status_code = fields.Integer(allow_none=True)
+    last_error = fields.String(allow_none=True)
+    created_at = fields.DateTime(required=True)
+    last_attempt_at = fields.DateTime(allow_none=True)
+    delivered_at = fields.DateTime(allow_none=True)
+
+
+class OverrideEntrySchema(Schema):
+    id = fields.Integer(required=True)
+    actor = fields.String(required=True)
+    old_score = fields.Float(allow_none=True, required=True)
+    new_score = fields.Float(required=True)
+    reason = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+
+
+class EventSchema(Schema):
+    id = fields.Integer(required=True)
+    type = fields.String(required=True, metadata={"description": "attempt.graded, attempt.regraded, attempt.overridden"})
+    created_at = fields.DateTime(required=True)
+    data = fields.Dict(required=True, metadata={"description": "The grade as the event saw it: status, score, correct"})
+
+
+class AttemptDetailSchema(AttemptSummarySchema):
+    exercise_kind = fields.String(required=True)
+    exercise_version_digest = fields.String(required=True,
+                                            metadata={"description": "SHA-256 of the exercise version's files"})
+    tries = fields.Integer(required=True, metadata={"description": "Times a grading worker claimed it"})
+    lti_link_id = fields.Integer(allow_none=True)
+    answer = fields.Raw(allow_none=True, metadata={"description": "The quiz answer as submitted (null for code)"})
+    code = fields.String(allow_none=True, metadata={"description": "The submitted source (code exercises)"})
+    report_status = fields.String(allow_none=True, metadata={
+        "description": "Code: the report's status (passed, failed, timeout, syntax_error, internal_error…)"})
+    grader_version = fields.String(allow_none=True)
+    checks = fields.List(fields.Nested(CheckSchema), required=True,
+                         metadata={"description": "Code: every check with its weight, result and message"})
+    likely_causes = fields.List(fields.String(), required=True)
+    diagnostics = fields.List(fields.Dict(), required=True, metadata={
+        "description": "Code: the failing input, worst element, numerical and analytical values"})
+    error = fields.Dict(allow_none=True, metadata={"description": "Code: the exception the learner's code raised"})
+    feedback = fields.List(fields.Raw(), required=True,
+                           metadata={"description": "Quiz: per-choice feedback; code: advice per likely cause"})
+    output = fields.Nested(OutputSchema, allow_none=True,
+                           metadata={"description": "Code: the child's stdout and stderr (capped)"})
+    timings = fields.Nested(TimingsSchema, required=True)
+    events = fields.List(fields.Nested(EventSchema), required=True)
+    webhook_deliveries = fields.List(fields.Nested(DeliveryStateSchema), required=True)
+    passbacks = fields.List(fields.Nested(PassbackStateSchema), required=True,
+                            metadata={"description": "Scores sent to the LMS (attempts made through LTI)"})
+    overrides = fields.List(fields.Nested(OverrideEntrySchema), required=True,
+                            metadata={"description": "Manual overrides of its score, oldest first"})
