@@ -364,3 +364,15 @@ def test_passbacks_wait_in_the_database_until_a_runner_process_sends_them(app, c
     assert runner.returncode == 0, stderr[-2000:]
     assert [s["body"]["userId"] for s in platform.scores] == ["learner-1"]
     assert "Bearer" not in stderr  # the access token never reaches the log
+
+
+def test_an_instructors_override_goes_to_the_gradebook_too(app, client, platform, lms, admin_key):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT}).json
+    runner = _runner(app)
+    runner.run_once()
+    overridden = client.post(f"/api/v1/admin/attempts/{attempt['id']}/override", headers=_auth(admin_key),
+                             json={"score": 0.5, "reason": "Copied from a classmate's submission."})
+    assert overridden.status_code == 201, overridden.json
+    runner.run_once()
+    assert [s["body"]["scoreGiven"] for s in platform.scores] == [100, 50]
