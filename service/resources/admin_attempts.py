@@ -23,11 +23,10 @@ from ..schemas.admin_attempts import (
 )
 from ..services import admin_search
 from .attempts import BEARER
-from .docs import UNAUTHORIZED, problems
+from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_attempts", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: search attempts, one attempt in full, CSV exports.")
-STAFF_ONLY = (403, "The client is not an instructor or admin (or a learner token was sent)")
 INVALID_QUERY = (422, "A query parameter is unknown or out of range")
 CSV_RESPONSE = {"type": "string", "description": "text/csv; charset=utf-8, RFC 4180, CRLF line ends"}
 

@@ -28,12 +28,11 @@ from ..schemas.admin_grades import (
 )
 from ..services import catalog_admin, overrides, regrades
 from .attempts import BEARER
-from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
+from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("admin_grades", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: regrades, overrides with their audit log, publishing exercises.")
-STAFF_ONLY = (403, "The client is neither an instructor nor an admin, or a learner token was sent")
 NO_EXERCISE = (404, "No exercise with this slug")
 NO_REGRADE = (404, "No regrade with this id")
 

@@ -16,16 +16,19 @@ from ..auth import require_staff
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import ApiClient, Exercise
-from ..schemas.admin_stats import (ExerciseOverviewSchema, ExerciseStatsSchema, LearnerProgressQuerySchema,
-                                   LearnerProgressSchema)
+from ..schemas.admin_stats import (
+    ExerciseOverviewSchema,
+    ExerciseStatsSchema,
+    LearnerProgressQuerySchema,
+    LearnerProgressSchema,
+)
 from ..schemas.attempts import LEARNER_PATTERN
 from ..services import stats
 from .attempts import BEARER
-from .docs import UNAUTHORIZED, problems
+from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_stats", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: statistics per exercise and progress per learner.")
-FORBIDDEN = (403, "The client is neither an instructor nor an admin, or a learner token was sent")
 LEARNER = re.compile(LEARNER_PATTERN)
 
 
@@ -34,7 +37,7 @@ class StatsOverview(MethodView):
     @blp.doc(security=BEARER)
     @require_staff
     @blp.response(200, ExerciseOverviewSchema(many=True))
-    @problems(blp, UNAUTHORIZED, FORBIDDEN)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY)
     def get(self):
         """Every exercise (unpublished ones too), by slug: attempts, learners and the share of them
         who passed (the pass-rate-by-exercise chart)."""
@@ -46,7 +49,7 @@ class ExerciseStats(MethodView):
     @blp.doc(security=BEARER)
     @require_staff
     @blp.response(200, ExerciseStatsSchema)
-    @problems(blp, UNAUTHORIZED, FORBIDDEN, (404, "No exercise with this slug"))
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, (404, "No exercise with this slug"))
     def get(self, slug: str):
         """One exercise's statistics: attempts, learners, pass rates, the histogram of learners'
         best scores, median attempts and time to the first pass, the most common failing checks
@@ -64,7 +67,7 @@ class LearnerProgress(MethodView):
     @require_staff
     @blp.arguments(LearnerProgressQuerySchema, location="query")
     @blp.response(200, LearnerProgressSchema)
-    @problems(blp, UNAUTHORIZED, FORBIDDEN, (404, "No API client with the name in ?client="),
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, (404, "No API client with the name in ?client="),
               (422, "The client name in ?client= is empty or too long"))
     def get(self, query, learner: str):
         """A learner's progress across exercises: graded attempts, best and latest score, whether

@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 from ..errors import PROBLEM_MIMETYPE, ProblemSchema
 
 UNAUTHORIZED = (401, "No API key, or not a valid one")
+STAFF_ONLY = (403, "The client is neither an instructor nor an admin, or a learner token was sent")
 BODY_PROBLEMS = ((400, "The body is not valid JSON"), (413, "The body is larger than MAX_REQUEST_BYTES"),
                  (415, "The body is not sent as application/json"))
 

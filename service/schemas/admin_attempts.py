@@ -4,13 +4,13 @@ from datetime import timezone
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
-from ..models import AttemptStatus, DeliveryStatus
+from ..models import AttemptStatus
 from ..services.admin_search import DEFAULT_SORT, POLICIES, SORTS
+from .delivery import OutboundDeliverySchema
 
 MAX_PAGE_LIMIT = 200
 DEFAULT_PAGE_LIMIT = 50
 STATUSES = [s.value for s in AttemptStatus]
-DELIVERY_STATUSES = [s.value for s in DeliveryStatus]
 
 
 class QuerySchema(Schema):
@@ -132,32 +132,16 @@ class TimingsSchema(Schema):
         "description": "The judge's own timings (code): child_ms, judge_ms, wait_slot_ms, total_ms…"})
 
 
-class PassbackStateSchema(Schema):
-    id = fields.Integer(required=True)
+class PassbackStateSchema(OutboundDeliverySchema):
     event_id = fields.Integer(required=True)
     link_id = fields.Integer(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(DELIVERY_STATUSES))
-    tries = fields.Integer(required=True)
-    last_status_code = fields.Integer(allow_none=True)
-    last_error = fields.String(allow_none=True)
     sent_score = fields.Dict(allow_none=True, metadata={"description": "The AGS score last sent"})
-    created_at = fields.DateTime(required=True)
-    last_attempt_at = fields.DateTime(allow_none=True)
-    delivered_at = fields.DateTime(allow_none=True)
 
 
-class DeliveryStateSchema(Schema):
-    id = fields.Integer(required=True)
+class DeliveryStateSchema(OutboundDeliverySchema):
     endpoint_id = fields.Integer(required=True)
     event_id = fields.Integer(required=True, metadata={"description": "The event's id (see events)"})
     event_type = fields.String(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(DELIVERY_STATUSES))
-    tries = fields.Integer(required=True)
-    last_status_code = fields.Integer(allow_none=True)
-    last_error = fields.String(allow_none=True)
-    created_at = fields.DateTime(required=True)
-    last_attempt_at = fields.DateTime(allow_none=True)
-    delivered_at = fields.DateTime(allow_none=True)
 
 
 class OverrideEntrySchema(Schema):

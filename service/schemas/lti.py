@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from marshmallow import EXCLUDE, Schema, fields, validate
 
-from ..models import DeliveryStatus
+from .delivery import DELIVERY_STATUSES, OutboundDeliverySchema
 
 
 def url_field(description: str) -> fields.Url:
@@ -52,23 +52,15 @@ class PassbacksQuerySchema(Schema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 
-    status = fields.String(validate=validate.OneOf([s.value for s in DeliveryStatus]))
+    status = fields.String(validate=validate.OneOf(DELIVERY_STATUSES))
     attempt = fields.UUID(metadata={"description": "Only this attempt's passbacks"})
 
 
-class PassbackSchema(Schema):
-    id = fields.Integer(required=True)
+class PassbackSchema(OutboundDeliverySchema):
     attempt = fields.UUID(required=True, attribute="attempt_id")
     learner = fields.String(required=True, attribute="attempt.learner")
     exercise = fields.String(required=True, attribute="link.exercise.slug")
     platform = fields.String(required=True, attribute="link.platform.name")
     lineitem_url = fields.String(allow_none=True, attribute="link.lineitem_url")
-    status = fields.String(required=True, validate=validate.OneOf([s.value for s in DeliveryStatus]))
-    tries = fields.Integer(required=True)
     sent_score = fields.Dict(allow_none=True, metadata={"description": "The AGS score last sent"})
-    last_status_code = fields.Integer(allow_none=True)
-    last_error = fields.String(allow_none=True)
-    created_at = fields.DateTime(required=True)
-    last_attempt_at = fields.DateTime(allow_none=True)
     next_attempt_at = fields.DateTime(required=True)
-    delivered_at = fields.DateTime(allow_none=True)

@@ -4,6 +4,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..models import DeliveryStatus
 from ..outbound.webhooks import event_id
+from .delivery import DELIVERY_STATUSES, OutboundDeliverySchema
 
 MAX_URL_CHARS = 2048
 PENDING = DeliveryStatus.PENDING.value
@@ -36,27 +37,16 @@ class DeliveryQuerySchema(Schema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 
-    status = fields.String(validate=validate.OneOf([s.value for s in DeliveryStatus]),
+    status = fields.String(validate=validate.OneOf(DELIVERY_STATUSES),
                            metadata={"description": "Only deliveries with this status"})
 
 
-class WebhookDeliverySchema(Schema):
-    id = fields.Integer(required=True)
+class WebhookDeliverySchema(OutboundDeliverySchema):
     event_id = fields.Function(lambda delivery: event_id(delivery.event_id), required=True, metadata={
         "type": "string", "description": "The event's id, as sent in the body and in webhook-id: evt_<n>"})
     event_type = fields.String(required=True, attribute="event.type", metadata={"description": "e.g. attempt.graded"})
     attempt_id = fields.UUID(required=True, attribute="event.attempt_id")
-    status = fields.String(required=True, validate=validate.OneOf([s.value for s in DeliveryStatus]), metadata={
-        "description": "pending (waiting for its next try), delivered, or failed (every try failed, or the "
-                       "endpoint was deleted)"})
-    tries = fields.Integer(required=True, metadata={"description": "Tries made since it was queued (or resent)"})
-    last_status_code = fields.Integer(allow_none=True,
-                                      metadata={"description": "The endpoint's HTTP status at the last try; null: no answer"})
-    last_error = fields.String(allow_none=True, metadata={"description": "Why the last try failed"})
-    created_at = fields.DateTime(required=True)
-    last_attempt_at = fields.DateTime(allow_none=True, metadata={"description": "When the last try started"})
     next_attempt_at = fields.Function(
         lambda delivery: delivery.next_attempt_at.isoformat() if delivery.status == PENDING else None,
         allow_none=True, metadata={"type": "string", "format": "date-time",
                                    "description": "When the next try is due (pending deliveries only)"})
-    delivered_at = fields.DateTime(allow_none=True)
