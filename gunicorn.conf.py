@@ -14,10 +14,17 @@ graceful_timeout = 20
 keepalive = 5
 # Build the app once in the master, so a configuration error stops start-up with one line.
 preload_app = True
-accesslog = "-"
-errorlog = "-"
-# No headers in the access log line: an Authorization header must never reach a log.
-access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+# The app writes the access lines itself (service/logs.py: with the request id, never a header or
+# query string); gunicorn's own lines go to the same handler, set up when wsgi.py is loaded.
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "root": {"level": "WARNING", "handlers": []},
+    "loggers": {
+        "gunicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
+        "gunicorn.access": {"level": "CRITICAL", "handlers": [], "propagate": False},
+    },
+}
 max_requests = 10000
 max_requests_jitter = 1000
 # Every worker writes its metrics to files in this directory and /metrics sums them: set before

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-import logging
+import json
 from typing import Any, Mapping
 
 from flask import Flask, request
@@ -16,6 +16,7 @@ from .database import Database
 from .errors import problem_abort, register_error_handlers
 from .extensions import ProblemApi, close_db_session, cors
 from .jobs.dispatch import dispatcher_for
+from .logs import init_request_ids
 from .metrics import init_app as init_metrics
 from .ratelimit import init_rate_limits
 
@@ -23,15 +24,45 @@ API_VERSION = "1.0.0"
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
 
 
-def _require_json_body() -> None:
+# Deeper bodies are refused before any parser recurses into them (no exercise needs more than a few
+# levels; Python's json module would otherwise raise RecursionError, a 500, near depth 1000).
+MAX_JSON_DEPTH = 32
+
+
+def json_depth_exceeds(document: object, limit: int) -> bool:
+    """Whether `document` (parsed JSON) nests arrays or objects more than `limit` deep."""
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return False
+
+
+def _check_json_body() -> None:
     # webargs would read a form or text body as "no fields" and answer with confusing
     # missing-field errors; say what is wrong instead.
     if request.routing_exception is not None:  # an unknown route or method: 404/405 come first
         return
     # A POST without a body (an action such as a retry) has no media type to check.
     has_body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "")
-    if request.method in JSON_BODY_METHODS and request.path.startswith("/api/") and has_body and not request.is_json:
+    if request.method not in JSON_BODY_METHODS or not request.path.startswith("/api/") or not has_body:
+        return
+    if not request.is_json:
         problem_abort(415, "Send the request body as JSON with 'Content-Type: application/json'.")
+    try:
+        document = json.loads(request.get_data(cache=True))
+    except RecursionError:
+        document = None  # deeper than Python's parser goes: far past the limit
+    except ValueError:
+        return  # not JSON: webargs answers with its 400
+    else:
+        if not json_depth_exceeds(document, MAX_JSON_DEPTH):
+            return
+    problem_abort(400, f"The JSON body nests arrays or objects more than {MAX_JSON_DEPTH} levels deep.",
+                  title="Request body nested too deeply")
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -62,9 +93,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         },
         **config,
     )
-    if settings.env == "production":
-        logging.getLogger().setLevel(logging.INFO)
-
+    # First of the before_request hooks: every later log line and error carries the request id.
+    init_request_ids(app)
     app.extensions["gradquiz.db"] = Database(settings.sqlalchemy_url)
     app.extensions["gradquiz.dispatcher"] = dispatcher_for(settings)
     app.teardown_appcontext(close_db_session)
@@ -74,9 +104,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     init_metrics(app)
     if settings.cors_origins:
         cors.init_app(app, resources={r"/api/*": {"origins": list(settings.cors_origins)}},
-                      expose_headers=["Location", "X-Pagination", "Retry-After", "Idempotent-Replayed"],
-                      allow_headers=["Authorization", "Content-Type", "Idempotency-Key"], max_age=600)
-    app.before_request(_require_json_body)
+                      expose_headers=["Location", "X-Pagination", "Retry-After", "Idempotent-Replayed", "X-Request-Id"],
+                      allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"], max_age=600)
+    app.before_request(_check_json_body)
 
     from .cli import register_cli
     from .resources import dashboard, lti, register_blueprints

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from . import migrate
 from .auth import create_client
 from .catalog import load_catalog, sync_catalog
 from .extensions import db_session
+from .logs import configure_logging
 from .models import ApiClient, LtiPlatform, Role
 from .models.base import utcnow
 from .schemas.lti import PlatformSchema
@@ -176,11 +176,12 @@ def outbound_command() -> None:
 
     from .outbound.runner import OutboundRunner
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s outbound %(levelname)s %(message)s")
+    settings = _settings()
+    configure_logging(settings.log_format, "outbound")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    OutboundRunner(_settings()).serve(stop)
+    OutboundRunner(settings).serve(stop)
 
 
 @click.command("worker")

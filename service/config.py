@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
+from limits import parse_many
+
 from .grading.sandbox import LAYERS  # stdlib only: the web process may import it
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -75,10 +77,14 @@ class Settings:
     # Largest request body accepted, in bytes; larger bodies get 413.
     max_request_bytes: int = 256 * 1024
     exercises_dir: str = str(PROJECT_ROOT / "exercises")
-    # Where rate-limit counters live: memory:// (per process) or redis://host:6379.
+    # Where rate-limit counters live: memory:// (per web process) or redis://host:6379 (shared).
     rate_limit_storage: str = "memory://"
-    # Sandbox runs ("try it yourself") a client may start.
+    # Attempts and sandbox runs ("try it yourself") one caller may submit: an API key, or one
+    # learner of an LMS platform (learner token). Flask-Limiter syntax: "600/minute;20/second".
+    attempts_rate_limit: str = "600/minute"
     runs_rate_limit: str = "60/minute"
+    # Log lines: "json" (one object per line, with the request id) or "text".
+    log_format: str = "json"
     # Grading worker processes `flask worker` (and `make run`) starts.
     grading_workers: int = 2
     # How long a worker's claim on a job lasts; a job whose worker died is graded again after it.
@@ -175,6 +181,16 @@ class Settings:
         if self.grading_lease_seconds <= self.grading_timeout_seconds:
             # A lease shorter than a grade would hand a job that is still being graded to another worker.
             raise ConfigError("GRADING_LEASE_SECONDS must exceed GRADING_TIMEOUT_SECONDS")
+        for name in ("attempts_rate_limit", "runs_rate_limit"):
+            try:
+                parse_many(getattr(self, name))
+            except ValueError:
+                raise ConfigError(f"{name.upper()} must be like '600/minute' or '600/minute;20/second', "
+                                  f"got {getattr(self, name)!r}") from None
+        if not self.rate_limit_storage.startswith(("memory://", "redis://", "rediss://", "redis+sentinel://")):
+            raise ConfigError("RATE_LIMIT_STORAGE must be memory:// or a redis:// URL")
+        if self.log_format not in {"json", "text"}:
+            raise ConfigError(f"LOG_FORMAT must be json or text, got {self.log_format!r}")
         if self.public_url and not self.public_url.startswith(("https://", "http://")):
             raise ConfigError("PUBLIC_URL must be an http(s):// URL")
         if self.lti_frontend_url and not self.lti_frontend_url.startswith(("https://", "http://")):

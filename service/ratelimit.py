@@ -1,40 +1,56 @@
-"""Per-client rate limits, on the `limits` library (Flask-Limiter's engine).
+"""Per-caller rate limits on the endpoints that start work: attempts and runs (Flask-Limiter).
 
-Checked inside the views, after authentication, so the limit is per client and not per address.
-Memory storage counts per web process; set RATE_LIMIT_STORAGE=redis://… to share counts.
+The limit is checked after authentication (the decorator sits under `require_client`), so it
+counts per caller, never per address: a whole class behind one campus NAT is not one caller. A
+caller is an API key, or one learner of an LMS platform when a learner token is used (a
+platform's learners share its client). Counts live in RATE_LIMIT_STORAGE: memory:// counts per
+web process; redis://… shares them between processes and machines. Should Redis go away, each
+process counts in memory until it is back, rather than refusing or failing every submission.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from typing import Callable, TypeVar
 
-from flask import Flask, current_app
-from limits import parse
-from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
+from flask import Flask, Response, current_app, g
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
 
-from .errors import problem_abort
+from .errors import problem_response
+
+F = TypeVar("F", bound=Callable)
 
 
-class RateLimits:
-    def __init__(self, storage_uri: str) -> None:
-        self.limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
+def _caller() -> str:
+    scope = g.get("learner_scope")
+    if scope is not None:
+        return f"client:{g.client.id}:learner:{scope.learner}"
+    return f"client:{g.client.id}"
 
-    def check(self, scope: str, rule: str, client_id: int) -> None:
-        """Count one request; a 429 problem with Retry-After once the client is over `rule`."""
-        limit = parse(rule)
-        if self.limiter.hit(limit, scope, str(client_id)):
-            return
-        reset_at, _remaining = self.limiter.get_window_stats(limit, scope, str(client_id))
-        retry_after = max(1, math.ceil(reset_at - time.time()))
-        problem_abort(429, f"Too many {scope} requests: at most {rule}. Retry in {retry_after} s.",
-                      headers={"Retry-After": str(retry_after)})
+
+# One limiter per process, configured by init_rate_limits (Flask-Limiter's decorators are bound to
+# an instance when the views are defined).
+limiter = Limiter(key_func=_caller, strategy="moving-window", key_prefix="gradquiz", headers_enabled=False,
+                  in_memory_fallback_enabled=True)
+
+
+def rate_limited(scope: str) -> Callable[[F], F]:
+    """Count each call against the setting `<scope>_rate_limit` (e.g. "600/minute")."""
+    return limiter.limit(lambda: getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"), scope=scope,
+                         error_message=f"Too many {scope}: at most")
+
+
+def _too_many_requests(error: RateLimitExceeded) -> Response:
+    current = limiter.current_limit
+    retry_after = max(1, math.ceil(current.reset_at - time.time())) if current else 1
+    return problem_response(429, "Too Many Requests",
+                            f"{error.description} {error.limit.limit}. Retry in {retry_after} s.",
+                            headers={"Retry-After": str(retry_after)})
 
 
 def init_rate_limits(app: Flask) -> None:
-    app.extensions["gradquiz.rate_limits"] = RateLimits(app.config["SETTINGS"].rate_limit_storage)
-
-
-def check_rate_limit(scope: str, rule: str, client_id: int) -> None:
-    current_app.extensions["gradquiz.rate_limits"].check(scope, rule, client_id)
+    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["SETTINGS"].rate_limit_storage)
+    limiter.init_app(app)
+    app.register_error_handler(RateLimitExceeded, _too_many_requests)

@@ -22,6 +22,7 @@ from sqlalchemy.orm import sessionmaker
 
 from ..config import Settings
 from ..database import dispose_engines, engine_for
+from ..logs import configure_logging
 from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.base import utcnow
 from ..services import regrades
@@ -135,7 +136,7 @@ def probe_sandbox(settings: Settings) -> dict[str, Any]:
 def celery_main(settings: Settings, processes: int) -> None:
     """A Celery worker with `processes` pool processes, until SIGTERM (warm shutdown).
     `flask worker` runs it under `supervise`, which restarts it and serves its metrics."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker[%(process)d] %(levelname)s %(message)s")
+    configure_logging(settings.log_format, "worker")
     # Check the sandbox once, before taking any task: a worker without it must not grade.
     if missing_sandbox_layers(settings, probe_sandbox(settings)):
         sys.exit(EXIT_SANDBOX_MISSING)

@@ -20,13 +20,14 @@ from typing import Any, Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import metrics
 from ..config import Settings
 from ..database import engine_for
+from ..grading.errors import GraderFault
+from ..logs import configure_logging, request_id_context
 from ..models import Attempt, RegradeItem, Run
 from ..models.attempt import grade_columns
-from .. import metrics
 from ..services import regrades
-from ..grading.errors import GraderFault
 from . import db_lease
 
 log = logging.getLogger("gradquiz.worker")
@@ -71,7 +72,13 @@ def process_job(settings: Settings, judge: Any, session: Session, model: type, j
 
     Returns GRADED (stored), "lost" (another worker owns the job now: nothing stored), QUEUED
     (a grader fault: to be tried again) or ERROR (the last try failed: stored as internal_error).
+    Log lines written meanwhile carry the request id of the request that made the job.
     """
+    with request_id_context(job.request_id):
+        return _process_job(settings, judge, session, model, job, worker_id)
+
+
+def _process_job(settings: Settings, judge: Any, session: Session, model: type, job: Any, worker_id: str) -> str:
     started = time.perf_counter()
     try:
         values = HANDLERS[model](judge, job)
@@ -138,7 +145,9 @@ class Worker:
 
 def open_judge(settings: Settings) -> Any:
     """A warm judge (its zygote started) with the settings' limits and sandbox layers."""
-    from ..grading.judge import Judge  # starts the zygote; the web process never gets here
+    from ..grading.judge import (
+        Judge,  # starts the zygote; the web process never gets here
+    )
 
     return Judge(settings.grading_seed, timeout=settings.grading_timeout_seconds, memory_mb=settings.grading_memory_mb,
                  output_limit=settings.grading_output_kib * 1024, layers=settings.wanted_layers)
@@ -158,7 +167,7 @@ def missing_sandbox_layers(settings: Settings, sandbox: dict[str, Any]) -> list[
 
 def worker_main(settings: Settings) -> None:
     """One worker process: a warm judge and the claim loop, until SIGTERM or SIGINT."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker[%(process)d] %(levelname)s %(message)s")
+    configure_logging(settings.log_format, "worker")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -180,7 +189,7 @@ def supervise(settings: Settings, processes: int) -> None:
     import subprocess
 
     metrics.use_multiprocess_dir()  # the children record their metrics where this process serves them
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s workers %(levelname)s %(message)s")
+    configure_logging(settings.log_format, "workers")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

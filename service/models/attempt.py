@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from ..logs import current_request_id
 from .base import Base, JSONType, utcnow
 from .client import ApiClient
 from .exercise import Exercise, ExerciseVersion
@@ -48,6 +49,8 @@ class GradingJob:
     # When its task was last handed to the broker (GRADING_BACKEND=celery); null: never sent.
     # The row is committed first, so a job whose sender died before sending is found and sent.
     dispatched_at: Mapped[datetime | None]
+    # The X-Request-Id of the API request that made the job: its worker logs under the same id.
+    request_id: Mapped[str | None] = mapped_column(String(64), default=current_request_id)
 
     @property
     def finished(self) -> bool:

@@ -13,6 +13,7 @@ from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, p
 from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..models import Attempt
+from ..ratelimit import rate_limited
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
 from ..services.attempts import (
     ExerciseNotFound,
@@ -62,13 +63,14 @@ class ExerciseAttempts(MethodView):
         "description": "A retry with the same key returns the first response and stores nothing new.",
     }])
     @require_client(allow_learner_token=True)
+    @rate_limited("attempts")
     @blp.arguments(AttemptCreateSchema)
     @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
                   description="A quiz answer, graded")
     @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Code, queued for the grading workers: follow Location (with ?wait=N)")
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token for another learner or exercise"),
-              (404, "No published exercise has this slug"),
+              (404, "No published exercise has this slug"), (429, "Too many attempts by this caller; see Retry-After"),
               (422, "The answer does not fit the exercise, or the key was reused"))
     def post(self, payload, slug: str):
         """Submit an attempt: a quiz answer is graded at once (201); code is queued (202).

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import uuid
 
-from flask import Response, current_app, jsonify, url_for
+from flask import Response, jsonify, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
@@ -13,7 +13,7 @@ from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..grading.spec import validate_run_inputs
 from ..models import AttemptStatus, Run
-from ..ratelimit import check_rate_limit
+from ..ratelimit import rate_limited
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import wait_until_finished
@@ -33,6 +33,7 @@ def _visible(run_id: uuid.UUID):
 class Runs(MethodView):
     @blp.doc(security=BEARER)
     @require_client
+    @rate_limited("runs")
     @blp.arguments(RunCreateSchema)
     @blp.response(200, RunSchema, description="The run finished within `wait` seconds")
     @blp.alt_response(202, schema=RunSchema, headers={"Location": {"schema": {"type": "string"}}},
@@ -41,7 +42,6 @@ class Runs(MethodView):
     def post(self, payload):
         """Run code in the sandbox; with a Function name and inputs, gradcheck it too."""
         client = current_client()
-        check_rate_limit("runs", current_app.config["SETTINGS"].runs_rate_limit, client.id)
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
         if (entry_point is None) != (inputs is None):
             missing = "inputs" if inputs is None else "entry_point"

@@ -166,6 +166,8 @@ class AttemptDetailSchema(AttemptSummarySchema):
                                             metadata={"description": "SHA-256 of the exercise version's files"})
     tries = fields.Integer(required=True, metadata={"description": "Times a grading worker claimed it"})
     lti_link_id = fields.Integer(allow_none=True)
+    request_id = fields.String(allow_none=True, metadata={
+        "description": "X-Request-Id of the request that submitted it: its web and worker log lines carry it"})
     answer = fields.Raw(allow_none=True, metadata={"description": "The quiz answer as submitted (null for code)"})
     code = fields.String(allow_none=True, metadata={"description": "The submitted source (code exercises)"})
     report_status = fields.String(allow_none=True, metadata={

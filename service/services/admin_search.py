@@ -318,6 +318,7 @@ def attempt_detail(session: Session, attempt_id: uuid.UUID) -> dict[str, Any] | 
         "graded_at": attempt.graded_at,
         "tries": attempt.tries,
         "lti_link_id": attempt.lti_link_id,
+        "request_id": attempt.request_id,
         "answer": attempt.answer,
         "code": attempt.code,
         "report_status": report.get("status"),

@@ -21,8 +21,17 @@ from typing import Any
 from sqlalchemy import case, func, insert, literal, or_, select, update
 from sqlalchemy.orm import Session, contains_eager
 
-from ..models import (REGRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, ExerciseVersion, Regrade,
-                      RegradeItem)
+from ..logs import current_request_id
+from ..models import (
+    REGRADED_EVENT,
+    ApiClient,
+    Attempt,
+    AttemptStatus,
+    Exercise,
+    ExerciseVersion,
+    Regrade,
+    RegradeItem,
+)
 from ..models.attempt import grade_columns
 from ..models.base import utcnow
 from ..outbound.outbox import record_attempt_event
@@ -82,9 +91,10 @@ def request_regrade(session: Session, exercise: Exercise, actor: str, attempt: A
     session.flush()
     items = graded.with_only_columns(
         _new_uuid(session), literal(regrade.id, RegradeItem.regrade_id.type), Attempt.id, Attempt.grader_score,
-        literal(QUEUED), literal(0), literal(now, RegradeItem.created_at.type))
+        literal(QUEUED), literal(0), literal(now, RegradeItem.created_at.type),
+        literal(current_request_id(), RegradeItem.request_id.type))
     session.execute(insert(RegradeItem).from_select(
-        ["id", "regrade_id", "attempt_id", "old_score", "status", "tries", "created_at"], items))
+        ["id", "regrade_id", "attempt_id", "old_score", "status", "tries", "created_at", "request_id"], items))
     return regrade
 
 
