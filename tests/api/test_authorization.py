@@ -1,0 +1,452 @@
+"""The authorization matrix: every endpoint of the app against every kind of caller.
+
+MATRIX has one row per endpoint (a method, and a path filled with seeded ids) naming the policy
+that says which callers get in. The policies spell out, caller by caller, the status the
+service must answer, as the README describes the roles: they are written by hand, never
+derived from the code under test. An endpoint of `app.url_map` with no row fails the test.
+
+Rows run in order, each row's refused callers first: a refused request must change no row of
+the database. All the while every log record (root logger, DEBUG) is captured, and no key,
+learner token or metrics token may appear in any of them, in whatever format the logs are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from service.config import Settings
+from service.extensions import db_session
+from service.jobs.worker import Worker
+from service.learner_tokens import (
+    INSTRUCTOR,
+    LEARNER,
+    LearnerScope,
+    issue_learner_token,
+)
+from service.models import (
+    ApiClient,
+    AttemptStatus,
+    Base,
+    Exercise,
+    LtiPlatform,
+    LtiResourceLink,
+    Role,
+    Run,
+    ScorePassback,
+    WebhookDelivery,
+)
+from service.models.base import utcnow
+from tests.helpers import bearer
+
+QUIZ = "backward-none-for-bounds"  # single choice; "none-each" is right
+RIGHT = "none-each"
+TOGGLED = "squarefn-forward-value"  # the exercise the matrix unpublishes and publishes again
+METRICS_TOKEN = "metrics-" + secrets.token_urlsafe(24)
+LAUNCH_URL = "http://localhost/lti/launch"
+
+# --- callers ----------------------------------------------------------------------------------
+# Client A ("lms-one") owns every seeded attempt, run and webhook; B ("lms-two") owns none of them.
+CALLERS = (
+    "none",           # no Authorization header
+    "wrong_key",      # gq_… of the right shape that no client has
+    "revoked_key",    # an admin's key, revoked
+    "revoked_token",  # learner token of ada at an LMS platform since disabled (which revokes its client)
+    "metrics_token",  # METRICS_TOKEN: Prometheus's bearer, for /metrics only
+    "other_client",   # B's key
+    "bob_token",      # learner token of A's learner bob at QUIZ
+    "b_ada_token",    # learner token of B's learner ada at QUIZ: not A's ada (learner ids belong to a client)
+    "ada_token",      # learner token of A's learner ada at QUIZ: the seeded attempt is hers
+    "teacher_token",  # an LTI instructor's learner token in A at QUIZ: reads every learner's attempts there
+    "client",         # A's key (Role.CLIENT)
+    "instructor",     # an instructor's key (Role.INSTRUCTOR)
+    "admin",          # an admin's key (Role.ADMIN)
+)
+# Callers with no right to A's learners' attempts, A's runs or A's webhooks: a 2xx they get
+# must not show any of them.
+STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
+             "b_ada_token")
+
+OK = 0  # the row's own success status
+
+
+def policy(*statuses: int) -> dict[str, int]:
+    assert len(statuses) == len(CALLERS)
+    return dict(zip(CALLERS, statuses))
+
+
+# --- policies: the status each caller gets ------------------------------------------------------
+#                               none wrong revoked rev_tok  metrics other bob  b_ada ada  teacher client instr admin
+PUBLIC             = policy(    OK,  OK,   OK,     OK,      OK,     OK,   OK,  OK,   OK,  OK,     OK,    OK,   OK)
+# Prometheus's token and nothing else: no API key, not even an admin's, reads the metrics.
+METRICS_ONLY       = policy(    401, 401,  401,    401,     OK,     401,  401, 401,  401, 401,    401,   401,  401)
+# An LMS's signed request (id_token, or the picker's token) is the credential: no key stands in for it.
+PLATFORM_ONLY      = policy(    401, 401,  401,    401,     401,    401,  401, 401,  401, 401,    401,   401,  401)
+# Any API key; learner tokens are for a learner's attempts only.
+ANY_KEY            = policy(    401, 401,  401,    401,     401,    OK,   403, 403,  403, 403,    OK,    OK,   OK)
+# A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
+OWNER_OR_ADMIN     = policy(    401, 401,  401,    401,     401,    404,  403, 403,  403, 403,    OK,    404,  OK)
+# Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
+SUBMIT_FOR_ADA     = policy(    401, 401,  401,    401,     401,    OK,   403, OK,   OK,  403,    OK,    OK,   OK)
+# A's ada's attempt: A, admins, her token and the token of an instructor of her exercise.
+ADAS_ATTEMPT       = policy(    401, 401,  401,    401,     401,    404,  404, 404,  OK,  OK,     OK,    404,  OK)
+# Learner ids belong to a client: every key reads its own learner ada's history (B's ada has none of A's).
+ADAS_HISTORY       = policy(    401, 401,  401,    401,     401,    OK,   403, OK,   OK,  OK,     OK,    OK,   OK)
+# The grading dashboard's API: instructors and admins.
+STAFF              = policy(    401, 401,  401,    401,     401,    403,  403, 403,  403, 403,    403,   OK,   OK)
+# The service's own setup (LTI platforms and keys, failed jobs): admins only.
+ADMIN              = policy(    401, 401,  401,    401,     401,    403,  403, 403,  403, 403,    403,   403,  OK)
+
+
+@dataclass(frozen=True)
+class Row:
+    method: str
+    path: str  # {name}: a seeded id (Seeded.ids)
+    who: dict[str, int]
+    ok: int
+    json: Any = None
+    form: dict[str, Any] | None = None
+    query: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+# A's seeded attempt was sent with this key: a caller other than A sending it again must get an
+# attempt of its own, never A's stored answer.
+IDEMPOTENCY = {"Idempotency-Key": "matrix-submission"}
+LOGIN = {"iss": "{lms_issuer}", "client_id": "{lms_client_id}", "login_hint": "user-1", "target_link_uri": LAUNCH_URL}
+NEW_PLATFORM = {"name": "Another LMS", "issuer": "https://another-lms.example", "client_id": "tool",
+                "deployment_ids": ["d1"], "auth_login_url": "https://another-lms.example/auth",
+                "auth_token_url": "https://another-lms.example/token", "jwks_url": "https://another-lms.example/jwks"}
+
+MATRIX = [
+    # Probes, docs and the dashboard's static files (the page holds no data: it calls the admin API with a key).
+    Row("GET",    "/healthz",                                                PUBLIC,         200),
+    Row("GET",    "/readyz",                                                 PUBLIC,         200),
+    Row("GET",    "/api/v1/openapi.json",                                    PUBLIC,         200),
+    Row("GET",    "/api/docs",                                               PUBLIC,         200),
+    Row("GET",    "/admin",                                                  PUBLIC,         200),
+    Row("GET",    "/admin/",                                                 PUBLIC,         200),
+    Row("GET",    "/admin/app.js",                                           PUBLIC,         200),
+    # With METRICS_TOKEN set, as production needs it (without it: open in development, 404 in
+    # production; tests/api/test_metrics.py).
+    Row("GET",    "/metrics",                                                METRICS_ONLY,   200),
+    # LTI: the LMS's side. Login initiation needs a registered issuer, no key; a launch needs the
+    # platform's id_token and a deep-link return the picker's signed token (with them, no key:
+    # tests/lti/test_lti.py), so here, without them, every caller is refused.
+    Row("GET",    "/lti/jwks",                                               PUBLIC,         200),
+    Row("GET",    "/lti/login",                                              PUBLIC,         302, query=LOGIN),
+    Row("POST",   "/lti/login",                                              PUBLIC,         302, form=LOGIN),
+    Row("POST",   "/lti/launch",                                             PLATFORM_ONLY,  401, form={"state": "x"}),
+    Row("POST",   "/lti/deep-link",                                          PLATFORM_ONLY,  401, form={"exercise": QUIZ}),
+    # The catalog, attempts and learners.
+    Row("GET",    "/api/v1/exercises",                                       PUBLIC,         200),
+    Row("GET",    "/api/v1/exercises/{quiz}",                                PUBLIC,         200),
+    Row("POST",   "/api/v1/exercises/{quiz}/attempts",                       SUBMIT_FOR_ADA, 201,
+        json={"learner": "ada", "answer": RIGHT}, headers=IDEMPOTENCY),
+    Row("GET",    "/api/v1/attempts/{ada_attempt}",                          ADAS_ATTEMPT,   200),
+    Row("GET",    "/api/v1/learners/ada/attempts",                           ADAS_HISTORY,   200),
+    # Try it yourself.
+    Row("POST",   "/api/v1/runs",                                            ANY_KEY,        202,
+        json={"code": "print(1)", "wait": 0}),
+    Row("GET",    "/api/v1/runs/{run}",                                      OWNER_OR_ADMIN, 200),
+    # Webhooks.
+    Row("GET",    "/api/v1/webhooks",                                        ANY_KEY,        200),
+    Row("POST",   "/api/v1/webhooks",                                        ANY_KEY,        201,
+        json={"url": "http://127.0.0.1:9/another-hook"}),
+    Row("GET",    "/api/v1/webhooks/{hook}",                                 OWNER_OR_ADMIN, 200),
+    Row("DELETE", "/api/v1/webhooks/{doomed_hook}",                          OWNER_OR_ADMIN, 204),
+    Row("GET",    "/api/v1/webhooks/{hook}/deliveries",                      OWNER_OR_ADMIN, 200),
+    Row("POST",   "/api/v1/webhooks/{hook}/deliveries/{delivery}/resend",    OWNER_OR_ADMIN, 202),
+    # The grading dashboard's API.
+    Row("GET",    "/api/v1/admin/attempts",                                  STAFF,          200),
+    Row("GET",    "/api/v1/admin/attempts.csv",                              STAFF,          200),
+    Row("GET",    "/api/v1/admin/gradebook.csv",                             STAFF,          200),
+    Row("GET",    "/api/v1/admin/attempts/{ada_attempt}",                    STAFF,          200),
+    Row("POST",   "/api/v1/admin/attempts/{ada_attempt}/override",           STAFF,          201,
+        json={"score": 0.5, "reason": "authorization matrix"}),
+    Row("GET",    "/api/v1/admin/overrides",                                 STAFF,          200),
+    Row("GET",    "/api/v1/admin/regrades",                                  STAFF,          200),
+    Row("POST",   "/api/v1/admin/regrades",                                  STAFF,          202,
+        json={"attempt": "{ada_attempt}"}),
+    Row("GET",    "/api/v1/admin/regrades/{regrade}",                        STAFF,          200),
+    Row("POST",   "/api/v1/admin/regrades/{regrade}/apply",                  STAFF,          200),
+    Row("GET",    "/api/v1/admin/exercises",                                 STAFF,          200),
+    Row("GET",    "/api/v1/admin/exercises/{quiz}/versions",                 STAFF,          200),
+    Row("GET",    "/api/v1/admin/exercises/{quiz}/stats",                    STAFF,          200),
+    Row("POST",   "/api/v1/admin/exercises/{toggled}/unpublish",             STAFF,          200),
+    Row("POST",   "/api/v1/admin/exercises/{toggled}/publish",               STAFF,          200),
+    Row("GET",    "/api/v1/admin/stats",                                     STAFF,          200),
+    Row("GET",    "/api/v1/admin/learners/ada/progress",                     STAFF,          200),
+    # The service's setup: admins only.
+    Row("GET",    "/api/v1/admin/failed-jobs",                               ADMIN,          200),
+    Row("POST",   "/api/v1/admin/failed-jobs/{failed_run}/retry",            ADMIN,          202),
+    Row("GET",    "/api/v1/admin/lti/tool",                                  ADMIN,          200),
+    Row("GET",    "/api/v1/admin/lti/platforms",                             ADMIN,          200),
+    Row("POST",   "/api/v1/admin/lti/platforms",                             ADMIN,          201, json=NEW_PLATFORM),
+    Row("GET",    "/api/v1/admin/lti/platforms/{doomed_platform}",           ADMIN,          200),
+    Row("PATCH",  "/api/v1/admin/lti/platforms/{doomed_platform}",           ADMIN,          200,
+        json={"name": "Renamed LMS"}),
+    Row("DELETE", "/api/v1/admin/lti/platforms/{doomed_platform}",           ADMIN,          204),
+    Row("GET",    "/api/v1/admin/lti/keys",                                  ADMIN,          200),
+    Row("POST",   "/api/v1/admin/lti/keys/rotate",                           ADMIN,          201),
+    Row("GET",    "/api/v1/admin/lti/passbacks",                             ADMIN,          200),
+    Row("POST",   "/api/v1/admin/lti/passbacks/{passback}/resend",           ADMIN,          202),
+]
+
+
+# --- the world the matrix runs in -----------------------------------------------------------------
+
+
+@dataclass
+class Seeded:
+    credentials: dict[str, str | None]  # caller -> bearer value
+    ids: dict[str, str]  # placeholder -> seeded id
+    a_private: list[str] = field(default_factory=list)  # what only A, its learners and staff may see
+
+
+@pytest.fixture
+def guarded_app(app, make_app):
+    """The app with /metrics behind METRICS_TOKEN, as in production (the catalog: `app`'s, same database)."""
+    return make_app(metrics_token=METRICS_TOKEN)
+
+
+def _ok(response, status: int) -> Any:
+    assert response.status_code == status, response.get_data(as_text=True)
+    return response.get_json(silent=True)
+
+
+def _token(app, client_id: int, learner: str, role: str = LEARNER, link_id: int | None = None) -> str:
+    scope = LearnerScope(client_id=client_id, learner=learner, exercise=QUIZ, role=role, link_id=link_id)
+    return issue_learner_token(app.config["SECRET_KEY"], scope, 600)
+
+
+def _client_id(app, name: str) -> int:
+    with app.app_context():
+        return db_session().scalar(select(ApiClient.id).where(ApiClient.name == name))
+
+
+def _platform_client_id(app, platform_id: int) -> int:
+    """The API client a platform's learner tokens speak in."""
+    with app.app_context():
+        return db_session().scalar(select(LtiPlatform.api_client_id).where(LtiPlatform.id == platform_id))
+
+
+def _platform(http, admin_key: str, name: str, issuer: str) -> dict:
+    body = {"name": name, "issuer": issuer, "client_id": "gradquiz-tool", "deployment_ids": ["d1"],
+            "auth_login_url": f"{issuer}/auth", "auth_token_url": f"{issuer}/token", "jwks_url": f"{issuer}/jwks"}
+    return _ok(http.post("/api/v1/admin/lti/platforms", headers=bearer(admin_key), json=body), 201)
+
+
+def seed(app, database_url: str, client_key: str, other_client_key: str, admin_key: str, client_key_for) -> Seeded:
+    """Real rows for each endpoint to reach its decision on: A's attempt for ada (with a webhook
+    delivery), a ready regrade of it, A's run and failed run, an LTI platform whose learner's
+    attempt left a passback, a platform to delete, and one disabled after handing out a token."""
+    http = app.test_client()
+    instructor_key = client_key_for(app, "prof", Role.INSTRUCTOR)
+    revoked_key = client_key_for(app, "retired-admin", Role.ADMIN)
+    with app.app_context():
+        db_session().execute(update(ApiClient).where(ApiClient.name == "retired-admin").values(revoked_at=utcnow()))
+        db_session().commit()
+    a_id, b_id = _client_id(app, "lms-one"), _client_id(app, "lms-two")
+
+    hook_url = "http://127.0.0.1:9/hook-of-a"
+    hook = _ok(http.post("/api/v1/webhooks", headers=bearer(client_key), json={"url": hook_url}), 201)["id"]
+    doomed_hook = _ok(http.post("/api/v1/webhooks", headers=bearer(client_key),
+                                json={"url": "http://127.0.0.1:9/doomed-hook-of-a"}), 201)["id"]
+    ada_attempt = _ok(http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(client_key) | IDEMPOTENCY,
+                                json={"learner": "ada", "answer": RIGHT}), 201)["id"]
+
+    regrade = _ok(http.post("/api/v1/admin/regrades", headers=bearer(instructor_key),
+                            json={"attempt": ada_attempt}), 202)["id"]
+    # Quiz items need no judge; no code job is queued yet for this worker to take.
+    worker = Worker(Settings.from_env({}, database_url=database_url, env="testing"), None, "matrix-regrader")
+    while worker.run_once():
+        pass
+    assert _ok(http.get(f"/api/v1/admin/regrades/{regrade}", headers=bearer(instructor_key)), 200)["status"] == "ready"
+
+    run = _ok(http.post("/api/v1/runs", headers=bearer(client_key), json={"code": "print(1)", "wait": 0}), 202)["id"]
+    failed_run = _ok(http.post("/api/v1/runs", headers=bearer(client_key),
+                               json={"code": "print(2)", "wait": 0}), 202)["id"]
+
+    lms = _platform(http, admin_key, "Test LMS", "https://lms.example")
+    doomed_platform = _platform(http, admin_key, "Doomed LMS", "https://doomed-lms.example")["id"]
+    closed = _platform(http, admin_key, "Closed LMS", "https://closed-lms.example")["id"]
+    revoked_token = _token(app, _platform_client_id(app, closed), "ada")
+    _ok(http.delete(f"/api/v1/admin/lti/platforms/{closed}", headers=bearer(admin_key)), 204)
+    _ok(http.get("/lti/jwks"), 200)  # makes the tool's first key: reading the JWKS later writes nothing
+    with app.app_context():
+        session = db_session()
+        # As the worker leaves a job it gave up on.
+        session.execute(update(Run).where(Run.id == uuid.UUID(failed_run)).values(
+            status=AttemptStatus.ERROR.value, tries=3, graded_at=utcnow(), result={"message": "grader failed"}))
+        # As a launch from the LMS records its resource link.
+        link = LtiResourceLink(platform_id=lms["id"], deployment_id="d1", resource_link_id="link-1",
+                               exercise_id=session.scalar(select(Exercise.id).where(Exercise.slug == QUIZ)),
+                               lineitem_url="https://lms.example/lineitems/1")
+        session.add(link)
+        session.commit()
+        link_id = link.id
+        delivery = session.scalar(select(WebhookDelivery.id).where(WebhookDelivery.endpoint_id == hook))
+    launched = _token(app, _platform_client_id(app, lms["id"]), "grace", link_id=link_id)
+    _ok(http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(launched), json={"answer": RIGHT}), 201)
+    with app.app_context():
+        passback = db_session().scalar(select(ScorePassback.id))
+
+    credentials = {
+        "none": None,
+        "wrong_key": "gq_" + secrets.token_urlsafe(32),
+        "revoked_key": revoked_key,
+        "revoked_token": revoked_token,
+        "metrics_token": METRICS_TOKEN,
+        "other_client": other_client_key,
+        "bob_token": _token(app, a_id, "bob"),
+        "b_ada_token": _token(app, b_id, "ada"),
+        "ada_token": _token(app, a_id, "ada"),
+        "teacher_token": _token(app, a_id, "teacher-1", role=INSTRUCTOR),
+        "client": client_key,
+        "instructor": instructor_key,
+        "admin": admin_key,
+    }
+    assert set(credentials) == set(CALLERS)
+    ids = {"quiz": QUIZ, "toggled": TOGGLED, "ada_attempt": ada_attempt, "run": run, "failed_run": failed_run,
+           "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
+           "doomed_platform": str(doomed_platform), "passback": str(passback),
+           "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"]}
+    return Seeded(credentials | {"grace_token": launched}, ids,
+                  a_private=[ada_attempt, run, failed_run, hook_url])
+
+
+# --- running the matrix -------------------------------------------------------------------------
+
+
+def _fill(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return value.format_map(ids)
+    if isinstance(value, dict):
+        return {k: _fill(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, ids) for v in value]
+    return value
+
+
+def _uncovered_endpoints(app, ids: dict[str, str]) -> list[str]:
+    """What is wrong between MATRIX and the app's routes: an endpoint without a row, or with two."""
+    adapter = app.url_map.bind("localhost")
+    covered: dict[tuple[str, str], int] = {}
+    problems = []
+    for row in MATRIX:
+        rule, _args = adapter.match(_fill(row.path, ids), row.method, return_rule=True)
+        covered[(rule.rule, row.method)] = covered.get((rule.rule, row.method), 0) + 1
+    routes = {(rule.rule, method) for rule in app.url_map.iter_rules()
+              for method in rule.methods - {"HEAD", "OPTIONS"}}
+    for rule, method in sorted(routes - set(covered)):
+        problems.append(f"{method} {rule} has no row in MATRIX: add one saying which callers may call it")
+    problems += [f"{method} {rule} has {n} rows in MATRIX; keep one" for (rule, method), n in covered.items() if n > 1]
+    return problems
+
+
+def _table_digests(app) -> dict[str, str]:
+    with app.app_context():
+        session = db_session()
+        digests = {}
+        for table in Base.metadata.sorted_tables:
+            rows = session.execute(select(table).order_by(*table.primary_key.columns)).all()
+            digests[table.name] = hashlib.sha256(repr(rows).encode()).hexdigest()
+        return digests
+
+
+def _request(http, row: Row, ids: dict[str, str], credential: str | None):
+    headers = row.headers | (bearer(credential) if credential is not None else {})
+    return http.open(_fill(row.path, ids), method=row.method, headers=headers, json=_fill(row.json, ids),
+                     data=_fill(row.form, ids), query_string=_fill(row.query, ids))
+
+
+def _answer_problems(row: Row, caller: str, response, world: Seeded) -> list[str]:
+    expected = row.ok if row.who[caller] == OK else row.who[caller]
+    body = response.get_data(as_text=True)
+    response.close()
+    status = response.status_code
+    what = f"{row.method} {row.path} as {caller}"
+    problems = []
+    if status != expected:
+        problems.append(f"{what}: expected {expected}, got {status}: {body[:300]}")
+    if status >= 400 and response.mimetype != "application/problem+json":
+        problems.append(f"{what}: the {status} is {response.content_type}, not application/problem+json")
+    if status == 401 and row.who is not PLATFORM_ONLY and "WWW-Authenticate" not in response.headers:
+        problems.append(f"{what}: the 401 does not say how to authenticate (WWW-Authenticate)")
+    if "Idempotent-Replayed" in response.headers and caller != "client":
+        problems.append(f"{what}: got the response stored for client A's Idempotency-Key")
+    credential = world.credentials[caller]
+    if credential is not None and (credential in body or credential in str(response.headers)):
+        problems.append(f"{what}: the response echoes the caller's credential")
+    if caller in STRANGERS and 200 <= status < 300:
+        problems += [f"{what}: the {status} shows {secret!r}, which belongs to client A" for secret in world.a_private
+                     if secret in body]
+    return problems
+
+
+def _secret_parts(credential: str) -> list[str]:
+    """The parts of a credential that must never be written down: a key without its public
+    prefix, a learner token and its signature."""
+    if credential.startswith("gq_"):
+        return [credential.removeprefix("gq_")]
+    if credential.count(".") == 2:
+        return [credential, credential.rsplit(".", 1)[1]]
+    return [credential]
+
+
+def _leaks_in_logs(records: list[logging.LogRecord], credentials: dict[str, str | None]) -> list[str]:
+    """One line per (credential, logger) that leaked, with an example record, the secret cut out
+    (a failing run must not print the keys either)."""
+    formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
+    leaks: dict[tuple[str, str], tuple[int, str]] = {}
+    for record in records:
+        # The formatted line (with any traceback), and every attribute: msg, args and extras.
+        text = formatter.format(record) + repr(vars(record))
+        for caller, credential in credentials.items():
+            parts = _secret_parts(credential) if credential is not None else []
+            if any(part in text for part in parts):
+                example = record.getMessage()
+                for part in parts:
+                    example = example.replace(part, "<secret>")
+                count, first = leaks.get((caller, record.name), (0, example))
+                leaks[(caller, record.name)] = (count + 1, first)
+    return [f"{caller}'s credential in {count} log records of {logger}, e.g. {example[:200]!r}"
+            for (caller, logger), (count, example) in leaks.items()]
+
+
+def test_every_endpoint_answers_every_caller_as_the_matrix_says(guarded_app, database_url, client_key,
+                                                               other_client_key, admin_key, client_key_for, caplog):
+    caplog.set_level(logging.DEBUG)
+    world = seed(guarded_app, database_url, client_key, other_client_key, admin_key, client_key_for)
+    uncovered = _uncovered_endpoints(guarded_app, world.ids)
+    assert not uncovered, "\n".join(uncovered)
+
+    http = guarded_app.test_client()
+    failures = []
+    for row in MATRIX:
+        refused = [caller for caller in CALLERS if row.who[caller] != OK]
+        allowed = [caller for caller in CALLERS if row.who[caller] == OK]
+        before = _table_digests(guarded_app) if refused else None
+        for caller in refused:
+            response = _request(http, row, world.ids, world.credentials[caller])
+            failures += _answer_problems(row, caller, response, world)
+        if refused:
+            after = _table_digests(guarded_app)
+            changed = [name for name in before if before[name] != after[name]]
+            if changed:
+                failures.append(f"{row.method} {row.path}: a refused request changed {', '.join(changed)}")
+        for caller in allowed:
+            response = _request(http, row, world.ids, world.credentials[caller])
+            failures += _answer_problems(row, caller, response, world)
+
+    assert caplog.records, "no log record was captured: the check below would prove nothing"
+    failures += _leaks_in_logs(caplog.records, world.credentials)
+    assert not failures, f"{len(failures)} problems:\n" + "\n".join(failures)
