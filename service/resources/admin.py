@@ -37,6 +37,8 @@ class FailedJobsPage(Page):
     @property
     def items(self):
         query = self.collection
+        if self.page_params.first_item >= self.page_params.item_count:
+            return []  # past the end: no query (an OFFSET past 2**63 is a database error, not an empty page)
         return failed_jobs.page(query.session, query.kind, self.page_params.first_item, self.page_params.page_size)
 
     @property

@@ -200,6 +200,8 @@ class AuditLogPage(Page):
     @property
     def items(self):
         offset, size = self.page_params.first_item, self.page_params.page_size
+        if offset >= self.page_params.item_count:
+            return []  # past the end: no query (an OFFSET past 2**63 is a database error, not an empty page)
         rows = self.collection.session.execute(self._statement().offset(offset).limit(size))
         return [overrides.describe(entry, learner, slug) for entry, learner, slug in rows]
 

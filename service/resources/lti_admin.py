@@ -23,7 +23,7 @@ from ..schemas.lti import (
 )
 from .admin import FORBIDDEN
 from .attempts import BEARER
-from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
+from .docs import BIG_ROW_ID, BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .lti import public_url
 from .pagination import PAGINATION, Query, SelectPage
 
@@ -82,7 +82,7 @@ class Platforms(MethodView):
         return platform
 
 
-@blp.route("/platforms/<int:platform_id>")
+@blp.route(f"/platforms/<{ROW_ID}:platform_id>")
 class PlatformDetail(MethodView):
     @blp.doc(security=BEARER)
     @require_admin
@@ -154,7 +154,7 @@ class Passbacks(MethodView):
         return Query(db_session(), stmt)
 
 
-@blp.route("/passbacks/<int:passback_id>/resend")
+@blp.route(f"/passbacks/<{BIG_ROW_ID}:passback_id>/resend")
 class ResendPassback(MethodView):
     @blp.doc(security=BEARER)
     @require_admin

@@ -25,7 +25,7 @@ from ..schemas.webhooks import (
     WebhookEndpointSchema,
 )
 from .attempts import BEARER
-from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
+from .docs import BIG_ROW_ID, BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("webhooks", __name__, url_prefix="/api/v1/webhooks",
@@ -99,7 +99,7 @@ class Webhooks(MethodView):
         return Query(db_session(), stmt.order_by(WebhookEndpoint.id.desc()))
 
 
-@blp.route("/<int:endpoint_id>")
+@blp.route(f"/<{ROW_ID}:endpoint_id>")
 class WebhookDetail(MethodView):
     @blp.doc(security=BEARER)
     @require_client
@@ -120,7 +120,7 @@ class WebhookDetail(MethodView):
         db_session().commit()
 
 
-@blp.route("/<int:endpoint_id>/deliveries")
+@blp.route(f"/<{ROW_ID}:endpoint_id>/deliveries")
 class WebhookDeliveryLog(MethodView):
     @blp.doc(security=BEARER)
     @require_client
@@ -138,7 +138,7 @@ class WebhookDeliveryLog(MethodView):
         return Query(db_session(), stmt)
 
 
-@blp.route("/<int:endpoint_id>/deliveries/<int:delivery_id>/resend")
+@blp.route(f"/<{ROW_ID}:endpoint_id>/deliveries/<{BIG_ROW_ID}:delivery_id>/resend")
 class ResendDelivery(MethodView):
     @blp.doc(security=BEARER)
     @require_client
