@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+FLASK = [PYTHON, "-m", "flask", "--app", "wsgi"]
 CODE = (ROOT / "exercises" / "clamp-function" / "reference.py").read_text()
 
 
@@ -45,6 +46,54 @@ def children(pid: int) -> list[int]:
     except FileNotFoundError:
         return []
     return [int(p) for p in out.split()]
+
+
+def prepare_database(env: dict, client: str = "bench") -> str:
+    """`flask db upgrade`, `flask exercises sync` and `flask clients create` on env's DATABASE_URL: the key."""
+    for args in (["db", "upgrade"], ["exercises", "sync"]):
+        subprocess.run(FLASK + args, cwd=ROOT, env=env, check=True, capture_output=True)
+    return subprocess.run(FLASK + ["clients", "create", client], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True).stdout.split()[-1]
+
+
+def start_gunicorn(env: dict, log, app: str = "wsgi:app") -> subprocess.Popen:
+    """gunicorn with the deployed settings (gunicorn.conf.py; BIND and WEB_* from env) serving `app`."""
+    return subprocess.Popen([str(Path(PYTHON).parent / "gunicorn"), "-c", "gunicorn.conf.py", app],
+                            cwd=ROOT, env=env, stdout=log, stderr=log)
+
+
+def wait_ready(port: int, path: str, log_path: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not come up; see {log_path}")
+        time.sleep(0.2)
+
+
+def stop_processes(procs: list[subprocess.Popen]) -> None:
+    """Terminate them, then kill any still running 30 s later."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def remove_unless_failed(tmp: Path, succeeded: bool) -> None:
+    """A run's directory and its logs are kept only when the run failed."""
+    if succeeded:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print(f"logs kept in {tmp}", file=sys.stderr)
 
 
 def request(conn: http.client.HTTPConnection, method: str, path: str, key: str, body: dict | None = None):
@@ -80,29 +129,13 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
     port = free_port()
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "BIND": f"127.0.0.1:{port}",
            "GRADING_WORKERS": str(grading_workers)}
-    flask = [PYTHON, "-m", "flask", "--app", "wsgi"]
-    for args in (["db", "upgrade"], ["exercises", "sync"]):
-        subprocess.run(flask + args, cwd=ROOT, env=env, check=True, capture_output=True)
-    key = subprocess.run(flask + ["clients", "create", "bench"], cwd=ROOT, env=env, check=True,
-                         capture_output=True, text=True).stdout.split()[-1]
+    key = prepare_database(env)
     logs = open(tmp / "servers.log", "w")
     finished = False
-    workers = subprocess.Popen(flask + ["worker"], cwd=ROOT, env=env, stdout=logs, stderr=logs)
-    web = subprocess.Popen([str(Path(PYTHON).parent / "gunicorn"), "-c", "gunicorn.conf.py", "wsgi:app"],
-                           cwd=ROOT, env=env, stdout=logs, stderr=logs)
+    workers = subprocess.Popen(FLASK + ["worker"], cwd=ROOT, env=env, stdout=logs, stderr=logs)
+    web = start_gunicorn(env, logs)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/readyz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the API did not come up; see {tmp / 'servers.log'}")
-            time.sleep(0.2)
+        wait_ready(port, "/readyz", tmp / "servers.log")
         # Warm-up: every worker's zygote started and its reference for ClampFn computed.
         for _ in range(4 * grading_workers):
             graded_attempt(port, key)
@@ -144,16 +177,9 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
             "zygotes": len(zygotes),
         }
     finally:
-        for proc in (web, workers):
-            proc.terminate()
-        for proc in (web, workers):
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes([web, workers])
         logs.close()
-        if finished:  # kept, with servers.log, only when the run failed
-            shutil.rmtree(tmp, ignore_errors=True)
+        remove_unless_failed(tmp, finished)
 
 
 def section_http(ctx: dict) -> dict:

@@ -11,6 +11,8 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
+CONNECT_TIMEOUT_SECONDS = 5
+
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """An engine with the connection settings each backend needs to behave transactionally."""
@@ -18,7 +20,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 15}, **kwargs)
         _make_sqlite_transactional(engine)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5, **kwargs)
+    # libpq waits without limit for a server that does not answer (a crashed host, a partition, a
+    # frozen postmaster): each request opening a connection would hang. A URL may set its own.
+    connect_args = {} if "connect_timeout=" in url else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args=connect_args, **kwargs)
 
 
 def _make_sqlite_transactional(engine: Engine) -> None:

@@ -19,6 +19,7 @@ from typing import Iterator, TextIO
 
 from flask import Flask, Response, g, request
 from pythonjsonlogger.json import JsonFormatter
+from sqlalchemy import inspect
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # An id a proxy or client sends is kept if it is short and plain (it goes into logs and columns).
@@ -78,6 +79,15 @@ def _start_request() -> None:
     g.request_started = time.perf_counter()
 
 
+def _client_id() -> int | None:
+    # From the identity map, not `client.id`: after a failed flush (the database went away) the
+    # session has expired its objects, and reading an attribute would query it again and turn the
+    # 503 into a 500 (PendingRollbackError).
+    client = g.get("client")
+    identity = inspect(client).identity if client is not None else None
+    return identity[0] if identity else None
+
+
 def _finish_request(response: Response) -> Response:
     request_id = _request_id.get()
     if request_id is not None:
@@ -86,7 +96,7 @@ def _finish_request(response: Response) -> Response:
         access_log.info("%s %s %s", request.method, request.path, response.status_code, extra={
             "method": request.method, "path": request.path, "status": response.status_code,
             "duration_ms": round((time.perf_counter() - g.request_started) * 1000, 1),
-            "client_id": getattr(g.get("client"), "id", None)})
+            "client_id": _client_id()})
     return response
 
 

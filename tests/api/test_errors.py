@@ -49,6 +49,28 @@ def test_database_outage_is_a_503_with_retry_after(app, client, client_key, monk
     assert response.headers["Retry-After"] == "2"
 
 
+def test_database_lost_during_a_write_is_still_a_503(app, client, client_key):
+    # The database going away mid-flush (bench/db_fault.py found it): the session expires the
+    # client it loaded, and nothing after the error handler may query it again (a 500).
+    from sqlalchemy import event
+
+    from service.models import Attempt
+
+    def connection_lost(*_args):
+        raise OperationalError("INSERT", {}, Exception("terminating connection due to administrator command"))
+
+    event.listen(Attempt, "before_insert", connection_lost)
+    try:
+        app.config["PROPAGATE_EXCEPTIONS"] = False
+        response = client.post("/api/v1/exercises/call-through-apply/attempts",
+                               json={"learner": "ada", "answer": "apply"}, headers=bearer(client_key))
+    finally:
+        event.remove(Attempt, "before_insert", connection_lost)
+    assert response.status_code == 503
+    assert response.content_type == "application/problem+json"
+    assert response.headers["Retry-After"] == "2"
+
+
 @pytest.mark.parametrize("path", ["/api/v1/openapi.json", "/api/docs"])
 def test_docs_are_served(client, path):
     assert client.get(path).status_code == 200
