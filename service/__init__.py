@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from flask import Flask, request
+from flask import Flask, Request, Response, request
+from flask.sessions import SessionInterface
 
 from .config import Settings
 from .database import Database
@@ -22,6 +23,17 @@ from .ratelimit import init_rate_limits
 
 API_VERSION = "1.0.0"
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+
+class NoSessions(SessionInterface):
+    """No cookie session: every request authenticates itself (a key or token in a header; the LTI
+    launch's state has its own cookie), and reading Flask's signed cookie costs each request."""
+
+    def open_session(self, app: Flask, request: Request) -> None:
+        return None  # Flask then gives the request a NullSession, which refuses writes
+
+    def save_session(self, app: Flask, session: Any, response: Response) -> None:
+        return None
 
 
 # Deeper bodies are refused before any parser recurses into them (no exercise needs more than a few
@@ -74,6 +86,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # No /static route: the dashboard's files (service/static/admin) are served by its blueprint,
     # with its Content-Security-Policy, and nowhere else.
     app = Flask(__name__, static_folder=None)
+    app.session_interface = NoSessions()
     app.config.update(
         SETTINGS=settings,
         SECRET_KEY=settings.secret_key,
@@ -109,9 +122,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.before_request(_check_json_body)
 
     from .cli import register_cli
-    from .resources import dashboard, lti, register_blueprints
+    from .resources import dashboard, exercises, lti, register_blueprints
 
     register_blueprints(api)
+    exercises.init_detail_cache(app)
     # Browser and platform pages, outside the OpenAPI document.
     app.register_blueprint(lti.blp)
     app.register_blueprint(dashboard.blp)

@@ -83,6 +83,9 @@ class Settings:
     # learner of an LMS platform (learner token). Flask-Limiter syntax: "600/minute;20/second".
     attempts_rate_limit: str = "600/minute"
     runs_rate_limit: str = "60/minute"
+    # Seconds each web process keeps an exercise's detail response (GET /api/v1/exercises/{slug}):
+    # a sync or publish shows within that time. Default: 5, and 0 (no cache) when ENV=testing.
+    exercise_cache_seconds: int | None = None
     # Log lines: "json" (one object per line, with the request id) or "text".
     log_format: str = "json"
     # Grading worker processes `flask worker` (and `make run`) starts.
@@ -138,7 +141,7 @@ class Settings:
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
-    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "float": _float, "bool | None": _bool,
+    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "int | None": lambda name, raw: _int(name, raw, minimum=0), "float": _float, "bool | None": _bool,
                                          "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
 
     @classmethod
@@ -209,6 +212,12 @@ class Settings:
         if self.env != "production":
             return ()
         return self.wanted_layers or LAYERS
+
+    @property
+    def exercise_cache_ttl(self) -> int:
+        if self.exercise_cache_seconds is not None:
+            return self.exercise_cache_seconds
+        return 0 if self.env == "testing" else 5
 
     @property
     def webhooks_may_reach_private(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from typing import Callable, TypeVar
 
 from flask import Flask, Response, current_app, g
@@ -50,7 +51,16 @@ def _too_many_requests(error: RateLimitExceeded) -> Response:
                             headers={"Retry-After": str(retry_after)})
 
 
+def _is_limiters(hook: Callable) -> bool:
+    return getattr(hook, "__self__", None) is limiter or (isinstance(hook, partial) and limiter in hook.args)
+
+
 def init_rate_limits(app: Flask) -> None:
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["SETTINGS"].rate_limit_storage)
     limiter.init_app(app)
+    # Flask-Limiter also hooks every request of the app, for default and application-wide limits
+    # and X-RateLimit headers; this service has neither, and those hooks cost more per request than
+    # all of Flask (bench/api_load.py). The decorated views check their limits themselves.
+    for hooks in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
+        hooks[None] = [hook for hook in hooks[None] if not _is_limiters(hook)]
     app.register_error_handler(RateLimitExceeded, _too_many_requests)

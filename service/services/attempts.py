@@ -11,7 +11,7 @@ from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
 
 from ..learner_tokens import LearnerScope
 from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
@@ -47,7 +47,9 @@ class StoredResponse:
 
 
 def published_exercise(session: Session, slug: str) -> Exercise:
-    exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True)))
+    # Topics load only if read (the detail page): grading an attempt never needs them.
+    exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True))
+                              .options(lazyload(Exercise.topics)))
     if exercise is None:
         raise ExerciseNotFound(slug)
     return exercise

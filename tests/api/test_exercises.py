@@ -1,8 +1,10 @@
 """GET /api/v1/exercises and /api/v1/exercises/{slug}: public, paginated, never a correct answer."""
 
 import json
+import time
 
 import pytest
+from sqlalchemy import update
 
 from tests.helpers import correct_answer
 
@@ -89,3 +91,35 @@ def test_unknown_exercise_is_a_problem(client):
     assert response.status_code == 404
     assert response.content_type == "application/problem+json"
     assert response.json["status"] == 404 and "no-such-exercise" in response.json["detail"]
+
+
+def test_each_process_keeps_an_exercise_detail_for_exercise_cache_seconds(make_app):
+    from service.catalog import load_catalog, sync_catalog
+    from service.extensions import db_session
+    from service.models import Exercise
+    from tests.conftest import EXERCISES_DIR
+
+    app = make_app(exercise_cache_seconds=60)
+    with app.app_context():
+        sync_catalog(db_session(), load_catalog(EXERCISES_DIR)[0])
+        db_session().commit()
+    client, url = app.test_client(), "/api/v1/exercises/backward-none-for-bounds"
+    title = client.get(url).json["title"]
+    with app.app_context():
+        db_session().execute(update(Exercise).where(Exercise.slug == "backward-none-for-bounds")
+                             .values(title="Renamed"))
+        db_session().commit()
+    assert client.get(url).json["title"] == title  # kept: no query within the 60 s
+    cache = app.extensions["gradquiz.exercise_details"]
+    cache.clock = lambda: time.monotonic() + 61
+    assert client.get(url).json["title"] == "Renamed"
+    assert client.get("/api/v1/exercises/no-such-exercise").status_code == 404
+    assert set(cache.entries) == {"backward-none-for-bounds"}
+
+
+def test_the_detail_cache_is_off_in_tests_and_five_seconds_otherwise():
+    from service.config import Settings
+
+    assert Settings.from_env({}, env="testing").exercise_cache_ttl == 0
+    assert Settings.from_env({}).exercise_cache_ttl == 5
+    assert Settings.from_env({"EXERCISE_CACHE_SECONDS": "0"}).exercise_cache_ttl == 0
