@@ -269,6 +269,21 @@ class Generator:
                                    verdict, cause or NULL]) + "\n"
 
 
+def drop_secondary_indexes(cursor) -> list[str]:
+    """Drop the attempts table's indexes but its primary key; returns the statements that build them again.
+
+    Bulk-load practice: drop the secondary indexes, load, build them again by sorting (much
+    faster than a million random index inserts). Run it in the load's transaction, so a failed
+    load leaves the indexes as they were."""
+    cursor.execute("SET maintenance_work_mem = '512MB'")
+    cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+                   "AND tablename = 'attempts' AND indexname <> 'pk_attempts'")
+    indexes = cursor.fetchall()
+    for name, _definition in indexes:
+        cursor.execute(f'DROP INDEX "{name}"')
+    return [definition for _name, definition in indexes]
+
+
 def ensure_clients(session: Session) -> list[tuple[int, str]]:
     out = []
     for name, _share, style in CLIENTS:
@@ -322,15 +337,7 @@ def main() -> None:
             except Exception:
                 conn.rollback()
                 triggers = "on"
-            # Bulk-load practice: drop the secondary indexes, load, build them again by sorting
-            # (much faster than a million random index inserts). One transaction: a failed load
-            # leaves the indexes as they were.
-            cursor.execute("SET maintenance_work_mem = '512MB'")
-            cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
-                           "AND tablename = 'attempts' AND indexname <> 'pk_attempts'")
-            indexes = cursor.fetchall()
-            for name, _definition in indexes:
-                cursor.execute(f'DROP INDEX "{name}"')
+            indexes = drop_secondary_indexes(cursor)
             with cursor.copy(f"COPY attempts ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                 buffer, n = io.StringIO(), 0
                 for line in generator.rows(args.attempts):
@@ -343,7 +350,7 @@ def main() -> None:
                         print(f"  {n:,} rows, {n / (time.perf_counter() - started):,.0f} rows/s", flush=True)
                 copy.write(buffer.getvalue())
             copied = time.perf_counter() - started
-            for _name, definition in indexes:
+            for definition in indexes:
                 cursor.execute(definition)
             cursor.execute("SET session_replication_role = DEFAULT")
         conn.commit()

@@ -63,7 +63,7 @@ class Attempt(GradingJob, Base):
     __table_args__ = (
         # A learner's history, newest first, within one client.
         Index("ix_attempts_learner_history", "client_id", "learner", "created_at"),
-        Index("ix_attempts_exercise_created", "exercise_id", "created_at"),
+        Index("ix_attempts_exercise_created", "exercise_id", "created_at", "id"),
         Index("ix_attempts_queue", "status", "created_at"),
         # The admin search's keyset pages (migration 0006; see service/services/admin_search.py).
         Index("ix_attempts_created", "created_at", "id"),
@@ -72,6 +72,9 @@ class Attempt(GradingJob, Base):
         Index("ix_attempts_likely_cause_created", "likely_cause", "created_at", "id"),
         Index("ix_attempts_score", "score", "id"),
         Index("ix_attempts_exercise_score", "exercise_id", "score", "id"),
+        # ?client= (and ?exercise=, above): a client or exercise with no recent attempts is not
+        # behind every newer row (migration 0009).
+        Index("ix_attempts_client_created", "client_id", "created_at", "id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
