@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 FLASK := $(PY) -m flask --app wsgi
 BIND ?= 127.0.0.1:8000
 
-.PHONY: run test validate bench clean
+.PHONY: run test validate bench bench-api clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ validate: $(VENV)/.installed-run
 
 bench: $(VENV)/.installed-dev
 	$(PY) bench/grading.py
+
+# The API under load, PostgreSQL restarted under load, 10k to 1M attempts (README, Performance).
+# Needs the local PostgreSQL and wrk (Debian: apt-get install wrk).
+bench-api: $(VENV)/.installed-dev
+	@command -v wrk >/dev/null || { echo "bench-api needs wrk: apt-get install wrk"; exit 1; }
+	$(PY) bench/api_load.py
+	$(PY) bench/db_fault.py
+	$(PY) bench/growth.py
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

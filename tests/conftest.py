@@ -78,9 +78,13 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # @pytest.mark.backends("postgresql"): a slow test whose subject does not depend on the
+    # database runs on the production one only.
+    marker = metafunc.definition.get_closest_marker("backends")
+    backends = [b for b in BACKENDS if marker is None or b in marker.args]
     for name in ("database_url", "empty_database"):
         if name in metafunc.fixturenames:
-            metafunc.parametrize(name, BACKENDS, indirect=True, scope="session")
+            metafunc.parametrize(name, backends, indirect=True, scope="session")
 
 
 def _clear(app) -> None:

@@ -14,6 +14,7 @@ documented on the operation itself for status_code_conformance to pass.
 The schema is loaded at import (one pytest item per operation and database) rather than through
 schemathesis.pytest.from_fixture, whose test wrapper sets Function._nodeid, gone in pytest 9.2.
 
+On PostgreSQL only, the production database: the rest of the suite runs every endpoint on both.
 Bounded for CI: few examples per operation, derandomized (a failure reproduces run after run),
 and waits (`?wait=`, a run's `wait`) elapse on a fake clock instead of the wall clock.
 """
@@ -53,6 +54,8 @@ from service.models import (
 from service.services import attempts as attempt_service
 from tests.conftest import EXERCISES_DIR, _clear
 from tests.helpers import bearer
+
+pytestmark = pytest.mark.backends("postgresql")
 
 QUIZ = "backward-none-for-bounds"  # single_choice; "none-each" is right
 CODE = "clamp-function"

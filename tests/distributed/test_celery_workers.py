@@ -210,8 +210,13 @@ def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, b
                 time.sleep(0.2)
             return response
 
+        # Submitting goes on until every fault of the plan has been applied and the workers had
+        # a lease's time to recover from the last one, however fast the API answers.
+        faults_over = threading.Event()
+
         def submit_all() -> None:
-            for n in range(ATTEMPTS):
+            n = 0
+            while n < ATTEMPTS or not faults_over.is_set():
                 slug, code = work[n % len(work)]
                 response = post(f"/api/v1/exercises/{slug}/attempts", {"learner": f"learner-{n % 40}", "code": code},
                                 idempotency_key=f"attempt-{n}")
@@ -219,6 +224,7 @@ def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, b
                 submitted[response.json["id"]] = n % len(work)
                 if n % (ATTEMPTS // RUNS) == 0:
                     runs.append(post("/api/v1/runs", {"code": "print(6 * 7)", "wait": 0}).json["id"])
+                n += 1
                 time.sleep(SUBMIT_EVERY_SECONDS)
 
         def submit_all_or_record(errors: list[BaseException]) -> None:
@@ -234,6 +240,7 @@ def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, b
         # attempt meets two: a broker restart loses what Redis held, and a kill what a worker held.
         plan = ["kill", "broker", "database", "kill", "kill"]
         next_fault = time.monotonic() + 1
+        give_up = time.monotonic() + 300
         while submitter.is_alive():
             if plan and time.monotonic() >= next_fault and workers.all_ready():
                 fault = plan.pop(0)
@@ -245,11 +252,13 @@ def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, b
                 else:
                     faults.append(f"killed: {workers.kill_one_at_random(rng)}")
                 next_fault = time.monotonic() + (1 if fault == "database" else LEASE_SECONDS + 1)
+            if (not plan and time.monotonic() >= next_fault) or time.monotonic() > give_up:
+                faults_over.set()  # give_up: workers that never get ready again fail the plan == [] check
             time.sleep(0.05)
         submitter.join()
         if submit_errors:
             raise submit_errors[0]
-        assert len(submitted) == ATTEMPTS and plan == [], faults
+        assert len(submitted) >= ATTEMPTS and plan == [], faults
 
         deadline = time.monotonic() + 120
         engine = create_engine(Settings.from_env({}, database_url=postgres_url).sqlalchemy_url)
@@ -269,11 +278,11 @@ def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, b
     with app.app_context():
         session = db_session()
         attempts = session.scalars(select(Attempt)).all()
-        assert len(attempts) == ATTEMPTS
+        assert len(attempts) == len(submitted)
         assert {a.status for a in attempts} == {"graded"}, faults
         events = dict(session.execute(select(AttemptEvent.attempt_id, func.count()).where(AttemptEvent.type == GRADED_EVENT)
                                       .group_by(AttemptEvent.attempt_id)).all())
-        assert len(events) == ATTEMPTS and set(events.values()) == {1}, "each attempt graded exactly once"
+        assert len(events) == len(submitted) and set(events.values()) == {1}, "each attempt graded exactly once"
         # Submitted to graded within a few recoveries (a dead worker's lease runs out, the next
         # sweep sends the job again, it is graded within the limit): a job is never left waiting.
         # Not a tight timing check: on a shared 2-core machine one recovery took 6.2 s and 8.6 s
