@@ -9,6 +9,7 @@ is graded exactly once, in time, with the result the embedded backend gives.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -333,7 +334,9 @@ def test_a_grade_killed_mid_way_is_graded_again_once(postgres_url, broker, tmp_p
         victims = {"pool process": lambda: workers.pool_processes(supervisor)[0],
                    "celery worker": lambda: children_of(supervisor.pid)[0]}
         for name, victim in victims.items():
-            attempt_id = uuid.UUID(client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(key),
+            request_id = "celery-" + name.replace(" ", "-")
+            attempt_id = uuid.UUID(client.post("/api/v1/exercises/clamp-function/attempts",
+                                               headers={**bearer(key), "X-Request-Id": request_id},
                                                json={"learner": "ada", "code": SLOW_REFERENCE}).json["id"])
             wait_for_attempt(app, attempt_id, lambda a: a.status == "running", timeout=30)
             os.kill(victim(), signal.SIGKILL)
@@ -343,6 +346,11 @@ def test_a_grade_killed_mid_way_is_graded_again_once(postgres_url, broker, tmp_p
                 events = db_session().scalar(select(func.count()).select_from(AttemptEvent)
                                              .where(AttemptEvent.attempt_id == attempt_id))
             assert events == 1, name
+            # The pool process that graded it logged the grade under the submission's request id.
+            lines = [json.loads(line) for path in workers.log_files.values()
+                     for line in path.read_text().splitlines() if line.startswith("{")]
+            assert any(line["request_id"] == request_id and f"attempt {attempt_id} graded" in line["message"]
+                       for line in lines), name
             workers.wait_until_ready()
     finally:
         workers.stop()
