@@ -189,7 +189,7 @@ def main() -> None:
               f"ENV=production LOG_FORMAT=json; wrk 2 threads, {args.connections} connections, {args.duration} s "
               f"per target per round, {args.rounds} rounds; PostgreSQL 127.0.0.1:5432; {os.cpu_count()} CPUs shared "
               "by wrk, gunicorn and PostgreSQL")
-        for name, (url, script, extra, master) in targets.items():  # warm-up: pools, caches, first requests
+        for url, script, extra, master in targets.values():  # warm-up: pools, caches, first requests
             wrk(url, script, extra(f"warm-{uuid.uuid4().hex[:8]}"), args.connections, min(2, args.duration), master)
         results: dict[str, list[Round]] = {name: [] for name in targets}
         for n in range(args.rounds):

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass
 
 from flask.views import MethodView
-from flask_smorest import Blueprint, Page
+from flask_smorest import Blueprint
 from sqlalchemy.orm import Session
 
 from ..auth import require_admin
@@ -16,7 +16,7 @@ from ..schemas.admin import FailedJobSchema, FailedJobsQuerySchema
 from ..services import failed_jobs
 from .attempts import BEARER
 from .docs import UNAUTHORIZED, problems
-from .pagination import PAGINATION
+from .pagination import PAGINATION, OffsetPage
 
 blp = Blueprint("admin", __name__, url_prefix="/api/v1/admin",
                 description="For admin clients only: jobs the grader failed on, and retrying them.")
@@ -29,17 +29,13 @@ class FailedJobsQuery:
     kind: str | None
 
 
-class FailedJobsPage(Page):
+class FailedJobsPage(OffsetPage):
     """A page of failed attempts and runs (`collection`: a FailedJobsQuery)."""
 
     collection: FailedJobsQuery
 
-    @property
-    def items(self):
-        query = self.collection
-        if self.page_params.first_item >= self.page_params.item_count:
-            return []  # past the end: no query (an OFFSET past 2**63 is a database error, not an empty page)
-        return failed_jobs.page(query.session, query.kind, self.page_params.first_item, self.page_params.page_size)
+    def rows(self, offset: int, size: int) -> list:
+        return failed_jobs.page(self.collection.session, self.collection.kind, offset, size)
 
     @property
     def item_count(self) -> int:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from flask import url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint, Page
+from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -29,7 +29,7 @@ from ..schemas.admin_grades import (
 from ..services import catalog_admin, overrides, regrades
 from .attempts import BEARER
 from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
-from .pagination import PAGINATION, Query, SelectPage
+from .pagination import PAGINATION, OffsetPage, Query, SelectPage
 
 blp = Blueprint("admin_grades", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: regrades, overrides with their audit log, publishing exercises.")
@@ -191,17 +191,13 @@ class AuditLogQuery:
     exercise_id: int | None
 
 
-class AuditLogPage(Page):
+class AuditLogPage(OffsetPage):
     collection: AuditLogQuery
 
     def _statement(self):
         return overrides.audit_log(self.collection.attempt_id, self.collection.exercise_id)
 
-    @property
-    def items(self):
-        offset, size = self.page_params.first_item, self.page_params.page_size
-        if offset >= self.page_params.item_count:
-            return []  # past the end: no query (an OFFSET past 2**63 is a database error, not an empty page)
+    def rows(self, offset: int, size: int) -> list:
         rows = self.collection.session.execute(self._statement().offset(offset).limit(size))
         return [overrides.describe(entry, learner, slug) for entry, learner, slug in rows]
 

@@ -18,16 +18,29 @@ class Query:
     statement: Select
 
 
-class SelectPage(Page):
-    """flask-smorest's pager over a SQLAlchemy select (`collection` is a Query)."""
+class OffsetPage(Page):
+    """flask-smorest's pager, with the rows of a page read by `rows(offset, size)`.
 
-    collection: Query
+    A page past the end is empty without a query: an OFFSET beyond 2**63 (`?page=` is not
+    bounded) would be a database error."""
+
+    def rows(self, offset: int, size: int) -> list[Any]:
+        raise NotImplementedError
 
     @property
     def items(self) -> list[Any]:
         offset, size = self.page_params.first_item, self.page_params.page_size
-        if offset >= self.page_params.item_count:  # past the end: no query (and no huge OFFSET)
+        if offset >= self.page_params.item_count:
             return []
+        return self.rows(offset, size)
+
+
+class SelectPage(OffsetPage):
+    """The pager over a SQLAlchemy select (`collection` is a Query)."""
+
+    collection: Query
+
+    def rows(self, offset: int, size: int) -> list[Any]:
         return list(self.collection.session.scalars(self.collection.statement.offset(offset).limit(size)))
 
     @property
