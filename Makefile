@@ -1,13 +1,14 @@
 # make run   — serve the API and its grading workers on the embedded SQLite database
 #              (creates .venv, migrates, syncs the exercises)
 # make test  — the whole test suite, on SQLite and on PostgreSQL
+# make docs  — the manual in docs/, built by MkDocs into build/site; a broken link or anchor fails it
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 FLASK := $(PY) -m flask --app wsgi
 BIND ?= 127.0.0.1:8000
 
-.PHONY: run test validate bench bench-api clean
+.PHONY: run test docs validate bench bench-api clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,13 +39,17 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest
 
+# Strict (mkdocs.yml): a broken link or anchor between the pages fails the build.
+docs: $(VENV)/.installed-dev
+	$(PY) -m mkdocs build --strict --site-dir build/site
+
 validate: $(VENV)/.installed-run
 	$(FLASK) exercises validate
 
 bench: $(VENV)/.installed-dev
 	$(PY) bench/grading.py
 
-# The API under load, PostgreSQL restarted under load, 10k to 1M attempts (README, Performance).
+# The API under load, PostgreSQL restarted under load, 10k to 1M attempts (docs/performance.md).
 # Needs the local PostgreSQL and wrk (Debian: apt-get install wrk).
 bench-api: $(VENV)/.installed-dev
 	@command -v wrk >/dev/null || { echo "bench-api needs wrk: apt-get install wrk"; exit 1; }
@@ -53,4 +58,4 @@ bench-api: $(VENV)/.installed-dev
 	$(PY) bench/growth.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache
+	rm -rf $(VENV) instance .pytest_cache build
