@@ -8,12 +8,14 @@ Sections (add one by writing a function `(ctx) -> dict` and registering it in SE
              run in a subprocess so that this process, which holds the judge, stays torch-free
   grade  (2) Judge.grade of the same submission: latency with the slot's spare warm (the clock
              starts when grade() is called), then back-to-back throughput
+  run    (5) Judge.run ("Try it yourself") of the same Function on the exercise's input specs: the
+             check engine's full gradcheck, random VJPs and hygiene checks, with the spare warm
   cold   (3) a cold subprocess per submission that imports torch, execs the code and runs gradcheck
   layers     (2) again with no sandbox layer, each layer alone, and all of them: what each costs
   rss        memory of the warm worker: the zygote (torch loaded), the judge (torch-free), spares
   http   (4) end to end through HTTP and the database with the workers of `make run`
              (bench/http_grading.py: gunicorn + `flask worker` on a fresh SQLite database)
-Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
+Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (5) is reported beside (1); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
 a warm worker (the process that holds torch) <= 350 MB RSS; a web worker <= 100 MB RSS.
 """
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from service.grading.judge import Judge, clean_environment  # noqa: E402  (torch-free)
 from service.grading.plan import base_cases  # noqa: E402
+from service.grading.runs import exercise_run_inputs  # noqa: E402
 from service.grading.sandbox import LAYERS  # noqa: E402
 from service.grading.spec import parse_code_table  # noqa: E402
 from http_grading import section_http  # noqa: E402
@@ -138,6 +141,27 @@ def section_grade(ctx: dict) -> dict:
     return res
 
 
+def section_run(ctx: dict) -> dict:
+    judge: Judge = ctx["judge"]
+    ex, code = ctx["exercise"], ctx["code"]
+    table, _ = parse_code_table(ex["spec"])
+    inputs = exercise_run_inputs(table)
+    first = judge.run(code, table["entry_point"], inputs)
+    assert first["passed"] is True, first
+    n = ctx.get("n_run", 200)
+    lat = []
+    for _ in range(n):
+        judge.wait_warm()
+        time.sleep(0.002)
+        t = time.perf_counter()
+        r = judge.run(code, table["entry_point"], inputs)
+        lat.append((time.perf_counter() - t) * 1000)
+        assert r["passed"] is True
+    res = {"latency_warm_spare": stats(lat), "checks": [c["name"] for c in first["checks"]]}
+    ctx["run"] = res
+    return res
+
+
 def section_cold(ctx: dict) -> dict:
     n = ctx.get("n_cold", 10)
     payload = json.dumps([ctx["inputs"], ctx["code"]])
@@ -219,6 +243,7 @@ def section_rss(ctx: dict) -> dict:
 SECTIONS: dict[str, Callable[[dict], dict]] = {
     "bare": section_bare,
     "grade": section_grade,
+    "run": section_run,
     "cold": section_cold,
     "layers": section_layers,
     "rss": section_rss,
@@ -233,6 +258,9 @@ def summary(ctx: dict) -> dict:
         out["(2)/(1) p50, warm spare"] = f"{r:.2f}x (target <= 3x): {'OK' if r <= 3 else 'MISSED'}"
         r2 = ctx["grade"]["back_to_back"]["p50_ms"] / ctx["bare"]["p50_ms"]
         out["(2)/(1) p50, back to back"] = f"{r2:.2f}x"
+    if "bare" in ctx and "run" in ctx:
+        r = ctx["run"]["latency_warm_spare"]["p50_ms"] / ctx["bare"]["p50_ms"]
+        out["(5)/(1) p50, a run, warm spare"] = f"{r:.2f}x"
     if "grade" in ctx and "cold" in ctx:
         r = ctx["cold"]["p50_ms"] / ctx["grade"]["latency_warm_spare"]["p50_ms"]
         out["(3)/(2) p50"] = f"{r:.0f}x faster (target >= 50x): {'OK' if r >= 50 else 'MISSED'}"

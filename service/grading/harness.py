@@ -25,9 +25,11 @@ import builtins
 import linecache
 import math
 import os
+import random
 import sys
 import time
 import traceback
+import types
 
 import torch
 
@@ -38,7 +40,9 @@ MAX_VALUES = 100_000  # elements per tensor reported; beyond that only the shape
 MAX_MESSAGE = 4000
 MAX_TRACEBACK = 6000
 
-_DTYPES = {"float64": torch.float64, "float32": torch.float32, "int64": torch.int64, "bool": torch.bool}
+_DTYPES = {"float64": torch.float64, "float32": torch.float32, "int64": torch.int64, "int32": torch.int32,
+           "bool": torch.bool}
+_CONTAINERS = {"tuple": tuple, "list": list, "size": torch.Size}
 _perf = time.perf_counter
 _write_frame = protocol.encode
 _write_all = protocol.write_all
@@ -92,6 +96,8 @@ def _build_arg(spec: dict):
         return x
     if t in ("float", "int", "bool"):
         return spec["v"]
+    if t == "ints":  # a tuple or list of ints, or a torch.Size (a fresh one per call)
+        return _CONTAINERS[spec.get("container", "tuple")](int(v) for v in spec["v"])
     if t == "none":
         return None
     raise ValueError(f"unknown argument type {t!r}")
@@ -205,16 +211,28 @@ def _run_case(fn_cls, case: dict, recorder: _Recorder) -> tuple[dict, tuple]:
         rep["ms"] = _ms(t0)
         return rep, (args, outs)
     vsets = case.get("vjps", [])
-    if diff_out_idx == "auto":  # "Try it yourself": every differentiable output, grad_output = ones
+    if diff_out_idx == "auto":
+        # A run: the judge has not seen the outputs, so grad_outputs are drawn here, from its seed:
+        # ones first (the gradient after y.sum().backward()), then random ones; they are reported.
         diff_out_idx = [k for k, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
         rep["diff_outputs"] = diff_out_idx
-        vsets = [[[1.0] * outs[k].numel() for k in diff_out_idx]] if diff_out_idx and diff_in else []
+        vsets = []
+        if diff_out_idx and diff_in:
+            gen = random.Random(case.get("vjp_seed", 0))
+            vsets.append([[1.0] * outs[k].numel() for k in diff_out_idx])
+            for _ in range(case.get("random_vjps", 2)):
+                vsets.append([[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(outs[k].numel())]
+                              for k in diff_out_idx])
+        rep["vjp_sets"] = vsets
+    rep["returned_inputs"] = [i for i, a in enumerate(args) if any(o is a for o in outs)]
     vjps = []
     for vset in vsets:
         vjps.append(_vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain=True))
     rep["vjps"] = vjps
-    if case.get("fd"):
-        rep["fd"] = _fd(fn_cls, case["args"], diff_out_idx, case["fd"])
+    if case.get("gradcheck"):
+        rep["gradcheck"] = _gradcheck_numbers(fn_cls, case["args"], case["gradcheck"])
+    if case.get("needs_input_grad") and vsets and sum(a["t"] == "tensor" for a in case["args"]) > 1:
+        rep["needs_input_grad"] = _needs_input_grad_numbers(fn_cls, case["args"], diff_out_idx, vsets[-1], recorder)
     if case.get("gradgrad"):
         rep["gradgrad"] = _gradgrad(fn_cls, case, diff_idx, diff_out_idx, recorder)
     rep["ms"] = _ms(t0)
@@ -257,24 +275,116 @@ def _perturbed(base_args, specs, point, h):
     return args
 
 
-def _fd(fn_cls, specs, diff_out_idx, fd) -> dict:
-    """Forward values at x +- h*e_i for the judge to difference itself."""
-    h = fd["h"]
-    values = []
+def _flat_out(o) -> list:
+    """An output's values for finite differences (every output, as torch's gradcheck differences them)."""
+    if not isinstance(o, torch.Tensor):
+        raise TypeError(f"forward returned a {type(o).__name__}; gradcheck differentiates tensor outputs only")
+    return _flat(o)
+
+
+def _gradcheck_numbers(fn_cls, specs: list, plan: dict) -> dict:
+    """The numbers torch.autograd.gradcheck (fast_mode off) computes, computed the way it computes
+    them, in its order, so that the judge's comparison of them agrees with torch's verdict:
+
+    1. one forward on fresh inputs (its outputs are the ones differentiated below);
+    2. finite differences: each element of each input that requires grad is set in place, through
+       `.data`, to x - eps, forward runs, then x + eps, forward runs, then x is restored (a forward
+       that changes its inputs corrupts these numbers as it corrupts torch's);
+    3. the analytical Jacobian, one backward per element of each differentiable output (a basis
+       grad_output), twice (torch calls a backward that answers differently "not reentrant");
+    4. backward for zero grad_outputs (torch: "backward not multiplied by grad_output");
+    5. backward with undefined grad_outputs, all at once, then one output at a time.
+    The first exception stops the list; the judge knows the stage it happened in."""
+    eps = plan["eps"]
+    rep: dict = {"ok": True, "stage": None}
     try:
-        # fresh inputs: forward may have changed the first ones in place
-        base = [torch.Tensor.detach(a) if isinstance(a, torch.Tensor) else a for a in map(_build_arg, specs)]
-        with torch.no_grad():
-            for arg_i, flat_i in fd["points"]:
-                for sign in (1.0, -1.0):
-                    outs = _as_tuple(fn_cls.apply(*_perturbed(base, specs, (arg_i, flat_i, sign), h)))
-                    row = []
-                    for k in diff_out_idx:
-                        row.extend(_flat(outs[k]))
-                    values.append(row)
-        return {"ok": True, "values": values}
-    except BaseException as exc:
-        return {"ok": False, "error": _error(exc, "forward")}
+        args = [_build_arg(a) for a in specs]
+        diff = [args[i] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+        stage = "forward"
+        func_out = _as_tuple(fn_cls.apply(*args))
+        rep["out_rg"] = [bool(isinstance(o, torch.Tensor) and o.requires_grad) for o in func_out]
+        rep["out_shapes"] = [list(o.shape) if isinstance(o, torch.Tensor) else [] for o in func_out]
+        outputs = [o for o in func_out if o.requires_grad]  # as torch: a non-tensor output raises here
+        stage = "numerical"
+        minus_rows, plus_rows = [], []
+        rep["minus"], rep["plus"] = minus_rows, plus_rows
+        for arg_i, flat_i in plan["points"]:
+            entry = torch.Tensor.reshape(args[arg_i].data, (-1,))[flat_i]
+            orig = entry.clone()
+            entry.copy_(orig - eps)
+            outa = [o.clone() for o in _as_tuple(fn_cls.apply(*args))]
+            entry.copy_(orig + eps)
+            outb = [o.clone() for o in _as_tuple(fn_cls.apply(*args))]
+            entry.copy_(orig)
+            row_a, row_b = [], []
+            for a, b in zip(outa, outb):
+                if a.shape != b.shape or a.dtype != b.dtype:
+                    raise AssertionError("forward returned outputs of a different shape or dtype when an input was perturbed")
+                row_a.extend(_flat_out(a))
+                row_b.extend(_flat_out(b))
+            minus_rows.append(row_a)
+            plus_rows.append(row_b)
+        if not plan.get("analytical", True):
+            return rep
+        stage = "analytical"
+        rep["rows"] = []
+        for o in outputs:
+            def vjp(g, o=o):
+                return torch.autograd.grad(o, diff, g, retain_graph=True, allow_unused=True)
+            both = []
+            for _ in range(2):
+                base = torch.zeros_like(o.clone(), memory_format=torch.legacy_contiguous_format)
+                flat = base.view(-1)
+                rows = []
+                for j in range(flat.numel()):
+                    flat.zero_()
+                    flat[j] = 1.0
+                    rows.append([None if d is None else _flat(d) for d in vjp(base)])
+                both.append(rows)
+            rep["rows"].append(both)
+        if not outputs:
+            return rep
+        stage = "zero_grad_output"
+        zero = torch.autograd.grad(outputs, diff, [torch.zeros_like(o) for o in outputs], allow_unused=True)
+        rep["zero_grad_output"] = [None if g is None else _flat(g) for g in zero]
+        stage = "undefined_grad_output"
+        rep["undefined_grad_output"] = []
+        patterns = [None] + (list(range(len(outputs))) if len(outputs) > 1 else [])
+        undefined = torch._C._functions.UndefinedGrad
+        for k in patterns:
+            outs = [o for o in _as_tuple(fn_cls.apply(*args)) if o.requires_grad]
+            outs = [undefined()(o) if k is None or idx == k else o for idx, o in enumerate(outs)]
+            grads = torch.autograd.grad(outs, diff, [torch.zeros_like(o) for o in outs], allow_unused=True)
+            rep["undefined_grad_output"].append([None if g is None else _flat(g) for g in grads])
+        stage = None
+    except BaseException as exc:  # noqa: BLE001 - where it failed is what the judge needs
+        rep.update(ok=False, stage=stage, error=_error(exc, stage or "gradcheck"))
+    return rep
+
+
+def _needs_input_grad_numbers(fn_cls, specs: list, diff_out_idx, vset, recorder) -> list[dict]:
+    """Backward again with each input that requires grad alone requiring it (ctx.needs_input_grad
+    then differs from the first run), for the first grad_output set."""
+    out = []
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    for alone in diff_idx:
+        try:
+            alone_specs = [dict(a, rg=(i == alone)) if a["t"] == "tensor" else a for i, a in enumerate(specs)]
+            args = [_build_arg(a) for a in alone_specs]
+            outs = _as_tuple(fn_cls.apply(*args))
+            sel = [outs[k] for k in diff_out_idx]
+            vs = [torch.tensor(v, dtype=sel[k].dtype).reshape(sel[k].shape) for k, v in enumerate(vset)]
+            keep = [(o, v) for o, v in zip(sel, vs) if o.requires_grad]
+            if not keep:
+                out.append({"arg": alone, "ok": True, "grad": None, "connected": False})
+                continue
+            del recorder.records[:]
+            (g,) = torch.autograd.grad([o for o, _ in keep], [args[alone]], [v for _, v in keep], allow_unused=True)
+            out.append({"arg": alone, "ok": True, "grad": None if g is None else _flat(g), "connected": True,
+                        "returned": recorder.records[0] if recorder.records else None})
+        except BaseException as exc:  # noqa: BLE001
+            out.append({"arg": alone, "ok": False, "error": _error(exc, "backward")})
+    return out
 
 
 def _gradgrad(fn_cls, case, diff_idx, diff_out_idx, recorder) -> dict:
@@ -348,9 +458,18 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
     code = task["code"]
     entry_point = task.get("entry_point")
     filename = FILENAME
+    # The source, for tracebacks, inspect and TorchScript (which reads a function's or class's
+    # source through inspect): in linecache (no mtime: checkcache keeps it, there is no file), and
+    # the code runs in a module object registered in sys.modules under its name, whose __file__ is
+    # that name. inspect finds a class's file through sys.modules[cls.__module__]; unregistered, a
+    # run's "__main__" named the zygote's own script, which the sandboxed child cannot read.
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     report: dict = {"type": "main", "cases": []}
-    namespace = {"__name__": task.get("module_name", "submission"), "__builtins__": builtins, "__file__": filename}
+    module = types.ModuleType(task.get("module_name", "submission"))
+    module.__file__ = filename
+    module.__builtins__ = builtins
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
     t0 = _perf()
     try:
         exec(compile(code, filename, "exec", dont_inherit=True), namespace)
@@ -436,6 +555,57 @@ class WarmFn(torch.autograd.Function):
 """
 
 
+_WARM_SCRIPT_CODE = """
+from typing import List, Optional
+import torch
+@torch.jit.script
+def warm(x: torch.Tensor, pad: List[int], y: Optional[torch.Tensor] = None) -> torch.Tensor:
+    if y is None:
+        return x * float(len(pad))
+    return x + y
+warm(torch.ones(2), [1, 2])
+"""
+
+#: Modules whose Python source TorchScript compiles when a scripted function calls into them
+#: (torch.nn.functional.pad, torch.functional.norm, the forward of torch's own nn layers...).
+SOURCE_MODULES = ("torch.nn", "torch.functional", "torch._lowrank", "torch._linalg_utils", "torch._lobpcg")
+
+
+def preload_sources(prefixes: tuple[str, ...] = SOURCE_MODULES) -> int:
+    """Put the source of the loaded modules named by `prefixes` in linecache, for a sandboxed
+    child has no filesystem to read it from, and TorchScript reads through inspect and linecache
+    the source of every library function a scripted helper calls. Lazy entries (linecache's own
+    form: the text is split into lines on first use, in the child that needs it), keyed by the
+    file name the code objects carry. Called once, in the zygote. Returns the number of files."""
+    n = 0
+    for name, module in list(sys.modules.items()):
+        if not any(name == p or name.startswith(p + ".") for p in prefixes):
+            continue
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            continue  # (an entry already there is replaced: one with an mtime dies in the child)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, ValueError):
+            continue
+        linecache.cache[path] = (lambda text=text: text,)
+        n += 1
+    return n
+
+
+def _warm_run(task: dict) -> None:
+    r, w = os.pipe()
+    try:
+        run_task(task, w)
+        protocol.FrameReader().feed(os.read(r, 1 << 16))  # one small frame: fits the pipe
+    finally:
+        os.close(r)
+        os.close(w)
+    linecache.cache.pop(FILENAME, None)
+    sys.modules.pop(task.get("module_name", "submission"), None)
+
+
 def _load_failure_paths(x) -> None:
     """Fail gradcheck and gradgradcheck once: torch imports modules lazily on those paths, and a
     sandboxed child has no filesystem to import them from."""
@@ -465,25 +635,22 @@ def warm_up(gradcheck: bool = True) -> None:
     allocator pools and copy-on-write page faults happen before a submission's clock starts.
 
     A forked child skips the gradcheck: torch's gradcheck runs in a child only after the judge
-    found a failure, and paying for it in every child cost more CPU than the whole grade."""
+    found a failure, and paying for it in every child cost more CPU than the whole grade. So it
+    does the zygote's other once-only work: one TorchScript compilation (the compiler's first-use
+    set-up) and the library sources TorchScript needs (preload_sources)."""
     if gradcheck:
         x = torch.tensor([-2.0, -0.5, 0.3, 2.0], dtype=torch.float64, requires_grad=True)
         torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))
         _load_failure_paths(x)
+        _warm_run({"code": _WARM_SCRIPT_CODE})
+        preload_sources()
     case = {
         "id": "warm",
         "args": [{"t": "tensor", "dtype": "float64", "shape": [2], "values": [0.5, -1.5], "rg": True}],
         "diff_outputs": [0],
         "vjps": [[[1.0, 2.0]]],
-        "fd": {"h": 1e-6, "points": [[0, 0]]},
+        "gradcheck": {"eps": 1e-6, "points": [[0, 0], [0, 1]]},
         "gradgrad": {"h": 1e-6, "v": [[1.0, 2.0]], "w": [[0.5, 0.5]], "points": [[0, 0]]},
     }
-    r, w = os.pipe()
-    try:
-        run_task({"code": _WARM_CODE, "entry_point": "WarmFn", "cases": [case]}, w)
-        protocol.FrameReader().feed(os.read(r, 1 << 16))  # one small frame: fits the pipe
-    finally:
-        os.close(r)
-        os.close(w)
-    linecache.cache.pop(FILENAME, None)
+    _warm_run({"code": _WARM_CODE, "entry_point": "WarmFn", "cases": [case]})
     math.fsum([0.0])

@@ -42,19 +42,16 @@ from typing import Any, Iterable
 
 from . import protocol
 from .errors import BadOutput, GraderFault
-from .plan import base_cases, canonical, complete_cases, run_cases, task_cases
+from .plan import base_cases, canonical, complete_cases, task_cases
 from .spec import (
     CHECKS,
     DEFAULT_TIMEOUT,
-    DEFAULT_TOLERANCES,
     LIKELY_CAUSES,
     MAX_CODE_BYTES,
-    normalize_input,
-    numel,
     parse_code_table,
-    validate_run_inputs,
 )
-from .verdict import Verdict, assemble, jnum, torch_messages, validate_report
+from .runs import plan_run, summarize_run
+from .verdict import Verdict, assemble, torch_messages, validate_report
 
 GRADER_VERSION = 1
 ZYGOTE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
@@ -712,7 +709,7 @@ class Judge:
             for vr in c.get("vjps", []):
                 if not vr["ok"]:
                     raise GraderFault(f"exercise {slug}: reference backward raised on {c['id']}: {vr['error']['message']}")
-            for k in ("fd", "gradgrad"):
+            for k in ("gradcheck", "gradgrad"):
                 if k in c and not c[k]["ok"]:
                     raise GraderFault(f"exercise {slug}: reference {k} raised on {c['id']}: {c[k]['error']['message']}")
 
@@ -863,49 +860,33 @@ class Judge:
 
     def run(self, code: str, entry_point: str | None = None, inputs: list | None = None, *, timeout: float | None = None) -> dict:
         """Run code as the lesson's Run button would: stdout, stderr, the exception if any, and,
-        with `entry_point` and `inputs` (see spec.py, "Input specs"), forward, the gradient for
-        grad_output = ones (as after `y.sum().backward()`), and gradcheck with diagnostics.
-        Raises ValueError for an invalid input spec (validate first with spec.validate_run_inputs)."""
+        with `entry_point` and `inputs` (see spec.py, "Input specs"), forward, the gradients for
+        grad_output = ones (as after `y.sum().backward()`) and the check engine's verdicts
+        (runs.py). Raises ValueError for an invalid input spec (validate first with
+        spec.validate_run_inputs)."""
         t_start = time.perf_counter()
         if not isinstance(code, str):
             raise TypeError("code must be a string")
         limit = min(timeout or self.timeout, self.timeout)
+        plan = plan_run(code, entry_point, inputs)
         result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
-        cases: list[dict] = []
-        names: list[str] = []
-        if inputs is not None or entry_point is not None:
-            if not entry_point or inputs is None:
-                raise ValueError("give both entry_point and inputs, or neither")
-            problems = validate_run_inputs(inputs)
-            if problems:
-                raise ValueError("; ".join(f"{f}: {m}" for f, m in problems))
-            norm = [normalize_input(inp, f"inputs[{i}]", [], need_name=False) for i, inp in enumerate(inputs)]
-            names = [inp.get("name") or f"input {i}" for i, inp in enumerate(norm)]
-            cases = run_cases(norm, code)
-            if any(a["t"] == "tensor" and a.get("rg") for a in cases[0]["args"]):
-                diff_in = [i for i, a in enumerate(cases[0]["args"]) if a["t"] == "tensor" and a.get("rg")]
-                points = [[i, j] for i in diff_in for j in range(numel(cases[0]["args"][i]["shape"]))][:256]
-                cases[0].update(diff_outputs="auto", fd={"h": DEFAULT_TOLERANCES["eps"], "points": points},
-                                torch_gradcheck={"eps": DEFAULT_TOLERANCES["eps"], "atol": DEFAULT_TOLERANCES["gradcheck_atol"],
-                                                 "rtol": DEFAULT_TOLERANCES["gradcheck_rtol"]})
-            else:
-                cases[0]["diff_outputs"] = "auto"
+        empty_output = {"stdout": "", "stderr": "", "truncated": False}
         if len(code.encode("utf-8", "replace")) > MAX_CODE_BYTES:
             result.update(status="too_large")
-            return self._finish_result(result, {"stdout": "", "stderr": "", "truncated": False}, {"total_ms": _perf_ms(t_start)})
+            return self._finish_result(result, empty_output, {"total_ms": _perf_ms(t_start)})
         err = self._parse(code)
         if err is not None:
             result.update(status="syntax_error", error=err)
-            return self._finish_result(result, {"stdout": "", "stderr": "", "truncated": False}, {"total_ms": _perf_ms(t_start)})
+            return self._finish_result(result, empty_output, {"total_ms": _perf_ms(t_start)})
         task = json.dumps({"op": "run", "code": code, "entry_point": entry_point, "module_name": "__main__", "torch_checks": "now",
-                           "cases": task_cases(cases)}, separators=(",", ":")).encode()
+                           "cases": task_cases(plan.cases)}, separators=(",", ":")).encode()
         slot = self._free.get()
         timings: dict[str, Any] = {}
         try:
             session, ready, t0 = self._execute(task, limit, slot)
             timings["spare_ready"] = ready
             try:
-                if session.frames and cases:
+                if session.frames and plan.has_function:
                     session.wait_frames(2, time.monotonic() + min(5.0, limit))
                 timings["child_ms"] = _perf_ms(t0)
                 if not session.frames:
@@ -926,82 +907,14 @@ class Judge:
                     session.finish()
         finally:
             self._free.put(slot)
+        t1 = time.perf_counter()
         try:
-            self._run_summary(result, report, cases, names, entry_point, extra)
+            result = summarize_run(plan, report, extra, entry_point, code)
         except (BadOutput, KeyError, TypeError, ValueError, IndexError):
             result.update(status="bad_output", message="the process running your code sent something that is not a valid result")
+        timings["judge_ms"] = _perf_ms(t1)
         timings["total_ms"] = _perf_ms(t_start)
         return self._finish_result(result, output, timings)
-
-    @staticmethod
-    def _run_summary(result: dict, report: dict, cases: list[dict], names: list[str], entry_point: str | None, extra: dict) -> None:
-        if not isinstance(report, dict) or report.get("type") != "main" or not isinstance(report.get("load"), dict):
-            raise BadOutput("report")
-        load = report["load"]
-        if not load.get("ok"):
-            result.update(status="error", error=load.get("error"))
-            return
-        if not cases:
-            return
-        entry = report.get("entry") or {}
-        if not entry.get("is_function"):
-            result.update(status="error", error={"where": "entry point", "type": "NameError",
-                                                 "message": f"{entry_point} is not defined as a torch.autograd.Function subclass",
-                                                 "traceback": "", "line": None})
-            return
-        rep = report["cases"][0]
-        f = rep["forward"]
-        if not f["ok"]:
-            result.update(status="error", error=f["error"])
-            return
-        result["forward"] = {"outputs": [
-            {k: ([jnum(x) for x in o[k][:100]] if k == "values" and o.get(k) else o.get(k)) for k in ("kind", "shape", "dtype", "rg", "values", "type") if k in o}
-            for o in f["outputs"]]}
-        case = cases[0]
-        diff_in = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
-        vjps = rep.get("vjps") or []
-        if not diff_in or not vjps:
-            return
-        vr = vjps[0]
-        if not vr["ok"]:
-            result.update(status="error", error=vr["error"])
-            result["gradcheck"] = {"passed": False, "message": f"backward raised {vr['error']['type']}: {vr['error']['message']}", "diagnostics": []}
-            return
-        result["gradients"] = {names[i]: ([jnum(x) for x in g[:100]] if g else g) for i, g in zip(diff_in, vr["grads"])}
-        fd = rep.get("fd")
-        diags: list[dict] = []
-        passed = True
-        if fd and fd["ok"]:
-            h = case["fd"]["h"]
-            rows = fd["values"]
-            num = {i: [0.0] * numel(case["args"][i]["shape"]) for i in diff_in}
-            for p, (arg_i, flat_i) in enumerate(case["fd"]["points"]):
-                plus, minus = rows[2 * p], rows[2 * p + 1]
-                num[arg_i][flat_i] = sum(a - b for a, b in zip(plus, minus)) / (2 * h)  # v = ones
-            from .verdict import allclose, detect_cause, unravel, worst  # local: small helpers
-
-            atol, rtol = DEFAULT_TOLERANCES["gradcheck_atol"], DEFAULT_TOLERANCES["gradcheck_rtol"]
-            f32 = any(o.get("dtype") == "float32" for o in f["outputs"]) or any(case["args"][i]["dtype"] == "float32" for i in diff_in)
-            for pos, arg_i in enumerate(diff_in):
-                a = vr["grads"][pos] or [0.0] * len(num[arg_i])
-                n = num[arg_i]
-                if not allclose(a, n, atol, rtol):
-                    passed = False
-                    i = worst(a, n, atol, rtol)
-                    # The same naming as a grade's, with finite differences as the expected gradient.
-                    cause, cause_info = detect_cause(a, n, None, True, atol, rtol, f32)
-                    diags.append({"check": "gradcheck", "input": names[arg_i], "index": unravel(i, case["args"][arg_i]["shape"]),
-                                  "numerical": jnum(n[i]), "analytical": jnum(a[i]), "input_value": jnum(case["args"][arg_i]["values"][i]),
-                                  "grad_output": "ones", "atol": atol, "rtol": rtol, "likely_cause": cause,
-                                  "hint": LIKELY_CAUSES.get(cause, ""), **{k: jnum(v) for k, v in cause_info.items()}})
-        elif fd:
-            passed = False
-            result.update(status="error", error=fd["error"])
-        tm = extra.get("run", {}).get("torch_gradcheck")
-        msg = "gradcheck passed" if passed else (
-            f"gradcheck failed: Jacobian mismatch for input {diags[0]['input']} at index {diags[0]['index']}: "
-            f"numerical {diags[0]['numerical']}, analytical {diags[0]['analytical']}" if diags else "gradcheck failed")
-        result["gradcheck"] = {"passed": passed, "message": msg, "diagnostics": diags, "torch_message": tm["message"] if tm else None}
 
 
 __all__ = ["Judge", "GraderFault", "CHECKS"]

@@ -18,7 +18,7 @@ import random
 import struct
 from typing import Any
 
-from .spec import FLOAT_DTYPES, flatten, numel
+from .spec import FLOAT_DTYPES, INT_BOUNDS, flatten, numel
 
 MAX_FD_POINTS = 256
 
@@ -58,7 +58,7 @@ def make_arg(inp: dict, rng: random.Random) -> dict:
             values = list(inp["value"])
         elif dtype in FLOAT_DTYPES:
             values = [_draw_float(rng, inp) for _ in range(numel(shape))]
-        elif dtype == "int64":
+        elif dtype in INT_BOUNDS:  # int64, int32
             lo, hi = inp["range"]
             values = [rng.randint(int(lo), int(hi)) for _ in range(numel(shape))]
         else:
@@ -70,6 +70,8 @@ def make_arg(inp: dict, rng: random.Random) -> dict:
         elif dtype == "bool":
             values = [bool(v) for v in values]
         return {"t": "tensor", "dtype": dtype, "shape": list(shape), "values": values, "rg": bool(inp.get("requires_grad"))}
+    if t == "ints":
+        return {"t": t, "v": list(inp["value"]), "container": inp.get("container", "tuple")}
     if "value" in inp:
         return {"t": t, "v": inp["value"]}
     if t == "float":
@@ -164,7 +166,8 @@ def complete_cases(
             points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
             if len(points) > MAX_FD_POINTS:
                 points = sorted(rng.sample(points, MAX_FD_POINTS))
-            case["fd"] = {"h": tol["eps"], "points": points}
+            case["gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"],
+                                 "points": points}
             case["torch_gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"]}
             if code.get("gradgradcheck"):
                 case["gradgrad"] = {
@@ -180,7 +183,8 @@ def complete_cases(
 
 def task_cases(cases: list[dict]) -> list[dict]:
     """The part of each case the child needs (no names, no expected gradients)."""
-    keep = ("id", "args", "diff_outputs", "vjps", "fd", "gradgrad", "torch_gradcheck", "torch_gradgradcheck")
+    keep = ("id", "args", "diff_outputs", "vjps", "gradcheck", "needs_input_grad", "gradgrad", "torch_gradcheck",
+            "torch_gradgradcheck", "vjp_seed", "random_vjps")
     return [{k: c[k] for k in keep if k in c} for c in cases]
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from . import checks
+from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .errors import BadOutput
 from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, numel
 from .technique import TECHNIQUES, missing_techniques
@@ -91,7 +93,13 @@ def validate_report(report: Any, cases: list[dict]) -> None:
         if "diff_outputs" not in case:
             continue
         vjps = rep.get("vjps", [])
-        _require(isinstance(vjps, list) and len(vjps) == len(case.get("vjps", [])), "vjps")
+        if case["diff_outputs"] == "auto":  # a run: the child drew ones and random_vjps grad_outputs
+            _require(isinstance(vjps, list) and len(vjps) <= 1 + case.get("random_vjps", 0), "vjps")
+        else:
+            _require(isinstance(vjps, list) and len(vjps) == len(case.get("vjps", [])), "vjps")
+        ret_in = rep.get("returned_inputs", [])
+        _require(isinstance(ret_in, list) and all(isinstance(i, int) and 0 <= i < len(case["args"]) for i in ret_in),
+                 "returned_inputs")
         n_in = sum(1 for a in case["args"] if a["t"] == "tensor" and a.get("rg"))
         for vr in vjps:
             ok = _check_ok_block(vr, "vjp")
@@ -99,18 +107,17 @@ def validate_report(report: Any, cases: list[dict]) -> None:
                 grads = vr.get("grads")
                 _require(isinstance(grads, list) and len(grads) == n_in and all(g is None or _numlist(g) for g in grads), "grads")
             _require(vr.get("v_changed") is None or isinstance(vr.get("v_changed"), bool), "v_changed")
-            ret = vr.get("returned")
-            if ret is not None:
-                _require(isinstance(ret, dict) and isinstance(ret.get("count"), int) and isinstance(ret.get("items"), list), "returned")
-                for it in ret["items"]:
-                    _require(isinstance(it, dict) and it.get("kind") in ("none", "tensor", "other"), "returned item")
-                    if it["kind"] == "tensor":
-                        _require(isinstance(it.get("shape"), list) and all(isinstance(d, int) for d in it["shape"]), "returned shape")
-                        _require(isinstance(it.get("dtype"), str), "returned dtype")
-        if "fd" in rep:
-            if _check_ok_block(rep["fd"], "fd"):
-                vals = rep["fd"].get("values")
-                _require(isinstance(vals, list) and len(vals) == 2 * len(case["fd"]["points"]) and all(_numlist(r) for r in vals), "fd values")
+            _check_returned(vr.get("returned"))
+        if "gradcheck" in case:
+            _check_gradcheck_numbers(rep.get("gradcheck"), case, n_in)
+        if "needs_input_grad" in rep:
+            alone = rep["needs_input_grad"]
+            _require(isinstance(alone, list) and len(alone) <= n_in, "needs_input_grad")
+            for a in alone:
+                if _check_ok_block(a, "needs_input_grad"):
+                    _require(a.get("grad") is None or _numlist(a["grad"]), "needs_input_grad.grad")
+                    _check_returned(a.get("returned"))
+                _require(isinstance(a.get("arg"), int) and 0 <= a["arg"] < len(case["args"]), "needs_input_grad.arg")
         if "gradgrad" in rep:
             gg = rep["gradgrad"]
             if _check_ok_block(gg, "gradgrad"):
@@ -119,6 +126,59 @@ def validate_report(report: Any, cases: list[dict]) -> None:
                 _require(isinstance(gg.get("differentiable"), bool), "gradgrad.differentiable")
                 pts = gg.get("g_points")
                 _require(isinstance(pts, list) and len(pts) == 2 * len(case["gradgrad"]["points"]) and all(_numlist(r) for r in pts), "g_points")
+
+
+def _check_returned(ret: Any) -> None:
+    """The structure of what backward returned, as the harness's recorder describes it."""
+    if ret is None:
+        return
+    _require(isinstance(ret, dict) and isinstance(ret.get("count"), int) and isinstance(ret.get("items"), list), "returned")
+    for it in ret["items"]:
+        _require(isinstance(it, dict) and it.get("kind") in ("none", "tensor", "other"), "returned item")
+        if it["kind"] == "tensor":
+            _require(isinstance(it.get("shape"), list) and all(isinstance(d, int) for d in it["shape"]), "returned shape")
+            _require(isinstance(it.get("dtype"), str), "returned dtype")
+
+
+def _grad_rows(rows: Any, n_in: int) -> bool:
+    return isinstance(rows, list) and all(
+        isinstance(r, list) and len(r) == n_in and all(g is None or _numlist(g) for g in r) for r in rows)
+
+
+def _check_gradcheck_numbers(gc: Any, case: dict, n_in: int) -> None:
+    """The structure of harness._gradcheck_numbers' report (its numbers are judged in checks.py)."""
+    _require(isinstance(gc, dict) and isinstance(gc.get("ok"), bool), "gradcheck.ok")
+    _require(gc.get("stage") in (None, "forward", "numerical", "analytical", "zero_grad_output", "undefined_grad_output"),
+             "gradcheck.stage")
+    if not gc["ok"]:
+        _check_error(gc.get("error"))
+    if gc.get("stage") == "forward":
+        return
+    out_rg, shapes = gc.get("out_rg"), gc.get("out_shapes")
+    _require(isinstance(out_rg, list) and len(out_rg) <= _MAX_OUTPUTS and all(isinstance(b, bool) for b in out_rg), "out_rg")
+    _require(isinstance(shapes, list) and len(shapes) == len(out_rg) and all(
+        isinstance(sh, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh) for sh in shapes),
+        "out_shapes")
+    width = sum(numel(sh) for sh in shapes)
+    n_points = len(case["gradcheck"]["points"])
+    for key in ("minus", "plus"):
+        rows = gc.get(key)
+        _require(isinstance(rows, list) and len(rows) <= n_points and all(_numlist(r, width) for r in rows), f"gradcheck.{key}")
+    if gc["ok"] or gc["stage"] not in ("numerical",):
+        _require(len(gc["minus"]) == n_points and len(gc["plus"]) == n_points, "gradcheck rows")
+    rows = gc.get("rows")
+    if rows is not None:
+        diff_out = [k for k, rg in enumerate(out_rg) if rg]
+        _require(isinstance(rows, list) and len(rows) <= len(diff_out), "gradcheck.rows")
+        for pos, both in enumerate(rows):
+            n_rows = numel(shapes[diff_out[pos]])
+            _require(isinstance(both, list) and len(both) == 2 and all(
+                isinstance(r, list) and len(r) == n_rows and _grad_rows(r, n_in) for r in both), "gradcheck.rows")
+    for key in ("zero_grad_output",):
+        if gc.get(key) is not None:
+            _require(_grad_rows([gc[key]], n_in), f"gradcheck.{key}")
+    if gc.get("undefined_grad_output") is not None:
+        _require(_grad_rows(gc["undefined_grad_output"], n_in), "gradcheck.undefined_grad_output")
 
 
 def torch_messages(frame: Any) -> dict[str, dict]:
@@ -139,80 +199,6 @@ def torch_messages(frame: Any) -> dict[str, dict]:
 
 
 # --------------------------------------------------------------------------- numbers
-
-
-def close(a: float, b: float, atol: float, rtol: float) -> bool:
-    return a == b or abs(a - b) <= atol + rtol * abs(b)
-
-
-def allclose(a: list, b: list, atol: float, rtol: float) -> bool:
-    return len(a) == len(b) and all(close(x, y, atol, rtol) for x, y in zip(a, b))
-
-
-def worst(a: list, b: list, atol: float, rtol: float) -> int:
-    """Index of the element furthest outside tolerance (NaN counts as worst)."""
-    best_i, best = 0, -math.inf
-    for i, (x, y) in enumerate(zip(a, b)):
-        d = abs(x - y) - (atol + rtol * abs(y))
-        if d != d:
-            return i
-        if d > best:
-            best_i, best = i, d
-    return best_i
-
-
-def unravel(i: int, shape: list[int]) -> list[int]:
-    idx = []
-    for d in reversed(shape):
-        idx.append(i % d if d else 0)
-        i = i // d if d else 0
-    return list(reversed(idx)) if shape else []
-
-
-def jnum(x: Any) -> Any:
-    """A JSON-safe number: NaN and infinities become strings."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
-    return x
-
-
-def fmt(x: float) -> str:
-    return f"{x:.6g}" if isinstance(x, float) else str(x)
-
-
-def _dot(a: list, b: list) -> float:
-    return math.fsum(x * y for x, y in zip(a, b))
-
-
-def detect_cause(a: list, r: list, r_ones: list | None, v_is_ones: bool, atol: float, rtol: float, float32: bool) -> tuple[str, dict]:
-    """Name what is likely wrong when analytical `a` differs from expected `r`."""
-    if not all(math.isfinite(x) for x in a):
-        return "wrong_value", {"nan": True}
-    if r_ones is not None and not v_is_ones and allclose(a, r_ones, atol, rtol) and not allclose(r, r_ones, atol, rtol):
-        return "forgot_grad_output", {}
-    rr = _dot(r, r)
-    if rr > 0:
-        if allclose(a, [-x for x in r], atol, rtol):
-            return "wrong_sign", {}
-        c = _dot(a, r) / rr
-        if abs(c - 1) > 1e-3 and abs(c) > 1e-6 and allclose(a, [c * x for x in r], max(atol, 1e-6), max(rtol, 1e-4)):
-            return "constant_factor", {"factor": round(c, 4)}
-    if float32:
-        return "float32_imprecise", {}
-    return "wrong_value", {}
-
-
-def _error_cause(err: dict, where: str, n_outputs: int) -> str:
-    msg = err.get("message", "")
-    if "incorrect number of gradients" in msg:
-        return "wrong_number_of_returns"
-    if "different than None" in msg:
-        return "gradient_for_non_tensor"
-    if "does not require grad and does not have a grad_fn" in msg:
-        return "output_detached"
-    if err.get("type") == "TypeError" and "positional argument" in msg and n_outputs > 1 and err.get("where") == "backward":
-        return "grad_output_not_used_per_output"
-    return "forward_error" if where == "forward" else "backward_error"
 
 
 # --------------------------------------------------------------------------- the checks
@@ -410,17 +396,12 @@ class Verdict:
             if not s or not s["forward"]["ok"]:
                 continue
             checked += 1
-            for i, (spec, after) in enumerate(zip(case["args"], s["forward"]["inputs_after"])):
-                if spec["t"] != "tensor":
-                    continue
-                before = [int(v) if isinstance(v, bool) else v for v in spec["values"]]
-                if after is None or after != before:
-                    j = next((j for j, (x, y) in enumerate(zip(after or [], before)) if x != y), 0)
-                    got = fmt(after[j]) if after else "?"
-                    self._result("inputs_unchanged", False,
-                                 f"forward changed {self.names[i]} in place: at index {unravel(j, spec['shape'])} it was {fmt(before[j])} and became {got}.",
-                                 "input_modified")
-                    return
+            # which inputs forward may return changed (marked dirty) is the reference's answer, not the child's
+            returned = self.ref_cases[case["id"]].get("returned_inputs", [])
+            outcome = checks.inputs_unchanged(case["args"], s["forward"]["inputs_after"], self.names, returned)
+            if not outcome.passed:
+                self._result("inputs_unchanged", False, outcome.message, outcome.likely_cause)
+                return
         if not checked:
             self._result("inputs_unchanged", False, "Not checked: forward did not run.", "forward_error")
         else:
@@ -433,57 +414,24 @@ class Verdict:
             if not s or not s["forward"]["ok"] or not case.get("vjps"):
                 continue
             r = self.ref_cases[case["id"]]
-            n_out = r["forward"]["count"]
             for m, vr in enumerate(s.get("vjps", [])):
                 checked += 1
-                ret = vr.get("returned")
-                if ret is None:
-                    if not vr["ok"]:
-                        self._note_error(vr["error"])
-                        cause = _error_cause(vr["error"], "backward", n_out)
-                        fails.append((cause, f"backward failed: {vr['error']['type']}: {vr['error']['message']}"))
-                    else:
-                        fails.append(("output_detached", "backward was never called: the output is not connected to your Function."))
-                    continue
-                n_args = len(case["args"])
-                if ret["count"] != n_args:
-                    fails.append(("wrong_number_of_returns",
-                                  f"backward returned {ret['count']} value(s) for {n_args} forward input(s) ({', '.join(self.names)}): return one per input, in order."))
+                if vr.get("returned") is None and not vr["ok"]:
+                    self._note_error(vr["error"])
+                    cause = _error_cause(vr["error"], "backward", r["forward"]["count"])
+                    fails.append((cause, f"backward failed: {vr['error']['type']}: {vr['error']['message']}"))
                     continue
                 ref_items = (r["vjps"][m].get("returned") or {}).get("items", [])
-                for p, (spec, item) in enumerate(zip(case["args"], ret["items"])):
-                    name = self.names[p]
-                    if spec["t"] != "tensor":
-                        if item["kind"] != "none":
-                            what = "None" if spec["t"] == "none" else f"a Python {spec['t']}"
-                            fails.append(("gradient_for_non_tensor", f"backward returned a {item.get('type', item['kind'])} for {name}, which is {what}: return None in that slot."))
-                        continue
-                    if item["kind"] == "tensor":
-                        if item["shape"] != spec["shape"]:
-                            cause = "not_reduced" if numel(item["shape"]) > numel(spec["shape"]) else "wrong_shape"
-                            fails.append((cause, f"backward returned a gradient of shape {item['shape']} for {name}, whose shape is {spec['shape']}."))
-                        elif self.code.get("strict_none") and p < len(ref_items) and ref_items[p]["kind"] == "none":
-                            fails.append(("needs_input_grad", f"{name} needs no gradient in {self._case_label(case)}, but backward computed one: check ctx.needs_input_grad and return None."))
-                    elif item["kind"] == "other":
-                        fails.append(("wrong_value", f"backward returned a {item.get('type')} for {name}; return a tensor (or None)."))
-                    elif spec.get("rg"):
-                        fails.append(("wrong_value", f"backward returned None for {name}, which needs a gradient."))
+                outcome = checks.backward_arity(case["args"], vr.get("returned"), self.names, ref_items=ref_items,
+                                                strict_none=self.code.get("strict_none", False))
+                if not outcome.passed:
+                    fails.append((outcome.likely_cause, outcome.message))
         if not checked:
             self._result("backward_arity", False, "Not checked: forward did not run, so backward could not be called.", "forward_error")
         elif fails:
             self._result("backward_arity", False, fails[0][1], fails[0][0])
         else:
             self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
-
-    def _numerical(self, case: dict, rows: list[list], v_flat: list, h: float) -> dict[int, list]:
-        """Judge's finite differences: d(v . f)/d x_i from forward values at x +- h e_i."""
-        num: dict[int, list] = {i: [0.0] * numel(case["args"][i]["shape"]) for i in self._diff_in(case)}
-        for p, (arg_i, flat_i) in enumerate(case["fd"]["points"]):
-            plus, minus = rows[2 * p], rows[2 * p + 1]
-            if len(plus) != len(v_flat) or len(minus) != len(v_flat):
-                raise ValueError("row length")
-            num[arg_i][flat_i] = math.fsum(v * (a - b) for v, a, b in zip(v_flat, plus, minus)) / (2 * h)
-        return num
 
     def _grads_by_arg(self, case: dict, grads: list) -> dict[int, list]:
         out = {}
@@ -493,70 +441,62 @@ class Verdict:
         return out
 
     def gradcheck(self) -> None:
-        tol_a, tol_r = self.tol["gradcheck_atol"], self.tol["gradcheck_rtol"]
+        """The check engine's Jacobian check (torch's gradcheck) on the submission's own numbers, gated
+        on its forward matching the reference's at the perturbed points: a self-consistent but wrong
+        function earns nothing here."""
         for case in self.cases:
-            if "fd" not in case:
+            if "gradcheck" not in case:
                 continue
             s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
             if not s or not s["forward"]["ok"]:
                 self._result("gradcheck", False, "Not checked: forward raised an exception.", "forward_error")
                 return
-            sfd = s.get("fd")
-            if not sfd or not sfd["ok"]:
-                if sfd:
-                    self._note_error(sfd["error"])
-                self._result("gradcheck", False, "forward failed while computing finite differences.", "forward_error")
-                return
-            rows, ref_rows = sfd["values"], r["fd"]["values"]
-            gate = len(rows) == len(ref_rows) and all(
-                allclose(a, b, self.tol["forward_atol"], self.tol["forward_rtol"]) for a, b in zip(rows, ref_rows))
-            h = case["fd"]["h"]
-            ones_num = None
-            if "ones" in case["vjp_kinds"]:
-                ones = case["vjps"][case["vjp_kinds"].index("ones")]
-                try:
-                    ones_num = self._numerical(case, rows, [x for v in ones for x in v], h)
-                except ValueError:
-                    ones_num = None
-            consistent, first_fail = True, None
-            for m, (vset, kind) in enumerate(zip(case["vjps"], case["vjp_kinds"])):
-                vr = s["vjps"][m]
-                if not vr["ok"]:
-                    self._note_error(vr["error"])
-                    self._result("gradcheck", False, f"backward raised {vr['error']['type']}: {vr['error']['message']}",
-                                 _error_cause(vr["error"], "backward", r["forward"]["count"]))
-                    return
-                try:
-                    num = self._numerical(case, rows, [x for v in vset for x in v], h)
-                except ValueError:
-                    consistent = False
-                    break
-                ana = self._grads_by_arg(case, vr["grads"])
-                for arg_i, n in num.items():
-                    a = ana[arg_i]
-                    if len(a) != len(n) or not allclose(a, n, tol_a, tol_r):
-                        consistent = False
-                        if first_fail is None and len(a) == len(n) and gate:
-                            cause, info = detect_cause(a, n, ones_num.get(arg_i) if ones_num and kind != "ones" else None,
-                                                       kind == "ones", tol_a, tol_r, self._f32(case))
-                            first_fail = self._diag("gradcheck", case, arg_i, a, n, n, tol_a, tol_r, cause, info, kind)
-            if not gate:
+            sgc, rgc = s["gradcheck"], r["gradcheck"]
+            outcome = checks.jacobian(case["args"], sgc, case["gradcheck"], self.names, label=self._case_label(case),
+                                      float32=self._f32(case))
+            if outcome.error is not None:
+                self._note_error(outcome.error)
+            rows_ok = len(sgc["minus"]) == len(rgc["minus"]) and len(sgc["plus"]) == len(rgc["plus"])
+            gate = rows_ok and all(
+                allclose(a, b, self.tol["forward_atol"], self.tol["forward_rtol"])
+                for key in ("minus", "plus") for a, b in zip(sgc[key], rgc[key]))
+            if not gate and outcome.likely_cause != "forward_error":
                 also = ("your backward does agree with finite differences of your own forward"
-                        if consistent else "your backward does not agree with finite differences of your own forward either")
+                        if outcome.passed else "your backward does not agree with finite differences of your own forward either")
                 cause = "float32_imprecise" if self._f32(case) else "forward_wrong"
                 self._result("gradcheck", False, f"gradcheck cannot pass while forward differs from the reference ({also}).", cause)
                 return
-            if not consistent:
-                d = first_fail
-                if d is None:
-                    self._result("gradcheck", False, "backward's gradients do not fit the inputs' shapes.", "wrong_shape")
-                    return
-                msg = (f"Jacobian mismatch for input {d['input']} at index {d['index']} ({self._case_label(case)}): "
-                       f"numerical {fmt(d['numerical'])}, analytical {fmt(d['analytical'])}.")
+            if outcome.passed:
+                outcome = self._vjps_match_jacobian_rows(case, s)
+            if not outcome.passed:
+                for d in outcome.diagnostics:
+                    self.diagnostics.append(d.to_json(case=case["name"]))
                 tm = self.torch_msgs.get(case["id"], {}).get("torch_gradcheck")
-                self._result("gradcheck", False, msg, d["likely_cause"], **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
+                self._result("gradcheck", False, outcome.message, outcome.likely_cause,
+                             **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
                 return
-        self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64).")
+        self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64): the full Jacobian, "
+                                        "zero and undefined grad_outputs, reentrancy.")
+
+    def _vjps_match_jacobian_rows(self, case: dict, s: dict) -> checks.Outcome:
+        """The VJPs for the judge's secret grad_outputs must be the same linear combinations of the
+        Jacobian rows the child reported: Jacobian rows fabricated beside a wrong backward earn nothing."""
+        rows = s["gradcheck"].get("rows") or []
+        diff_in = self._diff_in(case)
+        tol_a, tol_r = self.tol["gradcheck_atol"], self.tol["gradcheck_rtol"]
+        for vset, vr in zip(case["vjps"], s["vjps"]):
+            if not vr["ok"] or len(rows) != len(vset):
+                return checks.Outcome(False, "backward failed for the judge's grad_outputs.", "backward_error")
+            for pos, i in enumerate(diff_in):
+                n = numel(case["args"][i]["shape"])
+                combined = [checks.fsum(v[e] * ((both[0][e][pos] or [0.0] * n)[j]) for v, both in zip(vset, rows)
+                                        for e in range(len(v))) for j in range(n)]
+                got = vr["grads"][pos] if vr["grads"][pos] is not None else [0.0] * n
+                if not allclose(got, combined, tol_a, tol_r):
+                    return checks.Outcome(False, f"backward's gradient for {self.names[i]} for a random grad_output is not "
+                                                 "the combination of its own Jacobian rows: backward answers inconsistently.",
+                                          "not_reentrant")
+        return checks.Outcome(True, "")
 
     def _compare_vjps(self, check: str, cases: list[dict]) -> tuple[bool, str, str | None, int]:
         atol, rtol = self.tol["grad_atol"], self.tol["grad_rtol"]
@@ -673,22 +613,13 @@ class Verdict:
         self._result("gradgradcheck", True, "Double backward agrees with finite differences (gradgradcheck).")
 
     def grad_output_unchanged(self) -> None:
-        checked = 0
-        for case in self.cases:
-            s = self.sub_cases.get(case["id"])
-            if not s or not s["forward"]["ok"]:
-                continue
-            for vr in s.get("vjps", []):
-                if vr.get("v_changed") is None:
-                    continue
-                checked += 1
-                if vr["v_changed"]:
-                    self._result("grad_output_unchanged", False, "backward changed grad_output in place.", "grad_output_modified")
-                    return
-        if not checked:
+        vjps = [vr for case in self.cases for vr in (self.sub_cases.get(case["id"]) or {}).get("vjps", [])
+                if vr.get("v_changed") is not None and self.sub_cases[case["id"]]["forward"]["ok"]]
+        if not vjps:
             self._result("grad_output_unchanged", False, "Not checked: backward did not run.", "forward_error")
-        else:
-            self._result("grad_output_unchanged", True, "backward leaves grad_output unchanged.")
+            return
+        outcome = checks.grad_output_unchanged(vjps)
+        self._result("grad_output_unchanged", outcome.passed, outcome.message, outcome.likely_cause)
 
     def technique(self) -> None:
         # Read from the source by this (trusted) process: nothing the child reported counts.

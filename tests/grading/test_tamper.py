@@ -120,13 +120,19 @@ for case in task["cases"]:
     n = x.numel()
     ret = {"count": 3, "tuple": True, "items": [{"kind": "tensor", "shape": list(x.shape), "dtype": args[0]["dtype"]}, {"kind": "none"}, {"kind": "none"}]}
     rep["vjps"] = [{"ok": True, "grads": [[0.0] * n], "v_changed": False, "returned": ret} for _ in case.get("vjps", [])]
-    if "fd" in case:
-        rows = []
-        for arg_i, j in case["fd"]["points"]:
-            for s in (1, -1):
-                xp = x.clone().reshape(-1); xp[j] += s * case["fd"]["h"]
+    if "gradcheck" in case:
+        # honest finite differences and the true Jacobian rows of clamp, beside zero VJPs
+        gc = case["gradcheck"]
+        minus, plus = [], []
+        for arg_i, j in gc["points"]:
+            for s, rows in ((-1, minus), (1, plus)):
+                xp = x.clone().reshape(-1); xp[j] += s * gc["eps"]
                 rows.append(xp.clamp(-1.0, 1.0).tolist())
-        rep["fd"] = {"ok": True, "values": rows}
+        mask = ((x >= -1.0) & (x <= 1.0)).to(x.dtype).reshape(-1).tolist()
+        jac = [[[mask[e] if k == e else 0.0 for k in range(n)]] for e in range(n)]
+        rep["gradcheck"] = {"ok": True, "stage": None, "out_rg": [True], "out_shapes": [list(y.shape)],
+                            "minus": minus, "plus": plus, "rows": [[jac, jac]],
+                            "zero_grad_output": [[0.0] * n], "undefined_grad_output": [[[0.0] * n]]}
     cases.append(rep)
 frame = json.dumps({"type": "main", "load": {"ok": True}, "entry": {"found": True, "is_class": True, "is_function": True,
                     "has_forward": True, "has_backward": True}, "cases": cases}).encode()

@@ -1,0 +1,247 @@
+""""Try it yourself": the plan of a run and its summary, decided by the check engine (checks.py).
+
+A run executes the learner's own Function on the learner's own inputs and answers the question a
+grade answers, without a reference: is this backward the derivative of this forward? The child
+reports numbers (harness.py); everything said here about them is decided in the judge, by the same
+functions the grades use. Torch-free.
+
+The case sent to the child:
+- forward on the inputs as given (float32 stays float32: the learner sees their own values);
+- grad_outputs drawn by the child from a seed of ours (it alone knows the outputs' shapes): ones
+  first (the gradients shown, as after ``y.sum().backward()``), then two random ones;
+- the numbers of torch.autograd.gradcheck (fast_mode off), and backward again with each input
+  alone requiring grad, on float64 copies when an input is float32 (float32 cannot meet gradcheck's
+  tolerances; torch itself warns so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from . import checks
+from .checks import RUN_CHECKS, Jacobians, Outcome, jnum
+from .errors import BadOutput
+from .plan import run_cases
+from .spec import DEFAULT_TOLERANCES, normalize_input, numel, validate_run_inputs
+
+#: The full Jacobian is checked up to this many input elements and output elements; beyond that
+#: the run's gradcheck says it was not made (the numbers would not fit a result frame in time).
+MAX_JACOBIAN_SIDE = 256
+RANDOM_VJPS = 2
+VALUES_SHOWN = 100
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    cases: list[dict]
+    names: list[str]
+    #: the case the checks are made on: the run case itself, or its float64 copy
+    check_case_id: str
+
+    @property
+    def has_function(self) -> bool:
+        return bool(self.cases)
+
+
+def plan_run(source: str, entry_point: str | None, inputs: list | None) -> RunPlan:
+    """The cases of a run. Raises ValueError for an invalid input spec."""
+    if inputs is None and entry_point is None:
+        return RunPlan([], [], "")
+    if not entry_point or inputs is None:
+        raise ValueError("give both entry_point and inputs, or neither")
+    problems = validate_run_inputs(inputs)
+    if problems:
+        raise ValueError("; ".join(f"{f}: {m}" for f, m in problems))
+    norm = [normalize_input(inp, f"inputs[{i}]", [], need_name=False) for i, inp in enumerate(inputs)]
+    names = [inp.get("name") or f"input {i}" for i, inp in enumerate(norm)]
+    (case,) = run_cases(norm, source)
+    seed = int.from_bytes(hashlib.sha256(source.encode("utf-8", "replace")).digest()[:8], "big")
+    case.update(diff_outputs="auto", vjp_seed=seed, random_vjps=RANDOM_VJPS)
+    cases = [case]
+    check_case = case
+    if any(a["t"] == "tensor" and a.get("rg") and a["dtype"] == "float32" for a in case["args"]):
+        args64 = [dict(a, dtype="float64") if a["t"] == "tensor" and a["dtype"] == "float32" else a for a in case["args"]]
+        check_case = {"id": "run-float64", "kind": "run", "name": "float64 copies of your inputs", "args": args64,
+                      "diff_outputs": "auto", "vjp_seed": seed, "random_vjps": RANDOM_VJPS}
+        cases.append(check_case)
+    points = checks.all_points(check_case["args"])
+    if points and len(points) <= MAX_JACOBIAN_SIDE:
+        tol = DEFAULT_TOLERANCES
+        check_case["gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"],
+                                   "points": points, "max_rows": MAX_JACOBIAN_SIDE}
+        check_case["needs_input_grad"] = True
+        check_case["torch_gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"]}
+    return RunPlan(cases, names, check_case["id"])
+
+
+_RUN_INPUT_FIELDS = ("name", "type", "shape", "dtype", "requires_grad", "range", "avoid", "avoid_margin", "value", "container")
+
+
+def exercise_run_inputs(code: dict) -> list[dict]:
+    """The input specs a "Run" of an exercise uses: its [[code.inputs]] as written (ranges, not the
+    judge's hidden draws; fixed values stay fixed)."""
+    specs = []
+    for inp in code["inputs"]:
+        spec = {k: inp[k] for k in _RUN_INPUT_FIELDS if k in inp}
+        if inp.get("type") == "tensor" and "value" in inp:
+            spec["value"] = _nest(inp["value"], inp["shape"])  # the table's value, flattened when parsed
+            spec.pop("shape")
+        specs.append(spec)
+    return specs
+
+
+def _nest(flat: list, shape: list[int]) -> Any:
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0]
+    return [_nest(flat[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])]
+
+
+def _shown(values: list | None) -> list | None:
+    return None if values is None else [jnum(x) for x in values[:VALUES_SHOWN]]
+
+
+def _public_inputs(case: dict, names: list[str]) -> list[dict]:
+    """The values the run used (drawn from `range` where no value was given)."""
+    out = []
+    for name, a in zip(names, case["args"]):
+        item: dict[str, Any] = {"name": name, "type": a["t"]}
+        if a["t"] == "tensor":
+            item.update(dtype=a["dtype"], shape=a["shape"], requires_grad=bool(a.get("rg")),
+                        values=[jnum(x) for x in a["values"]])
+        elif a["t"] == "ints":
+            item.update(value=a["v"], container=a.get("container", "tuple"))
+        elif a["t"] != "none":
+            item["value"] = jnum(a["v"])
+        out.append(item)
+    return out
+
+
+def _check_json(name: str, outcome: Outcome) -> dict:
+    item: dict[str, Any] = {"name": name, "passed": outcome.passed, "message": outcome.message,
+                            "description": RUN_CHECKS[name]}
+    if not outcome.passed and outcome.likely_cause:
+        item["likely_cause"] = outcome.likely_cause
+    if outcome.diagnostics:
+        item["diagnostics"] = [d.to_json() for d in outcome.diagnostics]
+    return item
+
+
+def _validate_vjp_sets(rep: dict, case: dict) -> list:
+    vsets = rep.get("vjp_sets")
+    outs = rep["forward"]["outputs"]
+    diff_out = rep.get("diff_outputs")
+    if not isinstance(diff_out, list) or not all(isinstance(k, int) and 0 <= k < len(outs) for k in diff_out):
+        raise BadOutput("diff_outputs")
+    if not isinstance(vsets, list) or len(vsets) != len(rep.get("vjps", [])):
+        raise BadOutput("vjp_sets")
+    for vset in vsets:
+        if not (isinstance(vset, list) and len(vset) == len(diff_out)):
+            raise BadOutput("vjp_set")
+        for v, k in zip(vset, diff_out):
+            if not (isinstance(v, list) and len(v) == numel(outs[k].get("shape") or [])
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
+                raise BadOutput("vjp values")
+    return vsets
+
+
+def summarize_run(plan: RunPlan, report: dict, torch_frame: dict, entry_point: str | None, source: str) -> dict:
+    """The public result of a run from the child's report. Raises BadOutput for a malformed report."""
+    from .verdict import validate_report  # the one structural validator of child reports
+
+    result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
+    if not isinstance(report, dict) or report.get("type") != "main" or not isinstance(report.get("load"), dict):
+        raise BadOutput("report")
+    load = report["load"]
+    if not load.get("ok"):
+        result.update(status="error", error=load.get("error"))
+        return result
+    if not plan.has_function:
+        return result
+    validate_report(report, plan.cases)
+    entry = report.get("entry") or {}
+    if not entry.get("is_function"):
+        result.update(status="error", error={"where": "entry point", "type": "NameError",
+                                             "message": f"{entry_point} is not defined as a torch.autograd.Function subclass",
+                                             "traceback": "", "line": None})
+        return result
+    reps = {r["id"]: r for r in report["cases"]}
+    run_case, run_rep = plan.cases[0], reps[plan.cases[0]["id"]]
+    result["inputs"] = _public_inputs(run_case, plan.names)
+    f = run_rep["forward"]
+    if not f["ok"]:
+        result.update(status="error", error=f["error"])
+        return result
+    result["forward"] = {"outputs": [
+        {"kind": o["kind"], **({"shape": o["shape"], "dtype": o["dtype"], "requires_grad": o["rg"],
+                                "values": _shown(o["values"])} if o["kind"] == "tensor" else {"type": o["type"]})}
+        for o in f["outputs"]]}
+    diff_in = checks.diff_inputs(run_case["args"])
+    vjps = run_rep.get("vjps") or []
+    if not diff_in or not vjps:
+        return result
+    if not vjps[0]["ok"]:
+        result.update(status="error", error=vjps[0]["error"])
+    else:
+        result["gradients"] = {plan.names[i]: _shown(g) for i, g in zip(diff_in, vjps[0]["grads"])}
+
+    case = next(c for c in plan.cases if c["id"] == plan.check_case_id)
+    rep = reps[case["id"]]
+    float32 = case is not run_case
+    outcomes = _run_checks(case, rep, run_case, run_rep, plan.names, source)
+    gc = outcomes["gradcheck"]
+    torch_msg = (torch_frame.get(case["id"]) or {}).get("torch_gradcheck")
+    result["gradcheck"] = {"passed": gc.passed, "message": gc.message, "diagnostics": [d.to_json() for d in gc.diagnostics],
+                           "torch_message": torch_msg["message"] if torch_msg else None}
+    if not gc.passed and gc.likely_cause:
+        result["gradcheck"]["likely_cause"] = gc.likely_cause
+    if float32:
+        result["gradcheck"]["note"] = ("float32 cannot be checked to gradcheck's tolerances: the checks ran on float64 "
+                                       "copies of your inputs; the values and gradients shown are your float32 ones.")
+    result["checks"] = [_check_json(name, outcomes[name]) for name in RUN_CHECKS if name in outcomes]
+    result["passed"] = all(o.passed for o in outcomes.values())
+    result["likely_causes"] = list(dict.fromkeys(o.likely_cause for o in outcomes.values() if not o.passed and o.likely_cause))
+    if gc.error is not None and result["error"] is None:
+        result["error"] = gc.error
+    return result
+
+
+def _run_checks(case: dict, rep: dict, run_case: dict, run_rep: dict, names: list[str], source: str) -> dict[str, Outcome]:
+    """Every check of a run, on the check case (`rep`), from the one engine."""
+    args = case["args"]
+    out: dict[str, Outcome] = {}
+    plan_gc = case.get("gradcheck")
+    if plan_gc is None:
+        n = len(checks.all_points(args))
+        out["gradcheck"] = Outcome(False, f"Not checked: gradcheck's full Jacobian is made for at most {MAX_JACOBIAN_SIDE} "
+                                          f"input elements that require grad; these inputs have {n}. Use smaller inputs.")
+        return out
+    gc_rep = rep.get("gradcheck")
+    float32 = rep["forward"]["ok"] and checks.computes_in_float32(args, rep["forward"]["outputs"])
+    out["gradcheck"] = checks.jacobian(args, gc_rep, plan_gc, names, float32=float32)
+    jac: Jacobians | None = None
+    if gc_rep is not None and gc_rep.get("stage") not in ("forward", "numerical"):
+        try:
+            jac = checks.numerical_jacobian(args, gc_rep, plan_gc)
+        except (ValueError, IndexError, TypeError):
+            jac = None
+    vjps = rep.get("vjps") or []
+    vsets = _validate_vjp_sets(rep, case) if vjps else []
+    if jac is not None and jac.diff_outputs and rep.get("diff_outputs") != jac.diff_outputs:
+        jac = None  # two forwards disagree on which outputs require grad
+    atol, rtol = plan_gc["atol"], plan_gc["rtol"]
+    if vjps and jac is not None and jac.diff_outputs:
+        out["random_vjp"] = checks.random_vjps(args, jac, vsets, vjps, 0, names, atol, rtol, float32=float32)
+        returned = next((vr.get("returned") for vr in vjps if vr.get("returned") is not None), None)
+        out["backward_arity"] = checks.backward_arity(args, returned, names)
+        alone = rep.get("needs_input_grad")
+        if alone is not None:
+            out["needs_input_grad"] = checks.needs_input_grad(args, jac, vsets[-1], alone, names, atol, rtol,
+                                                              consulted=checks.uses_needs_input_grad(source), returned=returned)
+        out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
+    run_forward = run_rep["forward"]
+    out["inputs_unchanged"] = checks.inputs_unchanged(run_case["args"], run_forward["inputs_after"], names,
+                                                      run_rep.get("returned_inputs") or [])
+    return out
