@@ -53,10 +53,10 @@ The ``[code]`` table
 
     [[code.inputs]]                      # one per forward argument, in call order
     name = "x"                           # a Python identifier, unique
-    type = "tensor"                      # tensor | float | int | bool | none
+    type = "tensor"                      # tensor | float | int | bool | none | ints
     description = "the values to clamp"  # shown to the learner
     shape = [4]                          # tensor: list of positive ints (0-4 dims, <= 1024 elements)
-    dtype = "float64"                    # tensor: float64 | float32 | int64 | bool (default float64)
+    dtype = "float64"                    # tensor: float64 | float32 | int64 | int32 | bool (default float64)
     range = [-2.0, 2.0]                  # random values drawn uniformly from [low, high]
     avoid = [-1.0, 1.0]                  # kinks: random values keep avoid_margin away from them
     avoid_margin = 0.05                  # default 0.01 (must exceed eps by far)
@@ -67,6 +67,12 @@ The ``[code]`` table
     name = "low"
     type = "float"
     value = -1.0                         # scalars: a fixed value, or range = [a, b] for a random one
+
+    [[code.inputs]]
+    name = "size"
+    type = "ints"                        # a tuple/list of ints or a torch.Size (a shape argument)
+    value = [2, 3]                       # required: at most 8 integers (no range)
+    container = "size"                   # tuple | list | size (default tuple)
 
     [[code.variants]]                    # optional: an extra random case with some inputs changed
     name = "without bias"
@@ -141,6 +147,7 @@ LIKELY_CAUSES: dict[str, str] = {
     "forward_wrong": "forward does not compute what the exercise asks; fix forward first, gradients are checked against it.",
     "output_detached": "The output is not connected to autograd: return the result of Function.apply's forward directly, without .detach(), .item(), .numpy() or .data.",
     "backward_error": "backward raised an exception.",
+    "not_reentrant": "backward gives a different answer when called twice with the same grad_output (random noise, or state kept between calls): make it a pure function of what forward saved and grad_output.",
     "forward_error": "forward raised an exception.",
     "backward_not_differentiable": "backward is not itself differentiable: compute it with torch operations on saved tensors (no .detach(), no torch.no_grad(), no .item()), so autograd can differentiate it again.",
     "wrong_value": "backward computes a different derivative than the one asked for.",
@@ -166,9 +173,14 @@ DEFAULT_TOLERANCES: dict[str, float] = {
     "gradcheck_rtol": 1e-3,
 }
 
-INPUT_TYPES = ("tensor", "float", "int", "bool", "none")
-TENSOR_DTYPES = ("float64", "float32", "int64", "bool")
+INPUT_TYPES = ("tensor", "float", "int", "bool", "none", "ints")
+TENSOR_DTYPES = ("float64", "float32", "int64", "int32", "bool")
 FLOAT_DTYPES = ("float64", "float32")
+#: Integer dtypes and the values they hold.
+INT_BOUNDS = {"int64": (-(2**63), 2**63 - 1), "int32": (-(2**31), 2**31 - 1)}
+#: "ints": how the list of ints is passed to forward, and its length.
+INTS_CONTAINERS = ("tuple", "list", "size")
+MAX_INTS = 8
 MAX_ELEMENTS = 1024
 MAX_DIMS = 4
 MAX_CODE_BYTES = 64 * 1024
@@ -181,7 +193,8 @@ _CODE_KEYS = {
     "entry_point", "call", "random_cases", "differentiable", "gradgradcheck", "strict_none",
     "float32_case", "timeout", "memory_mb", "weights", "tolerances", "inputs", "variants", "boundary", "technique",
 }
-_INPUT_KEYS = {"name", "type", "description", "shape", "dtype", "range", "avoid", "avoid_margin", "requires_grad", "value"}
+_INPUT_KEYS = {"name", "type", "description", "shape", "dtype", "range", "avoid", "avoid_margin", "requires_grad", "value",
+               "container"}
 _CASE_KEYS = {"name", "set", "expected_grad"}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXPECT = re.compile(r"^#\s*expect:\s*([a-z0-9_]+)\s*$")
@@ -254,6 +267,10 @@ def normalize_input(raw: Mapping[str, Any], where: str, problems: list[Problem],
     out["description"] = desc if isinstance(desc, str) else ""
     if typ == "none":
         return out
+    if "container" in raw and typ != "ints":
+        problems.append((f"{where}.container", "applies to ints only"))
+    if typ == "ints":
+        return _normalize_ints(raw, where, problems, out)
     if typ == "tensor":
         dtype = raw.get("dtype", "float64")
         if dtype not in TENSOR_DTYPES:
@@ -270,8 +287,10 @@ def normalize_input(raw: Mapping[str, Any], where: str, problems: list[Problem],
                 problems.append((f"{where}.shape", f"does not match the value's shape {vshape}"))
             shape = vshape
             out["value"] = [float(v) if dtype in FLOAT_DTYPES else v for v in flatten(raw["value"])]
-            if dtype in ("int64",) and not all(_is_int(v) for v in out["value"]):
-                problems.append((f"{where}.value", "an int64 tensor takes integers"))
+            if dtype in INT_BOUNDS and not all(_is_int(v) for v in out["value"]):
+                problems.append((f"{where}.value", f"an {dtype} tensor takes integers"))
+            elif dtype in INT_BOUNDS and not all(_int_fits(v, dtype) for v in out["value"]):
+                problems.append((f"{where}.value", f"outside the values of {dtype}"))
             if dtype == "bool" and not all(isinstance(v, bool) or v in (0, 1) for v in out["value"]):
                 problems.append((f"{where}.value", "a bool tensor takes true/false"))
         if not isinstance(shape, list) or not all(_is_int(d) and d > 0 for d in shape) or len(shape) > MAX_DIMS:
@@ -306,9 +325,11 @@ def normalize_input(raw: Mapping[str, Any], where: str, problems: list[Problem],
     if not (isinstance(rng, list) and len(rng) == 2 and all(_is_number(v) for v in rng) and rng[0] < rng[1]):
         problems.append((f"{where}.range", "must be [low, high] with low < high"))
         return out
-    int_like = typ == "int" or out.get("dtype") == "int64"
+    int_like = typ == "int" or out.get("dtype") in INT_BOUNDS
     if int_like and not all(_is_int(v) for v in rng):
         problems.append((f"{where}.range", "integer inputs take an integer range"))
+    elif out.get("dtype") in INT_BOUNDS and not all(_int_fits(v, out["dtype"]) for v in rng):
+        problems.append((f"{where}.range", f"outside the values of {out['dtype']}"))
     out["range"] = [int(rng[0]), int(rng[1])] if int_like else [float(rng[0]), float(rng[1])]
     avoid = raw.get("avoid", [])
     if not isinstance(avoid, list) or not all(_is_number(v) for v in avoid):
@@ -322,6 +343,32 @@ def normalize_input(raw: Mapping[str, Any], where: str, problems: list[Problem],
         problems.append((f"{where}.avoid_margin", "the avoided zones cover too much of the range"))
     out["avoid"] = [float(v) for v in avoid]
     out["avoid_margin"] = float(margin)
+    return out
+
+
+def _int_fits(v: int, dtype: str) -> bool:
+    lo, hi = INT_BOUNDS[dtype]
+    return lo <= v <= hi
+
+
+def _normalize_ints(raw: Mapping[str, Any], where: str, problems: list[Problem], out: dict) -> dict:
+    """An "ints" entry: a fixed list of ints passed as a tuple, a list or a torch.Size."""
+    if "shape" in raw or "dtype" in raw or "requires_grad" in raw:
+        problems.append((where, "shape, dtype and requires_grad apply to tensors only"))
+    if any(k in raw for k in ("range", "avoid", "avoid_margin")):
+        problems.append((f"{where}.range", "ints take a fixed value, not a range"))
+    container = raw.get("container", "tuple")
+    if container not in INTS_CONTAINERS:
+        problems.append((f"{where}.container", f"must be one of {', '.join(INTS_CONTAINERS)}"))
+        container = "tuple"
+    out["container"] = container
+    value = raw.get("value")
+    if "value" not in raw:
+        problems.append((f"{where}.value", f"required: a list of at most {MAX_INTS} integers"))
+    elif not (isinstance(value, list) and len(value) <= MAX_INTS and all(_is_int(v) and _int_fits(v, "int64") for v in value)):
+        problems.append((f"{where}.value", f"must be a list of at most {MAX_INTS} integers"))
+    else:
+        out["value"] = list(value)
     return out
 
 
@@ -342,6 +389,8 @@ def _apply_override(base: dict, override: Mapping[str, Any], where: str, problem
         for k in ("shape", "dtype", "requires_grad"):
             if k not in override:
                 raw.pop(k, None)
+    if override.get("type", raw.get("type")) != "ints" and "container" not in override:
+        raw.pop("container", None)
     if override.get("type") == "none":
         raw = {"name": raw.get("name"), "type": "none"}
     raw.update(override)

@@ -64,6 +64,10 @@ def _load():
         import math  # noqa: F401
 
         import numpy  # noqa: F401
+        # numpy imports these on first use (np.fft.rfft): a child has no filesystem to do it
+        import numpy.fft  # noqa: F401
+        import numpy.linalg  # noqa: F401
+        import numpy.random  # noqa: F401
     except ImportError:
         pass
     return torch, harness, protocol, sandbox

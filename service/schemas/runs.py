@@ -2,9 +2,73 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from ..grading.spec import INTS_CONTAINERS, MAX_DIMS, MAX_ELEMENTS, MAX_INTS, TENSOR_DTYPES
 from .attempts import MAX_CODE_CHARS, MAX_WAIT_SECONDS
 
 DEFAULT_RUN_WAIT = 10
+
+
+def _input_spec_schema() -> dict:
+    """The JSON Schema of one input spec, one variant per `type`, for the OpenAPI document only:
+    service.grading.spec.validate_run_inputs is the validator (the one place the rules live);
+    this describes what it accepts, from the same constants."""
+    common = {
+        "name": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
+                 "description": "The argument's name in forward (optional; shown in the result)"},
+        "description": {"type": "string", "description": "Free text, shown with the input"},
+    }
+    number_pair = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+    avoid = {
+        "avoid": {"type": "array", "items": {"type": "number"},
+                  "description": "Kinks: random values keep avoid_margin away from these points"},
+        "avoid_margin": {"type": "number", "exclusiveMinimum": 0, "default": 0.01,
+                         "description": "Distance random values keep from each avoided point"},
+    }
+
+    def variant(typ: str, description: str, props: dict, *, required=("type",), type_default=False) -> dict:
+        type_prop = {"type": "string", "enum": [typ], "description": "The kind of argument"}
+        if type_default:
+            type_prop["default"] = typ
+        out = {"title": typ, "type": "object", "description": description, "additionalProperties": False,
+               "properties": {"type": type_prop, **common, **props}}
+        if required:
+            out["required"] = list(required)
+        return out
+
+    return {"oneOf": [
+        variant("tensor", (
+            "A torch tensor: fixed values (`value`, a number or a rectangular nested list: it sets the shape) "
+            "or random ones (`shape`, and `range` for float and integer dtypes). Integer tensors (index "
+            "tensors) and bool tensors (masks) never require grad."), {
+            "dtype": {"type": "string", "enum": list(TENSOR_DTYPES), "default": "float64"},
+            "shape": {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": MAX_DIMS,
+                      "description": f"Dimensions, at most {MAX_DIMS}, at most {MAX_ELEMENTS} elements in all; "
+                                     "required without value"},
+            "value": {"type": ["number", "boolean", "array"],
+                      "description": "Fixed values: a number or a rectangular nested list (integers for integer "
+                                     "dtypes, true/false for bool); excludes range"},
+            "range": {**number_pair, "description": "[low, high], low < high: random values drawn uniformly "
+                                                    "(integers for integer dtypes); default [-1, 1]"},
+            **avoid,
+            "requires_grad": {"type": "boolean", "description": "Default: true for float64/float32, false "
+                                                                "otherwise (only float tensors can require grad)"},
+        }, required=(), type_default=True),
+        variant("float", "A Python float: `value`, or random in `range` (default [-1, 1]).", {
+            "value": {"type": "number"}, "range": {**number_pair, "description": "[low, high], low < high"},
+            **avoid}),
+        variant("int", "A Python int: `value`, or random in `range` (default [0, 9]).", {
+            "value": {"type": "integer"},
+            "range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+                      "description": "[low, high], low < high, both included"}, **avoid}),
+        variant("bool", "A Python bool: `value`, or random.", {"value": {"type": "boolean"}}),
+        variant("none", "None (an optional argument left out).", {}),
+        variant("ints", "A tuple or list of ints, or a torch.Size (a shape argument): a fixed `value`.", {
+            "value": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_INTS,
+                      "description": f"At most {MAX_INTS} integers"},
+            "container": {"type": "string", "enum": list(INTS_CONTAINERS), "default": "tuple",
+                          "description": "How forward receives them: tuple, list or torch.Size"},
+        }, required=("type", "value")),
+    ]}
 
 
 class RunCreateSchema(Schema):
@@ -14,10 +78,12 @@ class RunCreateSchema(Schema):
         validate=validate.Regexp(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", error="a Python class name"),
         metadata={"description": "Name of a torch.autograd.Function subclass in the code; with inputs, "
                                  "forward, backward (grad_output = ones) and gradcheck are run"})
-    inputs = fields.List(fields.Dict(), validate=validate.Length(min=1, max=16), metadata={
-        "description": "One entry per forward argument, e.g. {\"type\": \"tensor\", \"shape\": [4], "
-                       "\"range\": [-2, 2]}, {\"type\": \"tensor\", \"value\": [-2.0, 0.3]} or "
-                       "{\"type\": \"float\", \"value\": 1.0} (the [[code.inputs]] format of service/grading/spec.py)"})
+    inputs = fields.List(fields.Dict(metadata=_input_spec_schema()), validate=validate.Length(min=1, max=16), metadata={
+        "description": "One entry per forward argument, in call order, e.g. {\"type\": \"tensor\", \"shape\": [4], "
+                       "\"range\": [-2, 2]}, {\"type\": \"tensor\", \"value\": [-2.0, 0.3]}, "
+                       "{\"type\": \"tensor\", \"dtype\": \"int64\", \"value\": [0, 2]}, {\"type\": \"float\", "
+                       "\"value\": 1.0} or {\"type\": \"ints\", \"value\": [2, 3], \"container\": \"size\"} "
+                       "(the [[code.inputs]] format of service/grading/spec.py; validated there)"})
     wait = fields.Float(load_default=DEFAULT_RUN_WAIT, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS),
                         metadata={"description": "Seconds to hold the request for the result (default 10)"})
 

@@ -94,3 +94,120 @@ def test_grading_package_imports_no_flask_or_sqlalchemy():
     for path in (ROOT / "service" / "grading" / f"{name}.py" for name in mine):
         text = path.read_text()
         assert "import flask" not in text.lower() and "sqlalchemy" not in text.lower(), path
+
+
+EVERY_TYPE = [
+    {"name": "x", "type": "tensor", "shape": [2, 3], "range": [-2.0, 2.0]},
+    {"name": "x32", "type": "tensor", "dtype": "float32", "value": [0.5, -1.5]},
+    {"name": "index", "type": "tensor", "dtype": "int64", "shape": [4], "range": [0, 5]},
+    {"name": "index32", "type": "tensor", "dtype": "int32", "value": [[0, 2], [1, 1]]},
+    {"name": "mask", "type": "tensor", "dtype": "bool", "value": [True, False, True]},
+    {"name": "random_mask", "type": "tensor", "dtype": "bool", "shape": [5]},
+    {"name": "scale", "type": "float", "value": 2.0},
+    {"name": "dim", "type": "int", "range": [0, 1]},
+    {"name": "flag", "type": "bool", "value": False},
+    {"name": "bias", "type": "none"},
+    {"name": "size", "type": "ints", "value": [2, 3], "container": "size"},
+    {"name": "perm", "type": "ints", "value": [1, 0]},
+    {"name": "pads", "type": "ints", "value": [1, 1, -1], "container": "list"},
+    {"name": "scalar_shape", "type": "ints", "value": [], "container": "size"},
+]
+
+
+def test_run_inputs_of_every_type_are_drawn_as_the_child_builds_them():
+    from service.grading.plan import run_cases
+    from service.grading.spec import normalize_input
+
+    assert validate_run_inputs(EVERY_TYPE) == []
+    norm = [normalize_input(inp, f"inputs[{i}]", [], need_name=False) for i, inp in enumerate(EVERY_TYPE)]
+    args = {inp["name"]: a for inp, a in zip(EVERY_TYPE, run_cases(norm, "code")[0]["args"])}
+    assert args["x"]["rg"] is True and args["x32"]["rg"] is True and args["x32"]["values"] == [0.5, -1.5]
+    for name in ("index", "index32", "mask", "random_mask"):
+        assert args[name]["t"] == "tensor" and args[name]["rg"] is False
+    assert args["index"]["dtype"] == "int64" and all(isinstance(v, int) and 0 <= v <= 5 for v in args["index"]["values"])
+    assert args["index32"] == {"t": "tensor", "dtype": "int32", "shape": [2, 2], "values": [0, 2, 1, 1], "rg": False}
+    assert args["mask"]["values"] == [True, False, True] and all(isinstance(v, bool) for v in args["random_mask"]["values"])
+    assert args["dim"]["t"] == "int" and args["dim"]["v"] in (0, 1) and args["bias"] == {"t": "none"}
+    assert args["size"] == {"t": "ints", "v": [2, 3], "container": "size"}
+    assert args["perm"] == {"t": "ints", "v": [1, 0], "container": "tuple"}  # tuple by default
+    assert args["pads"] == {"t": "ints", "v": [1, 1, -1], "container": "list"}
+    assert args["scalar_shape"] == {"t": "ints", "v": [], "container": "size"}
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"type": "ints"}, "inputs[0].value"),                                   # value is required
+    ({"type": "ints", "value": [1] * 9}, "inputs[0].value"),                 # at most 8
+    ({"type": "ints", "value": [1.5]}, "inputs[0].value"),
+    ({"type": "ints", "value": [2.0]}, "inputs[0].value"),                   # ints, not floats
+    ({"type": "ints", "value": [True]}, "inputs[0].value"),                  # nor bools
+    ({"type": "ints", "value": 3}, "inputs[0].value"),                       # a list, not a number
+    ({"type": "ints", "value": [[1, 2]]}, "inputs[0].value"),
+    ({"type": "ints", "value": [2 ** 63]}, "inputs[0].value"),
+    ({"type": "ints", "value": [2], "range": [0, 3]}, "inputs[0].range"),    # no range
+    ({"type": "ints", "value": [2], "container": "set"}, "inputs[0].container"),
+    ({"type": "ints", "value": [2], "shape": [1]}, "inputs[0]"),
+    ({"type": "ints", "value": [2], "dtype": "int64"}, "inputs[0]"),
+    ({"type": "ints", "value": [2], "size": [1]}, "inputs[0]"),              # unknown key
+    ({"type": "float", "value": 1.0, "container": "list"}, "inputs[0].container"),
+    ({"type": "tensor", "shape": [2], "container": "size"}, "inputs[0].container"),
+    ({"type": "tensor", "dtype": "int16", "shape": [2]}, "inputs[0].dtype"),
+    ({"type": "tensor", "dtype": "int32", "value": [1, 2 ** 31]}, "inputs[0].value"),
+    ({"type": "tensor", "dtype": "int32", "value": [1.0, 2.5]}, "inputs[0].value"),
+    ({"type": "tensor", "dtype": "int32", "shape": [2], "range": [0, 2 ** 31]}, "inputs[0].range"),
+    ({"type": "tensor", "dtype": "int32", "shape": [2], "range": [0.5, 3.0]}, "inputs[0].range"),
+    ({"type": "tensor", "dtype": "int32", "value": [1, 2], "requires_grad": True}, "inputs[0].requires_grad"),
+    ({"type": "tensor", "dtype": "int64", "value": [1, 2], "requires_grad": True}, "inputs[0].requires_grad"),
+    ({"type": "tensor", "dtype": "bool", "value": [True, 2]}, "inputs[0].value"),
+])
+def test_invalid_inputs_of_the_new_types_are_named(spec, field):
+    assert field in _fields(validate_run_inputs([spec]))
+
+
+def test_exercise_tables_take_the_new_types(clamp):
+    code = clamp["spec"]["code"]
+    code["inputs"] += [{"name": "size", "type": "ints", "value": [2, 2], "container": "size"},
+                       {"name": "index", "type": "tensor", "dtype": "int32", "shape": [3], "range": [0, 3]}]
+    code["variants"] = [{"name": "other size", "set": {"size": {"value": [4, 1]}}},
+                        {"name": "as a list", "set": {"size": {"container": "list"}}},
+                        {"name": "no size", "set": {"size": {"type": "none"}}},
+                        {"name": "size as an int", "set": {"size": {"type": "int", "value": 4}}}]
+    parsed, problems = parse_code_table(clamp["spec"])
+    assert problems == []
+    assert parsed["inputs"][-2] == {"name": "size", "type": "ints", "description": "", "container": "size", "value": [2, 2]}
+    by_name = {c["name"]: c for c in base_cases(parsed, b"secret-one-0123456789", "clamp-function")}
+    assert by_name["random inputs 1"]["args"][-2] == {"t": "ints", "v": [2, 2], "container": "size"}
+    assert by_name["other size"]["args"][-2] == {"t": "ints", "v": [4, 1], "container": "size"}
+    assert by_name["as a list"]["args"][-2] == {"t": "ints", "v": [2, 2], "container": "list"}
+    assert by_name["no size"]["args"][-2] == {"t": "none"}
+    assert by_name["size as an int"]["args"][-2] == {"t": "int", "v": 4}
+    index = by_name["random inputs 1"]["args"][-1]
+    assert index["dtype"] == "int32" and index["rg"] is False and all(0 <= v <= 3 for v in index["values"])
+    code["inputs"][-2] = {"name": "size", "type": "ints", "range": [0, 3]}
+    assert {"code.inputs[3].value", "code.inputs[3].range"} <= _fields(parse_code_table(clamp["spec"])[1])
+
+
+def test_openapi_documents_each_input_type_as_the_validator_accepts_it():
+    """The run API's schema documents; validate_run_inputs decides. They must not disagree on
+    what the schema can express."""
+    import jsonschema_rs
+
+    from service import create_app
+    from service.schemas.runs import _input_spec_schema
+
+    doc = create_app({"database_url": "sqlite://", "env": "testing"}).test_client().get("/api/v1/openapi.json").get_json()
+    items = doc["components"]["schemas"]["RunCreate"]["properties"]["inputs"]["items"]
+    assert items["oneOf"] == _input_spec_schema()["oneOf"]
+    variants = {v["title"]: v for v in items["oneOf"]}
+    assert set(variants) == {"tensor", "float", "int", "bool", "none", "ints"}
+    assert variants["tensor"]["properties"]["dtype"]["enum"] == ["float64", "float32", "int64", "int32", "bool"]
+    assert variants["ints"]["properties"]["container"]["enum"] == ["tuple", "list", "size"]
+    for key in ("name", "description", "value", "range", "shape", "requires_grad", "avoid", "avoid_margin", "dtype"):
+        assert key in variants["tensor"]["properties"], key
+    schema = {"oneOf": items["oneOf"]}
+    for spec in EVERY_TYPE + [{"shape": [3]}, {"type": "int", "value": 3}, {"type": "float", "range": [0, 1], "avoid": [0.5]}]:
+        assert validate_run_inputs([spec]) == [] and jsonschema_rs.is_valid(schema, spec), spec
+    for spec in ({"type": "ints"}, {"type": "ints", "value": [1] * 9}, {"type": "ints", "value": [1.5]},
+                 {"type": "ints", "value": [2], "container": "set"}, {"type": "ints", "value": [2], "range": [0, 3]},
+                 {"type": "tensor", "dtype": "int16", "shape": [2]}, {"type": "complex"}, {"type": "float", "shape": [2]},
+                 {"type": "tensor", "shape": [2], "unknown": 1}):
+        assert validate_run_inputs([spec]) != [] and not jsonschema_rs.is_valid(schema, spec), spec
