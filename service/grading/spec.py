@@ -283,7 +283,7 @@ def normalize_input(raw: Mapping[str, Any], where: str, problems: list[Problem],
             if vshape is None:
                 problems.append((f"{where}.value", "must be a number or a rectangular nested list of finite numbers"))
                 return out
-            if shape is not None and list(shape) != vshape:
+            if shape is not None and (not isinstance(shape, list) or shape != vshape):
                 problems.append((f"{where}.shape", f"does not match the value's shape {vshape}"))
             shape = vshape
             out["value"] = [float(v) if dtype in FLOAT_DTYPES else v for v in flatten(raw["value"])]

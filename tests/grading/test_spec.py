@@ -211,3 +211,11 @@ def test_openapi_documents_each_input_type_as_the_validator_accepts_it():
                  {"type": "tensor", "dtype": "int16", "shape": [2]}, {"type": "complex"}, {"type": "float", "shape": [2]},
                  {"type": "tensor", "shape": [2], "unknown": 1}):
         assert validate_run_inputs([spec]) != [] and not jsonschema_rs.is_valid(schema, spec), spec
+
+
+def test_a_shape_that_is_not_a_list_beside_a_value_is_a_problem_not_a_crash():
+    # found by the OpenAPI fuzz test once the input specs were documented: {"shape": false, "value": false}
+    from service.grading.spec import validate_run_inputs
+
+    problems = validate_run_inputs([{"type": "tensor", "value": [1.0, 2.0], "shape": False}])
+    assert ("inputs[0].shape", "does not match the value's shape [2]") in problems
