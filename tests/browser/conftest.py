@@ -36,6 +36,7 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 EXERCISES_DIR = PROJECT_ROOT / "exercises"
+SCREENSHOTS = PROJECT_ROOT / "build" / "screenshots"
 
 
 @dataclass
@@ -120,9 +121,10 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser, live_server: LiveServer) -> Iterator[Any]:
+def page(browser, live_server: LiveServer, request: pytest.FixtureRequest) -> Iterator[Any]:
     """A new tab in a fresh context on the live server, failing the test on JavaScript errors,
-    dialogs (an injected `alert(1)` would be one) and CSP violations."""
+    dialogs (an injected `alert(1)` would be one) and CSP violations. The page as the test left it
+    is saved in build/screenshots/<test>.png, to look at after a change to the dashboard."""
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900},
                                   accept_downloads=True, service_workers="block")
     # Nothing outside this server: the dashboard must not depend on another origin.
@@ -143,6 +145,11 @@ def page(browser, live_server: LiveServer) -> Iterator[Any]:
     tab.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
            if message.type == "error" and "Content Security Policy" in message.text else None)
     yield tab
+    try:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=SCREENSHOTS / f"{request.node.name}.png", full_page=True)
+    except Exception as exc:  # a screenshot is for people to look at: it never fails a test
+        print(f"no screenshot of {request.node.name}: {exc}")
     context.close()
     assert not outside, f"the page requested other origins: {outside}"
     assert not problems, problems
