@@ -34,7 +34,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.grading.judge import Judge, clean_environment  # noqa: E402  (torch-free)
+from service.grading.judge import Judge  # noqa: E402  (torch-free)
+from service.grading.pool import clean_environment  # noqa: E402
 from service.grading.plan import base_cases  # noqa: E402
 from service.grading.runs import exercise_run_inputs  # noqa: E402
 from service.grading.sandbox import LAYERS  # noqa: E402

@@ -455,7 +455,7 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
     the judge asks, through wait_continue(): it asks when its own check failed and the familiar
     message helps), or "never"."""
     t_start = _perf()
-    code = task["code"]
+    source = task["source"]
     entry_point = task.get("entry_point")
     filename = FILENAME
     # The source, for tracebacks, inspect and TorchScript (which reads a function's or class's
@@ -463,7 +463,7 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
     # the code runs in a module object registered in sys.modules under its name, whose __file__ is
     # that name. inspect finds a class's file through sys.modules[cls.__module__]; unregistered, a
     # run's "__main__" named the zygote's own script, which the sandboxed child cannot read.
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     report: dict = {"type": "main", "cases": []}
     module = types.ModuleType(task.get("module_name", "submission"))
     module.__file__ = filename
@@ -472,7 +472,7 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
     namespace = module.__dict__
     t0 = _perf()
     try:
-        exec(compile(code, filename, "exec", dont_inherit=True), namespace)
+        exec(compile(source, filename, "exec", dont_inherit=True), namespace)
         report["load"] = {"ok": True, "ms": _ms(t0)}
     except BaseException as exc:  # SystemExit included: the child reports, the judge decides
         report["load"] = {"ok": False, "error": _error(exc, "load"), "ms": _ms(t0)}
@@ -642,7 +642,7 @@ def warm_up(gradcheck: bool = True) -> None:
         x = torch.tensor([-2.0, -0.5, 0.3, 2.0], dtype=torch.float64, requires_grad=True)
         torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))
         _load_failure_paths(x)
-        _warm_run({"code": _WARM_SCRIPT_CODE})
+        _warm_run({"source": _WARM_SCRIPT_CODE})
         preload_sources()
     case = {
         "id": "warm",
@@ -652,5 +652,5 @@ def warm_up(gradcheck: bool = True) -> None:
         "gradcheck": {"eps": 1e-6, "points": [[0, 0], [0, 1]]},
         "gradgrad": {"h": 1e-6, "v": [[1.0, 2.0]], "w": [[0.5, 0.5]], "points": [[0, 0]]},
     }
-    _warm_run({"code": _WARM_CODE, "entry_point": "WarmFn", "cases": [case]})
+    _warm_run({"source": _WARM_CODE, "entry_point": "WarmFn", "cases": [case]})
     math.fsum([0.0])

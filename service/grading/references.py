@@ -1,0 +1,156 @@
+"""The reference cache: each exercise version's plan and reference results, computed once.
+
+Preparing an exercise version runs its reference.py twice in trusted children of the pool: once
+forward-only on the drawn inputs (a probe, to learn the outputs' shapes), then on the completed
+plan (grad_outputs, finite-difference points). The reference must pass its own grade; otherwise the
+exercise (or the grader) is broken and every grade of it raises GraderFault. The result is cached
+by the exercise's slug, [code] table and reference source, in an LRU of bounded size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .errors import BadOutput, GraderFault
+from .plan import base_cases, canonical, complete_cases, task_cases
+from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
+from .spec import parse_code_table
+from .verdict import Verdict, assemble, validate_report
+
+
+@dataclass(frozen=True)
+class PreparedExercise:
+    """What grading one version of an exercise needs, computed once."""
+
+    code: dict
+    cases: list[dict]
+    #: the task frame up to the learner's source (spliced in per grade, see judge.py)
+    task_prefix: bytes
+    reference_report: dict
+    reference_ms: float
+
+
+class ReferenceCache:
+    """Thread-safe: one preparation per exercise version at a time, others wait for it."""
+
+    def __init__(self, pool: ChildPool, secret: bytes, *, size: int = 512) -> None:
+        self._pool = pool
+        self._secret = secret
+        self._size = size
+        self._cache: OrderedDict[str, PreparedExercise] = OrderedDict()
+        self._lock = threading.Lock()
+        self._building: dict[str, threading.Lock] = {}
+
+    def get(self, exercise: dict, slot: Slot) -> tuple[PreparedExercise, bool]:
+        """The prepared exercise ({"slug", "spec", "files"}) and whether it was built just now."""
+        spec, files, slug = exercise["spec"], exercise["files"], exercise["slug"]
+        reference = files.get("reference.py")
+        key = hashlib.sha256(canonical({"slug": slug, "code": spec.get("code"), "reference": reference}).encode()).hexdigest()
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit, False
+            lock = self._building.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key], False
+            prepared = self._build(slug, spec, reference, slot)
+            with self._lock:
+                self._cache[key] = prepared
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+                self._building.pop(key, None)
+            return prepared, True
+
+    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[dict]) -> dict:
+        task = json.dumps({"op": "grade", "source": source, "entry_point": entry_point, "module_name": "reference",
+                           "cases": cases}, separators=(",", ":")).encode()
+        session, _, _ = self._pool.execute(task, TRUSTED_TIMEOUT, slot)
+        try:
+            if not session.frames:
+                reason = "timed out" if session.timed_out else (session.bad or "ended without a result")
+                out = session.finish()
+                raise GraderFault(f"reference run {reason}; stderr: {out['stderr'][-2000:]}")
+            return session.frames[0]
+        finally:
+            if not session.child.closed:
+                session.finish()
+
+    def _build(self, slug: str, spec: dict, reference: str | None, slot: Slot) -> PreparedExercise:
+        t0 = time.perf_counter()
+        code, problems = parse_code_table(spec)
+        if problems:
+            raise GraderFault(f"exercise {slug}: invalid [code] table: {problems[:3]}")
+        if not reference:
+            raise GraderFault(f"exercise {slug}: no reference.py")
+        ep = code["entry_point"]
+        cases0 = base_cases(code, self._secret, slug)
+        probe = self._trusted_run(slot, reference, ep, task_cases(cases0))
+        _check_reference(slug, probe, cases0)
+        cases = complete_cases(code, cases0, probe, self._secret, slug)
+        ref = self._trusted_run(slot, reference, ep, task_cases(cases))
+        _check_reference(slug, ref, cases)
+        verdict = _check_reference_passes(slug, code, cases, ref, reference)
+        _check_expected_gradients(slug, code, cases, verdict)
+        cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
+        memory_mb = min(code["memory_mb"], self._pool.memory_mb)
+        prefix = (f'{{"op":"grade","entry_point":{json.dumps(ep)},"module_name":"submission","torch_checks":"wait",'
+                  f'"memory_mb":{memory_mb},"cases":{cases_json},"source":').encode()
+        return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
+
+
+def _check_reference(slug: str, rep: dict, cases: list[dict]) -> None:
+    """The reference's report is well formed and nothing in it raised."""
+    try:
+        validate_report(rep, cases)
+    except BadOutput as exc:
+        raise GraderFault(f"exercise {slug}: reference report invalid: {exc}") from exc
+    if not rep["load"]["ok"]:
+        raise GraderFault(f"exercise {slug}: reference.py raised on load: {rep['load']['error']['message']}")
+    if not (rep.get("entry") or {}).get("is_function"):
+        raise GraderFault(f"exercise {slug}: reference.py lacks the entry point")
+    if len(rep["cases"]) != len(cases):
+        raise GraderFault(f"exercise {slug}: reference report incomplete")
+    for c in rep["cases"]:
+        if not c["forward"]["ok"]:
+            raise GraderFault(f"exercise {slug}: reference forward raised on {c['id']}: {c['forward']['error']['message']}")
+        for vr in c.get("vjps", []):
+            if not vr["ok"]:
+                raise GraderFault(f"exercise {slug}: reference backward raised on {c['id']}: {vr['error']['message']}")
+        for k in ("gradcheck", "gradgrad"):
+            if k in c and not c[k]["ok"]:
+                raise GraderFault(f"exercise {slug}: reference {k} raised on {c['id']}: {c[k]['error']['message']}")
+
+
+def _check_reference_passes(slug: str, code: dict, cases: list[dict], ref: dict, reference: str) -> Verdict:
+    """The reference graded against itself scores 1, or the exercise is broken."""
+    verdict = Verdict(code, cases, ref, ref, source=reference)
+    verdict.run()
+    summary = assemble(code, verdict.results, verdict.diagnostics, "")
+    if summary["score"] < 1.0:
+        failed = [f"{c['name']}: {c['message']}" for c in summary["checks"] if not c["passed"]]
+        raise GraderFault(f"exercise {slug}: the reference fails its own checks: {failed[:3]}")
+    return verdict
+
+
+def _check_expected_gradients(slug: str, code: dict, cases: list[dict], verdict: Verdict) -> None:
+    """A boundary case's `expected_grad` (the table's word on the gradient) is what the reference gives."""
+    names = [inp["name"] for inp in code["inputs"]]
+    for case in cases:
+        eg = case.get("expected_grad")
+        if not eg or "ones" not in case.get("vjp_kinds", []):
+            continue
+        rv = verdict.ref_cases[case["id"]]["vjps"][case["vjp_kinds"].index("ones")]["grads"]
+        diff_in = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
+        for pos, arg_i in enumerate(diff_in):
+            want = eg.get(names[arg_i])
+            if want is not None and rv[pos] != want and not all(abs(a - b) <= 1e-9 for a, b in zip(rv[pos] or [], want)):
+                raise GraderFault(f"exercise {slug}: reference gradient {rv[pos]} at {case['name']} differs "
+                                  f"from expected_grad {want}")
