@@ -2,13 +2,14 @@
 #              (creates .venv, migrates, syncs the exercises)
 # make test  — the whole test suite, on SQLite and on PostgreSQL
 # make docs  — the manual in docs/, built by MkDocs into build/site; a broken link or anchor fails it
+# make static — the front-end files in service/static/vendor/ (committed), from frontend/ (needs npm)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 FLASK := $(PY) -m flask --app wsgi
 BIND ?= 127.0.0.1:8000
 
-.PHONY: run test docs validate bench bench-api clean
+.PHONY: run test docs static validate bench bench-api clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,13 @@ test: $(VENV)/.installed-dev
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict --site-dir build/site
 
+# npm ci installs frontend/package-lock.json's exact packages; build.mjs rewrites service/static/vendor/
+# from them, byte for byte the same each time (tests/unit/test_frontend_bundle.py checks). Commit the result.
+static:
+	@command -v npm >/dev/null || { echo "make static needs Node.js and npm (Debian: apt-get install nodejs npm)"; exit 1; }
+	cd frontend && npm ci --include=dev
+	cd frontend && node build.mjs
+
 validate: $(VENV)/.installed-run
 	$(FLASK) exercises validate
 
@@ -58,4 +66,4 @@ bench-api: $(VENV)/.installed-dev
 	$(PY) bench/growth.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache build
+	rm -rf $(VENV) instance .pytest_cache build frontend/node_modules
