@@ -97,8 +97,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/api",
         OPENAPI_JSON_PATH="v1/openapi.json",
-        OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        # No OPENAPI_SWAGGER_UI_*: /api/docs is service/frontend.py's, Swagger UI from this origin.
         API_SPEC_OPTIONS={
             "info": {"description": "Exercises on PyTorch custom autograd functions, graded and stored. "
                                     "Errors are application/problem+json (RFC 9457)."},
@@ -121,6 +120,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
                       allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"], max_age=600)
     app.before_request(_check_json_body)
 
+    from . import frontend
     from .cli import register_cli
     from .resources import dashboard, exercises, lti, register_blueprints
 
@@ -129,5 +129,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # Browser and platform pages, outside the OpenAPI document.
     app.register_blueprint(lti.blp)
     app.register_blueprint(dashboard.blp)
+    app.register_blueprint(frontend.blp)
     register_cli(app)
     return app

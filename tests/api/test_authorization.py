@@ -126,11 +126,13 @@ NEW_PLATFORM = {"name": "Another LMS", "issuer": "https://another-lms.example", 
                 "auth_token_url": "https://another-lms.example/token", "jwks_url": "https://another-lms.example/jwks"}
 
 MATRIX = [
-    # Probes, docs and the dashboard's static files (the page holds no data: it calls the admin API with a key).
+    # Probes, docs (the page and its built files) and the dashboard's static files (the pages hold no data:
+    # the dashboard calls the admin API with a key).
     Row("GET",    "/healthz",                                                PUBLIC,         200),
     Row("GET",    "/readyz",                                                 PUBLIC,         200),
     Row("GET",    "/api/v1/openapi.json",                                    PUBLIC,         200),
     Row("GET",    "/api/docs",                                               PUBLIC,         200),
+    Row("GET",    "/vendor/api-docs.js",                                     PUBLIC,         200),
     Row("GET",    "/admin",                                                  PUBLIC,         200),
     Row("GET",    "/admin/",                                                 PUBLIC,         200),
     Row("GET",    "/admin/app.js",                                           PUBLIC,         200),
