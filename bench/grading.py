@@ -39,7 +39,7 @@ from service.grading.pool import clean_environment  # noqa: E402
 from service.grading.plan import base_cases  # noqa: E402
 from service.grading.runs import exercise_run_inputs  # noqa: E402
 from service.grading.sandbox import LAYERS  # noqa: E402
-from service.grading.spec import parse_code_table  # noqa: E402
+from service.grading.spec import load_code_spec  # noqa: E402
 from http_grading import section_http  # noqa: E402
 
 SLUG = "clamp-function"
@@ -60,7 +60,7 @@ def stats(ms: list[float]) -> dict:
 
 def gradcheck_inputs(exercise: dict) -> list:
     """The inputs of the grade's gradcheck case (random case 1), as plain values."""
-    code, _ = parse_code_table(exercise["spec"])
+    code, _ = load_code_spec(exercise["spec"])
     case = base_cases(code, SECRET, exercise["slug"])[0]
     return case["args"]
 
@@ -145,9 +145,9 @@ def section_grade(ctx: dict) -> dict:
 def section_run(ctx: dict) -> dict:
     judge: Judge = ctx["judge"]
     ex, code = ctx["exercise"], ctx["code"]
-    table, _ = parse_code_table(ex["spec"])
+    table, _ = load_code_spec(ex["spec"])
     inputs = exercise_run_inputs(table)
-    first = judge.run(code, table["entry_point"], inputs)
+    first = judge.run(code, table.entry_point, inputs)
     assert first["passed"] is True, first
     n = ctx.get("n_run", 200)
     lat = []
@@ -155,7 +155,7 @@ def section_run(ctx: dict) -> dict:
         judge.wait_warm()
         time.sleep(0.002)
         t = time.perf_counter()
-        r = judge.run(code, table["entry_point"], inputs)
+        r = judge.run(code, table.entry_point, inputs)
         lat.append((time.perf_counter() - t) * 1000)
         assert r["passed"] is True
     res = {"latency_warm_spare": stats(lat), "checks": [c["name"] for c in first["checks"]]}

@@ -20,7 +20,7 @@ from .plan import task_cases
 from .pool import OUTPUT_LIMIT, ChildPool, Slot
 from .references import PreparedExercise, ReferenceCache
 from .runs import plan_run, summarize_run
-from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES
+from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES, CodeSpec
 from .verdict import Verdict, assemble, torch_messages, validate_report
 
 GRADER_VERSION = 1
@@ -110,7 +110,7 @@ class Judge:
         except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
             return {"where": "parse", "type": type(exc).__name__, "message": str(exc)[:500], "line": None, "column": None, "traceback": ""}
 
-    def _verdict_only(self, code_table: dict, status: str, message: str, *, parses: bool, error: dict | None = None) -> dict:
+    def _verdict_only(self, code_table: CodeSpec, status: str, message: str, *, parses: bool, error: dict | None = None) -> dict:
         results = {"parses": {"passed": parses, "message": "The code parses." if parses else message}}
         summary = assemble(code_table, results, [], message)
         summary["score"] = 0.0
@@ -140,7 +140,7 @@ class Judge:
 
     def _grade_prepared(self, prepared: PreparedExercise, source: str, timeout: float | None, slot: Slot) -> dict:
         ctab = prepared.code
-        limit = timeout if timeout is not None else min(ctab["timeout"], self.timeout)
+        limit = timeout if timeout is not None else min(ctab.timeout, self.timeout)
         timings: dict[str, Any] = {}
         empty_output = {"stdout": "", "stderr": "", "truncated": False}
         if _too_large(source):

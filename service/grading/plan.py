@@ -18,7 +18,7 @@ import random
 import struct
 from typing import Any
 
-from .spec import FLOAT_DTYPES, INT_BOUNDS, flatten, numel
+from .spec import FLOAT_DTYPES, INT_BOUNDS, CodeSpec, InputSpec, flatten, numel
 
 MAX_FD_POINTS = 256
 
@@ -37,9 +37,10 @@ def to_float32(x: float) -> float:
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-def _draw_float(rng: random.Random, inp: dict) -> float:
-    lo, hi = inp["range"]
-    avoid, margin = inp.get("avoid", []), inp.get("avoid_margin", 0.01)
+def _draw_float(rng: random.Random, inp: InputSpec) -> float:
+    assert inp.range is not None
+    lo, hi = inp.range
+    avoid, margin = inp.avoid or (), inp.avoid_margin or 0.01
     for _ in range(1000):
         v = rng.uniform(lo, hi)
         if all(abs(v - a) >= margin for a in avoid):
@@ -47,19 +48,19 @@ def _draw_float(rng: random.Random, inp: dict) -> float:
     raise ValueError("could not draw a value away from the avoided points")
 
 
-def make_arg(inp: dict, rng: random.Random) -> dict:
-    """One argument spec as the harness builds it: {"t": ..., ...}."""
-    t = inp["type"]
+def make_arg(inp: InputSpec, rng: random.Random) -> dict:
+    """One argument as the child builds it (the wire form: {"t": ..., ...})."""
+    t = inp.type
     if t == "none":
         return {"t": "none"}
     if t == "tensor":
-        dtype, shape = inp["dtype"], inp["shape"]
-        if "value" in inp:
-            values = list(inp["value"])
+        dtype, shape = inp.dtype or "float64", list(inp.shape or ())
+        if inp.has_value:
+            values = list(inp.value)
         elif dtype in FLOAT_DTYPES:
             values = [_draw_float(rng, inp) for _ in range(numel(shape))]
         elif dtype in INT_BOUNDS:  # int64, int32
-            lo, hi = inp["range"]
+            lo, hi = inp.range or (0, 9)
             values = [rng.randint(int(lo), int(hi)) for _ in range(numel(shape))]
         else:
             values = [rng.random() < 0.5 for _ in range(numel(shape))]
@@ -69,35 +70,36 @@ def make_arg(inp: dict, rng: random.Random) -> dict:
             values = [float(v) for v in values]
         elif dtype == "bool":
             values = [bool(v) for v in values]
-        return {"t": "tensor", "dtype": dtype, "shape": list(shape), "values": values, "rg": bool(inp.get("requires_grad"))}
+        return {"t": "tensor", "dtype": dtype, "shape": list(shape), "values": values, "rg": bool(inp.requires_grad)}
     if t == "ints":
-        return {"t": t, "v": list(inp["value"]), "container": inp.get("container", "tuple")}
-    if "value" in inp:
-        return {"t": t, "v": inp["value"]}
+        return {"t": t, "v": list(inp.value), "container": inp.container or "tuple"}
+    if inp.has_value:
+        return {"t": t, "v": inp.value}
     if t == "float":
         return {"t": t, "v": _draw_float(rng, inp)}
     if t == "int":
-        return {"t": t, "v": rng.randint(int(inp["range"][0]), int(inp["range"][1]))}
+        lo, hi = inp.range or (0, 9)
+        return {"t": t, "v": rng.randint(int(lo), int(hi))}
     return {"t": t, "v": rng.random() < 0.5}
 
 
-def base_cases(code: dict, secret: bytes, slug: str) -> list[dict]:
+def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[dict]:
     """The cases of a grade (inputs only): random, variants, boundary, float32."""
-    rng = seeded(secret, "inputs", slug, canonical(code))
+    rng = seeded(secret, "inputs", slug, canonical(code.as_dict()))
     cases: list[dict] = []
-    for k in range(code["random_cases"]):
+    for k in range(code.random_cases):
         cases.append({"id": f"random-{k + 1}", "kind": "random", "name": f"random inputs {k + 1}",
-                      "args": [make_arg(inp, rng) for inp in code["inputs"]]})
-    for j, var in enumerate(code.get("variants", [])):
-        cases.append({"id": f"variant-{j + 1}", "kind": "variant", "name": var["name"],
-                      "args": [make_arg(inp, rng) for inp in var["inputs"]]})
-    for j, bnd in enumerate(code.get("boundary", [])):
-        case = {"id": f"boundary-{j + 1}", "kind": "boundary", "name": bnd["name"],
-                "args": [make_arg(inp, rng) for inp in bnd["inputs"]]}
-        if bnd.get("expected_grad"):
-            case["expected_grad"] = bnd["expected_grad"]
+                      "args": [make_arg(inp, rng) for inp in code.inputs]})
+    for j, var in enumerate(code.variants):
+        cases.append({"id": f"variant-{j + 1}", "kind": "variant", "name": var.name,
+                      "args": [make_arg(inp, rng) for inp in var.inputs]})
+    for j, bnd in enumerate(code.boundary):
+        case = {"id": f"boundary-{j + 1}", "kind": "boundary", "name": bnd.name,
+                "args": [make_arg(inp, rng) for inp in bnd.inputs]}
+        if bnd.expected_grad:
+            case["expected_grad"] = {k: list(v) for k, v in bnd.expected_grad.items()}
         cases.append(case)
-    if code.get("float32_case"):
+    if code.float32_case:
         args = []
         for a in cases[0]["args"]:
             a = dict(a)
@@ -109,9 +111,10 @@ def base_cases(code: dict, secret: bytes, slug: str) -> list[dict]:
     return cases
 
 
-def run_cases(inputs: list[dict], code_text: str) -> list[dict]:
-    """The single case of a "Try it yourself" run (repeatable: seeded with the code)."""
-    rng = seeded(b"gradquiz-run", "inputs", hashlib.sha256(code_text.encode()).hexdigest(), canonical(inputs))
+def run_cases(inputs: list[InputSpec], source: str) -> list[dict]:
+    """The single case of a "Try it yourself" run (repeatable: seeded with the source)."""
+    rng = seeded(b"gradquiz-run", "inputs", hashlib.sha256(source.encode()).hexdigest(),
+                 canonical([inp.as_dict() for inp in inputs]))
     return [{"id": "run", "kind": "run", "name": "your inputs", "args": [make_arg(inp, rng) for inp in inputs]}]
 
 
@@ -126,11 +129,11 @@ def diff_arg_positions(case: dict) -> list[int]:
 
 
 def complete_cases(
-    code: dict, cases: list[dict], probe: dict, secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
+    code: CodeSpec, cases: list[dict], probe: dict, secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
 ) -> list[dict]:
     """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
-    rng = seeded(secret, "grad_outputs", slug, canonical(code))
-    tol = code["tolerances"]
+    rng = seeded(secret, "grad_outputs", slug, canonical(code.as_dict()))
+    tol = code.tolerances
     by_id = {c["id"]: c for c in probe["cases"]}
     full = []
     for case in cases:
@@ -161,17 +164,17 @@ def complete_cases(
             case["vjps"] = [rand_v()]
             case["vjp_kinds"] = ["random"]
         case.setdefault("vjp_kinds", [])
-        wants_fd = case["id"] in fd_case_ids and diff_out and diff_in and (code.get("differentiable", True) or case["kind"] == "run")
+        wants_fd = case["id"] in fd_case_ids and diff_out and diff_in and (code.differentiable or case["kind"] == "run")
         if wants_fd:
             points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
             if len(points) > MAX_FD_POINTS:
                 points = sorted(rng.sample(points, MAX_FD_POINTS))
-            case["gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"],
+            case["gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol,
                                  "points": points}
-            case["torch_gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"]}
-            if code.get("gradgradcheck"):
+            case["torch_gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
+            if code.gradgradcheck:
                 case["gradgrad"] = {
-                    "h": tol["eps"],
+                    "h": tol.eps,
                     "v": rand_v(),
                     "w": [_random_vector(rng, numel(case["args"][i]["shape"]), case["args"][i]["dtype"]) for i in diff_in],
                     "points": points,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .errors import BadOutput, GraderFault
 from .plan import base_cases, canonical, complete_cases, task_cases
 from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
-from .spec import parse_code_table
+from .spec import CodeSpec, load_code_spec
 from .verdict import Verdict, assemble, validate_report
 
 
@@ -27,7 +27,7 @@ from .verdict import Verdict, assemble, validate_report
 class PreparedExercise:
     """What grading one version of an exercise needs, computed once."""
 
-    code: dict
+    code: CodeSpec
     cases: list[dict]
     #: the task frame up to the learner's source (spliced in per grade, see judge.py)
     task_prefix: bytes
@@ -85,12 +85,12 @@ class ReferenceCache:
 
     def _build(self, slug: str, spec: dict, reference: str | None, slot: Slot) -> PreparedExercise:
         t0 = time.perf_counter()
-        code, problems = parse_code_table(spec)
-        if problems:
+        code, problems = load_code_spec(spec)
+        if code is None:
             raise GraderFault(f"exercise {slug}: invalid [code] table: {problems[:3]}")
         if not reference:
             raise GraderFault(f"exercise {slug}: no reference.py")
-        ep = code["entry_point"]
+        ep = code.entry_point
         cases0 = base_cases(code, self._secret, slug)
         probe = self._trusted_run(slot, reference, ep, task_cases(cases0))
         _check_reference(slug, probe, cases0)
@@ -100,7 +100,7 @@ class ReferenceCache:
         verdict = _check_reference_passes(slug, code, cases, ref, reference)
         _check_expected_gradients(slug, code, cases, verdict)
         cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
-        memory_mb = min(code["memory_mb"], self._pool.memory_mb)
+        memory_mb = min(code.memory_mb, self._pool.memory_mb)
         prefix = (f'{{"op":"grade","entry_point":{json.dumps(ep)},"module_name":"submission","torch_checks":"wait",'
                   f'"memory_mb":{memory_mb},"cases":{cases_json},"source":').encode()
         return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
@@ -129,7 +129,7 @@ def _check_reference(slug: str, rep: dict, cases: list[dict]) -> None:
                 raise GraderFault(f"exercise {slug}: reference {k} raised on {c['id']}: {c[k]['error']['message']}")
 
 
-def _check_reference_passes(slug: str, code: dict, cases: list[dict], ref: dict, reference: str) -> Verdict:
+def _check_reference_passes(slug: str, code: CodeSpec, cases: list[dict], ref: dict, reference: str) -> Verdict:
     """The reference graded against itself scores 1, or the exercise is broken."""
     verdict = Verdict(code, cases, ref, ref, source=reference)
     verdict.run()
@@ -140,9 +140,9 @@ def _check_reference_passes(slug: str, code: dict, cases: list[dict], ref: dict,
     return verdict
 
 
-def _check_expected_gradients(slug: str, code: dict, cases: list[dict], verdict: Verdict) -> None:
+def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[dict], verdict: Verdict) -> None:
     """A boundary case's `expected_grad` (the table's word on the gradient) is what the reference gives."""
-    names = [inp["name"] for inp in code["inputs"]]
+    names = [inp.name for inp in code.inputs]
     for case in cases:
         eg = case.get("expected_grad")
         if not eg or "ones" not in case.get("vjp_kinds", []):

@@ -24,7 +24,7 @@ from . import checks
 from .checks import RUN_CHECKS, Jacobians, Outcome, jnum
 from .errors import BadOutput
 from .plan import run_cases
-from .spec import DEFAULT_TOLERANCES, normalize_input, numel, validate_run_inputs
+from .spec import DEFAULT_TOLERANCES, CodeSpec, load_run_inputs, numel
 
 #: The full Jacobian is checked up to this many input elements and output elements; beyond that
 #: the run's gradcheck says it was not made (the numbers would not fit a result frame in time).
@@ -51,11 +51,10 @@ def plan_run(source: str, entry_point: str | None, inputs: list | None) -> RunPl
         return RunPlan([], [], "")
     if not entry_point or inputs is None:
         raise ValueError("give both entry_point and inputs, or neither")
-    problems = validate_run_inputs(inputs)
+    norm, problems = load_run_inputs(inputs)
     if problems:
         raise ValueError("; ".join(f"{f}: {m}" for f, m in problems))
-    norm = [normalize_input(inp, f"inputs[{i}]", [], need_name=False) for i, inp in enumerate(inputs)]
-    names = [inp.get("name") or f"input {i}" for i, inp in enumerate(norm)]
+    names = [inp.name or f"input {i}" for i, inp in enumerate(norm)]
     (case,) = run_cases(norm, source)
     seed = int.from_bytes(hashlib.sha256(source.encode("utf-8", "replace")).digest()[:8], "big")
     case.update(diff_outputs="auto", vjp_seed=seed, random_vjps=RANDOM_VJPS)
@@ -69,34 +68,17 @@ def plan_run(source: str, entry_point: str | None, inputs: list | None) -> RunPl
     points = checks.all_points(check_case["args"])
     if points and len(points) <= MAX_JACOBIAN_SIDE:
         tol = DEFAULT_TOLERANCES
-        check_case["gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"],
+        check_case["gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol,
                                    "points": points, "max_rows": MAX_JACOBIAN_SIDE}
         check_case["needs_input_grad"] = True
-        check_case["torch_gradcheck"] = {"eps": tol["eps"], "atol": tol["gradcheck_atol"], "rtol": tol["gradcheck_rtol"]}
+        check_case["torch_gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
     return RunPlan(cases, names, check_case["id"])
 
 
-_RUN_INPUT_FIELDS = ("name", "type", "shape", "dtype", "requires_grad", "range", "avoid", "avoid_margin", "value", "container")
-
-
-def exercise_run_inputs(code: dict) -> list[dict]:
+def exercise_run_inputs(code: CodeSpec) -> list[dict]:
     """The input specs a "Run" of an exercise uses: its [[code.inputs]] as written (ranges, not the
     judge's hidden draws; fixed values stay fixed)."""
-    specs = []
-    for inp in code["inputs"]:
-        spec = {k: inp[k] for k in _RUN_INPUT_FIELDS if k in inp}
-        if inp.get("type") == "tensor" and "value" in inp:
-            spec["value"] = _nest(inp["value"], inp["shape"])  # the table's value, flattened when parsed
-            spec.pop("shape")
-        specs.append(spec)
-    return specs
-
-
-def _nest(flat: list, shape: list[int]) -> Any:
-    if not shape:
-        return flat[0]
-    step = len(flat) // shape[0]
-    return [_nest(flat[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])]
+    return [inp.as_table() for inp in code.inputs]
 
 
 def _shown(values: list | None) -> list | None:

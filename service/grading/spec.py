@@ -104,10 +104,16 @@ seeded with the code, so a run is repeatable. ``validate_run_inputs`` checks suc
 from __future__ import annotations
 
 import ast
+import dataclasses
 import keyword
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from .technique import TECHNIQUES, missing_techniques
 
@@ -161,18 +167,6 @@ LIKELY_CAUSES: dict[str, str] = {
     "load_error": "The code raised an exception while it was being loaded.",
 }
 
-DEFAULT_TOLERANCES: dict[str, float] = {
-    "forward_rtol": 1e-6,
-    "forward_atol": 1e-8,
-    "grad_rtol": 1e-6,
-    "grad_atol": 1e-8,
-    "float32_rtol": 1e-4,
-    "float32_atol": 1e-5,
-    "eps": 1e-6,
-    "gradcheck_atol": 1e-5,
-    "gradcheck_rtol": 1e-3,
-}
-
 INPUT_TYPES = ("tensor", "float", "int", "bool", "none", "ints")
 TENSOR_DTYPES = ("float64", "float32", "int64", "int32", "bool")
 FLOAT_DTYPES = ("float64", "float32")
@@ -189,13 +183,6 @@ DEFAULT_TIMEOUT = 10.0
 MEMORY_RANGE_MB = (64, 4096)
 DEFAULT_MEMORY_MB = 1024
 
-_CODE_KEYS = {
-    "entry_point", "call", "random_cases", "differentiable", "gradgradcheck", "strict_none",
-    "float32_case", "timeout", "memory_mb", "weights", "tolerances", "inputs", "variants", "boundary", "technique",
-}
-_INPUT_KEYS = {"name", "type", "description", "shape", "dtype", "range", "avoid", "avoid_margin", "requires_grad", "value",
-               "container"}
-_CASE_KEYS = {"name", "set", "expected_grad"}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXPECT = re.compile(r"^#\s*expect:\s*([a-z0-9_]+)\s*$")
 _FAILS = re.compile(r"^#\s*fails:\s*([a-z0-9_,\s]+)$")
@@ -239,342 +226,600 @@ def numel(shape: list[int]) -> int:
     return n
 
 
-# --------------------------------------------------------------------------- inputs
-
-
-def normalize_input(raw: Mapping[str, Any], where: str, problems: list[Problem], *, need_name: bool = True) -> dict:
-    """Check one input entry; return it with defaults filled (partial if there are problems)."""
-    if not isinstance(raw, Mapping):
-        problems.append((where, "must be a table"))
-        return {}
-    extra = set(raw) - _INPUT_KEYS
-    if extra:
-        problems.append((where, f"unknown keys: {', '.join(sorted(extra))}"))
-    out: dict[str, Any] = {}
-    name = raw.get("name")
-    if need_name or name is not None:
-        if not isinstance(name, str) or not _IDENT.match(name) or keyword.iskeyword(name):
-            problems.append((f"{where}.name", "must be a Python identifier"))
-        out["name"] = name
-    typ = raw.get("type", "tensor")
-    if typ not in INPUT_TYPES:
-        problems.append((f"{where}.type", f"must be one of {', '.join(INPUT_TYPES)}"))
-        return out
-    out["type"] = typ
-    desc = raw.get("description", "")
-    if not isinstance(desc, str):
-        problems.append((f"{where}.description", "must be a string"))
-    out["description"] = desc if isinstance(desc, str) else ""
-    if typ == "none":
-        return out
-    if "container" in raw and typ != "ints":
-        problems.append((f"{where}.container", "applies to ints only"))
-    if typ == "ints":
-        return _normalize_ints(raw, where, problems, out)
-    if typ == "tensor":
-        dtype = raw.get("dtype", "float64")
-        if dtype not in TENSOR_DTYPES:
-            problems.append((f"{where}.dtype", f"must be one of {', '.join(TENSOR_DTYPES)}"))
-            dtype = "float64"
-        out["dtype"] = dtype
-        shape = raw.get("shape")
-        if "value" in raw:
-            vshape = nested_shape(raw["value"])
-            if vshape is None:
-                problems.append((f"{where}.value", "must be a number or a rectangular nested list of finite numbers"))
-                return out
-            if shape is not None and (not isinstance(shape, list) or shape != vshape):
-                problems.append((f"{where}.shape", f"does not match the value's shape {vshape}"))
-            shape = vshape
-            out["value"] = [float(v) if dtype in FLOAT_DTYPES else v for v in flatten(raw["value"])]
-            if dtype in INT_BOUNDS and not all(_is_int(v) for v in out["value"]):
-                problems.append((f"{where}.value", f"an {dtype} tensor takes integers"))
-            elif dtype in INT_BOUNDS and not all(_int_fits(v, dtype) for v in out["value"]):
-                problems.append((f"{where}.value", f"outside the values of {dtype}"))
-            if dtype == "bool" and not all(isinstance(v, bool) or v in (0, 1) for v in out["value"]):
-                problems.append((f"{where}.value", "a bool tensor takes true/false"))
-        if not isinstance(shape, list) or not all(_is_int(d) and d > 0 for d in shape) or len(shape) > MAX_DIMS:
-            problems.append((f"{where}.shape", f"must be a list of positive integers (at most {MAX_DIMS})"))
-            return out
-        if numel(shape) > MAX_ELEMENTS:
-            problems.append((f"{where}.shape", f"at most {MAX_ELEMENTS} elements"))
-        out["shape"] = list(shape)
-        rg = raw.get("requires_grad", dtype in FLOAT_DTYPES)
-        if not isinstance(rg, bool):
-            problems.append((f"{where}.requires_grad", "must be true or false"))
-            rg = False
-        if rg and dtype not in FLOAT_DTYPES:
-            problems.append((f"{where}.requires_grad", "only float tensors can require grad"))
-        out["requires_grad"] = rg
-    elif "shape" in raw or "dtype" in raw or "requires_grad" in raw:
-        problems.append((where, "shape, dtype and requires_grad apply to tensors only"))
-    if "value" in raw:
-        if typ != "tensor":
-            v = raw["value"]
-            ok = {"float": _is_number(v), "int": _is_int(v), "bool": isinstance(v, bool)}[typ]
-            if not ok:
-                problems.append((f"{where}.value", f"must be a {typ}"))
-            out["value"] = float(v) if typ == "float" and ok else v
-        if "range" in raw:
-            problems.append((where, "give either value or range, not both"))
-        return out
-    if typ == "bool":
-        out["range"] = [0, 1]
-        return out
-    rng = raw.get("range", [-1.0, 1.0] if typ != "int" else [0, 9])
-    if not (isinstance(rng, list) and len(rng) == 2 and all(_is_number(v) for v in rng) and rng[0] < rng[1]):
-        problems.append((f"{where}.range", "must be [low, high] with low < high"))
-        return out
-    int_like = typ == "int" or out.get("dtype") in INT_BOUNDS
-    if int_like and not all(_is_int(v) for v in rng):
-        problems.append((f"{where}.range", "integer inputs take an integer range"))
-    elif out.get("dtype") in INT_BOUNDS and not all(_int_fits(v, out["dtype"]) for v in rng):
-        problems.append((f"{where}.range", f"outside the values of {out['dtype']}"))
-    out["range"] = [int(rng[0]), int(rng[1])] if int_like else [float(rng[0]), float(rng[1])]
-    avoid = raw.get("avoid", [])
-    if not isinstance(avoid, list) or not all(_is_number(v) for v in avoid):
-        problems.append((f"{where}.avoid", "must be a list of numbers"))
-        avoid = []
-    margin = raw.get("avoid_margin", 0.01)
-    if not _is_number(margin) or margin <= 0:
-        problems.append((f"{where}.avoid_margin", "must be a positive number"))
-        margin = 0.01
-    if avoid and 2 * margin * len(avoid) >= 0.5 * (out["range"][1] - out["range"][0]):
-        problems.append((f"{where}.avoid_margin", "the avoided zones cover too much of the range"))
-    out["avoid"] = [float(v) for v in avoid]
-    out["avoid_margin"] = float(margin)
-    return out
-
-
 def _int_fits(v: int, dtype: str) -> bool:
     lo, hi = INT_BOUNDS[dtype]
     return lo <= v <= hi
 
 
-def _normalize_ints(raw: Mapping[str, Any], where: str, problems: list[Problem], out: dict) -> dict:
-    """An "ints" entry: a fixed list of ints passed as a tuple, a list or a torch.Size."""
-    if "shape" in raw or "dtype" in raw or "requires_grad" in raw:
-        problems.append((where, "shape, dtype and requires_grad apply to tensors only"))
-    if any(k in raw for k in ("range", "avoid", "avoid_margin")):
-        problems.append((f"{where}.range", "ints take a fixed value, not a range"))
-    container = raw.get("container", "tuple")
-    if container not in INTS_CONTAINERS:
-        problems.append((f"{where}.container", f"must be one of {', '.join(INTS_CONTAINERS)}"))
-        container = "tuple"
-    out["container"] = container
-    value = raw.get("value")
-    if "value" not in raw:
-        problems.append((f"{where}.value", f"required: a list of at most {MAX_INTS} integers"))
-    elif not (isinstance(value, list) and len(value) <= MAX_INTS and all(_is_int(v) and _int_fits(v, "int64") for v in value)):
-        problems.append((f"{where}.value", f"must be a list of at most {MAX_INTS} integers"))
-    else:
-        out["value"] = list(value)
-    return out
+# --------------------------------------------------------------------------- typed tables
 
 
-def _apply_override(base: dict, override: Mapping[str, Any], where: str, problems: list[Problem]) -> dict:
-    """An input entry with some fields replaced (as in variants and boundary cases)."""
-    if not isinstance(override, Mapping):
-        problems.append((where, "must be a table of input fields"))
-        return base
-    raw = dict(base)
-    if "value" in override:
-        raw.pop("range", None)
-        raw.pop("avoid", None)
-        if "shape" not in override:
-            raw.pop("shape", None)
-    if "range" in override:
-        raw.pop("value", None)
-    if override.get("type", raw.get("type")) != "tensor":
-        for k in ("shape", "dtype", "requires_grad"):
-            if k not in override:
-                raw.pop(k, None)
-    if override.get("type", raw.get("type")) != "ints" and "container" not in override:
-        raw.pop("container", None)
-    if override.get("type") == "none":
-        raw = {"name": raw.get("name"), "type": "none"}
-    raw.update(override)
-    return normalize_input(raw, where, problems)
+@dataclass(frozen=True)
+class Tolerances:
+    """How close is close enough; see the [code.tolerances] format above."""
+
+    forward_rtol: float = 1e-6
+    forward_atol: float = 1e-8
+    grad_rtol: float = 1e-6
+    grad_atol: float = 1e-8
+    float32_rtol: float = 1e-4
+    float32_atol: float = 1e-5
+    eps: float = 1e-6
+    gradcheck_atol: float = 1e-5
+    gradcheck_rtol: float = 1e-3
+
+
+DEFAULT_TOLERANCES = Tolerances()
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One forward argument, validated, defaults filled. Fields that do not apply are None."""
+
+    type: str
+    name: str | None = None
+    description: str = ""
+    dtype: str | None = None                     # tensor
+    shape: tuple[int, ...] | None = None         # tensor
+    requires_grad: bool | None = None            # tensor
+    #: fixed values: a tensor's, flattened; a scalar; an "ints" list
+    value: Any = None
+    range: tuple[float, float] | None = None     # random values (a random bool: (0, 1))
+    avoid: tuple[float, ...] | None = None
+    avoid_margin: float | None = None
+    container: str | None = None                 # ints
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The table form (fields that apply only): the inputs' share of the plan's seed material,
+        and what an override in a variant starts from."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v is not None or f.name == "description":
+                out[f.name] = list(v) if isinstance(v, tuple) else v
+        return out
+
+    def as_table(self) -> dict[str, Any]:
+        """The entry as an author writes it (a tensor's fixed value nested, which sets its shape):
+        valid input to the loaders again."""
+        out = self.as_dict()
+        if self.type == "tensor" and self.value is not None:
+            out["value"] = _nest(list(self.value), list(self.shape or ()))
+            del out["shape"]
+        return out
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """A variant or a boundary case: every input, some of them changed."""
+
+    name: str
+    inputs: tuple[InputSpec, ...]
+    #: boundary cases: input name -> the gradient for grad_output = ones, flattened
+    expected_grad: Mapping[str, tuple[float, ...]] | None = None
+
+
+@dataclass(frozen=True)
+class CodeSpec:
+    """A code exercise's [code] table, validated, defaults filled (see the format above)."""
+
+    entry_point: str
+    call: str
+    inputs: tuple[InputSpec, ...]
+    random_cases: int = 3
+    differentiable: bool = True
+    gradgradcheck: bool = False
+    strict_none: bool = False
+    float32_case: bool = False
+    timeout: float = DEFAULT_TIMEOUT
+    memory_mb: int = DEFAULT_MEMORY_MB
+    tolerances: Tolerances = DEFAULT_TOLERANCES
+    variants: tuple[CaseSpec, ...] = ()
+    boundary: tuple[CaseSpec, ...] = ()
+    technique: tuple[str, ...] = ()
+    #: every check's weight as written (defaults from CHECKS)
+    weights: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: the checks that apply, weights normalised to sum to 1
+    checks: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [inp.name or f"input {i}" for i, inp in enumerate(self.inputs)]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data (the seed material of the plan: a change here changes every drawn input)."""
+        def case(c: CaseSpec) -> dict[str, Any]:
+            out: dict[str, Any] = {"name": c.name, "inputs": [i.as_dict() for i in c.inputs]}
+            if c.expected_grad is not None:
+                out["expected_grad"] = {k: list(v) for k, v in c.expected_grad.items()}
+            return out
+
+        return {
+            "entry_point": self.entry_point, "differentiable": self.differentiable, "gradgradcheck": self.gradgradcheck,
+            "strict_none": self.strict_none, "technique": list(self.technique), "random_cases": self.random_cases,
+            "timeout": self.timeout, "memory_mb": self.memory_mb, "tolerances": dataclasses.asdict(self.tolerances),
+            "inputs": [i.as_dict() for i in self.inputs], "variants": [case(c) for c in self.variants],
+            "boundary": [case(c) for c in self.boundary], "float32_case": self.float32_case,
+            "weights": dict(self.weights), "checks": dict(self.checks), "call": self.call,
+        }
+
+
+# --------------------------------------------------------------------------- field types
+
+
+class _Number(fields.Field):
+    """A finite number as TOML or JSON writes it: never a bool, never a string."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
+        if not _is_number(value):
+            raise ValidationError("must be a finite number")
+        return value
+
+
+class _Int(fields.Field):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if not _is_int(value):
+            raise ValidationError("must be an integer")
+        return value
+
+
+class _Bool(fields.Field):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValidationError("must be true or false")
+        return value
+
+
+class _Text(fields.Field):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if not isinstance(value, str):
+            raise ValidationError("must be a string")
+        return value
+
+
+class _Identifier(fields.Field):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if not isinstance(value, str) or not _IDENT.match(value) or keyword.iskeyword(value):
+            raise ValidationError("must be a Python identifier")
+        return value
+
+
+class _NumberPair(fields.Field):
+    """[low, high] with low < high."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[float, float]:
+        if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value) and value[0] < value[1]):
+            raise ValidationError("must be [low, high] with low < high")
+        return value[0], value[1]
+
+
+class _Numbers(fields.Field):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[float, ...]:
+        if not isinstance(value, list) or not all(_is_number(v) for v in value):
+            raise ValidationError("must be a list of numbers")
+        return tuple(float(v) for v in value)
+
+
+class _PositiveNumber(_Number):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
+        if not _is_number(value) or value <= 0:
+            raise ValidationError("must be a positive number")
+        return float(value)
+
+
+class _IntList(fields.Field):
+    """An "ints" value: at most MAX_INTS integers that fit an int64."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[int, ...]:
+        if not (isinstance(value, list) and len(value) <= MAX_INTS and all(_is_int(v) and _int_fits(v, "int64") for v in value)):
+            raise ValidationError(f"must be a list of at most {MAX_INTS} integers")
+        return tuple(value)
+
+
+class _CheckTable(fields.Field):
+    """A table check name -> non-negative number."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, float]:
+        if not isinstance(value, Mapping):
+            raise ValidationError("must be a table: check name -> weight")
+        errors: dict[str, str] = {}
+        for k, v in value.items():
+            if k not in CHECKS:
+                errors[k] = f"unknown check (known: {', '.join(CHECKS)})"
+            elif not _is_number(v) or v < 0:
+                errors[k] = "must be a non-negative number"
+        if errors:
+            raise ValidationError(errors)  # type: ignore[arg-type]
+        return {k: float(v) for k, v in value.items()}
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+class _Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class _InputBase(_Strict):
+    type = fields.String(required=True)
+    name = _Identifier()
+    description = _Text(load_default="")
+
+
+class _NoneInput(_InputBase):
+    pass
+
+
+class _BoolInput(_InputBase):
+    value = _Bool()
+
+    @post_load
+    def _random(self, data: dict, **kwargs: Any) -> dict:
+        if "value" not in data:
+            data["range"] = (0, 1)
+        return data
+
+
+class _IntsInput(_InputBase):
+    value = _IntList(required=True, error_messages={"required": f"required: a list of at most {MAX_INTS} integers"})
+    container = fields.String(load_default="tuple", validate=validate.OneOf(
+        INTS_CONTAINERS, error=f"must be one of {', '.join(INTS_CONTAINERS)}"))
+
+
+class _DrawnInput(_InputBase):
+    """Inputs drawn from a range unless a value is fixed: floats, ints and tensors."""
+
+    range = _NumberPair()
+    avoid = _Numbers()
+    avoid_margin = _PositiveNumber()
+
+    def _integers(self, data: dict) -> str | None:
+        """The integer dtype ("int" for a Python int) when the values are integers."""
+        return None
+
+    @validates_schema
+    def _value_or_range(self, data: dict, **kwargs: Any) -> None:
+        if "value" in data and "range" in data:
+            raise ValidationError("give either value or range, not both", "range")
+        ints, rng = self._integers(data), data.get("range")
+        if ints and rng is not None:
+            if not all(_is_int(v) for v in rng):
+                raise ValidationError("integer inputs take an integer range", "range")
+            if ints in INT_BOUNDS and not all(_int_fits(v, ints) for v in rng):
+                raise ValidationError(f"outside the values of {ints}", "range")
+
+    @post_load
+    def _drawn(self, data: dict, **kwargs: Any) -> dict:
+        if "value" in data:
+            for k in ("avoid", "avoid_margin"):
+                data.pop(k, None)
+            return data
+        ints = self._integers(data)
+        lo, hi = data.get("range", (0, 9) if ints == "int" else (-1.0, 1.0))
+        data["range"] = (int(lo), int(hi)) if ints else (float(lo), float(hi))
+        data.setdefault("avoid", ())
+        data.setdefault("avoid_margin", 0.01)
+        if data["avoid"] and 2 * data["avoid_margin"] * len(data["avoid"]) >= 0.5 * (data["range"][1] - data["range"][0]):
+            raise ValidationError("the avoided zones cover too much of the range", "avoid_margin")
+        return data
+
+
+class _FloatInput(_DrawnInput):
+    value = _Number()
+
+    @post_load
+    def _float(self, data: dict, **kwargs: Any) -> dict:
+        if "value" in data:
+            data["value"] = float(data["value"])
+        return data
+
+
+class _IntInput(_DrawnInput):
+    value = _Int()
+
+    def _integers(self, data: dict) -> str | None:
+        return "int"
+
+
+class _TensorInput(_DrawnInput):
+    dtype = fields.String(load_default="float64", validate=validate.OneOf(
+        TENSOR_DTYPES, error=f"must be one of {', '.join(TENSOR_DTYPES)}"))
+    shape = fields.Raw()
+    value = fields.Raw()
+    requires_grad = _Bool()
+
+    def _integers(self, data: dict) -> str | None:
+        return data.get("dtype") if data.get("dtype") in INT_BOUNDS else None
+
+    @validates_schema
+    def _tensor(self, data: dict, **kwargs: Any) -> None:
+        dtype, shape = data.get("dtype", "float64"), data.get("shape")
+        if "value" in data:
+            vshape = nested_shape(data["value"])
+            if vshape is None:
+                raise ValidationError("must be a number or a rectangular nested list of finite numbers", "value")
+            if shape is not None and (not isinstance(shape, list) or shape != vshape):
+                raise ValidationError(f"does not match the value's shape {vshape}", "shape")
+            values = flatten(data["value"])
+            if dtype in INT_BOUNDS and not all(_is_int(v) for v in values):
+                raise ValidationError(f"an {dtype} tensor takes integers", "value")
+            if dtype in INT_BOUNDS and not all(_int_fits(v, dtype) for v in values):
+                raise ValidationError(f"outside the values of {dtype}", "value")
+            if dtype == "bool" and not all(isinstance(v, bool) or v in (0, 1) for v in values):
+                raise ValidationError("a bool tensor takes true/false", "value")
+            shape = vshape
+        if not isinstance(shape, list) or not all(_is_int(d) and d > 0 for d in shape) or len(shape) > MAX_DIMS:
+            raise ValidationError(f"must be a list of positive integers (at most {MAX_DIMS})", "shape")
+        if numel(shape) > MAX_ELEMENTS:
+            raise ValidationError(f"at most {MAX_ELEMENTS} elements", "shape")
+        if data.get("requires_grad") and dtype not in FLOAT_DTYPES:
+            raise ValidationError("only float tensors can require grad", "requires_grad")
+
+    @post_load
+    def _tensor_defaults(self, data: dict, **kwargs: Any) -> dict:
+        dtype = data["dtype"]
+        if "value" in data:
+            data["shape"] = nested_shape(data["value"])
+            data["value"] = tuple(float(v) if dtype in FLOAT_DTYPES else v for v in flatten(data["value"]))
+        data["shape"] = tuple(data["shape"])
+        data.setdefault("requires_grad", dtype in FLOAT_DTYPES)
+        return data
+
+
+_INPUT_SCHEMAS: dict[str, Schema] = {
+    "tensor": _TensorInput(), "float": _FloatInput(), "int": _IntInput(), "bool": _BoolInput(),
+    "none": _NoneInput(), "ints": _IntsInput(),
+}
+
+
+class _InputField(fields.Field):
+    """One input entry, by its `type` (default "tensor")."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> InputSpec:
+        if not isinstance(value, Mapping):
+            raise ValidationError("must be a table")
+        raw = dict(value)
+        typ = raw.setdefault("type", "tensor")
+        if typ not in _INPUT_SCHEMAS:
+            raise ValidationError({"type": [f"must be one of {', '.join(INPUT_TYPES)}"]})
+        try:
+            loaded = _INPUT_SCHEMAS[typ].load(raw)
+        except ValidationError as exc:
+            messages = exc.normalized_messages()
+            for key, msgs in messages.items():
+                if msgs == ["Unknown field."]:
+                    messages[key] = [f"not a field of a {typ} input"]
+            raise ValidationError(messages) from None
+        return InputSpec(**loaded)
+
+
+class _CaseSchema(_Strict):
+    name = _Text(required=True, validate=lambda s: bool(s.strip()),
+                 error_messages={"required": "required, a short description", "validator_failed": "required, a short description"})
+    set = fields.Raw(load_default=dict)
+    expected_grad = fields.Raw()
+
+
+class _TolerancesSchema(_Strict):
+    forward_rtol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    forward_atol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    grad_rtol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    grad_atol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    float32_rtol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    float32_atol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    eps = _Number(validate=validate.Range(min=0, max=1e-2, min_inclusive=False, error="must be in (0, 0.01]"))
+    gradcheck_atol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+    gradcheck_rtol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
+
+    @post_load
+    def _make(self, data: dict, **kwargs: Any) -> Tolerances:
+        return Tolerances(**{k: float(v) for k, v in data.items()})
+
+
+class _CodeTableSchema(_Strict):
+    entry_point = _Identifier(required=True, error_messages={"required": "required, a Python class name"})
+    call = _Text()
+    random_cases = _Int(load_default=3, validate=validate.Range(1, 8, error="must be an integer from 1 to 8"))
+    differentiable = _Bool(load_default=True)
+    gradgradcheck = _Bool(load_default=False)
+    strict_none = _Bool(load_default=False)
+    float32_case = _Bool()
+    timeout = _Number(load_default=DEFAULT_TIMEOUT, validate=validate.Range(
+        *TIMEOUT_RANGE, error=f"must be a number of seconds from {TIMEOUT_RANGE[0]} to {TIMEOUT_RANGE[1]}"))
+    memory_mb = _Int(load_default=DEFAULT_MEMORY_MB, validate=validate.Range(
+        *MEMORY_RANGE_MB, error=f"must be an integer number of MiB from {MEMORY_RANGE_MB[0]} to {MEMORY_RANGE_MB[1]}"))
+    weights = _CheckTable(load_default=dict)
+    tolerances = fields.Nested(_TolerancesSchema, load_default=lambda: DEFAULT_TOLERANCES)
+    inputs = fields.List(_InputField(), required=True, validate=validate.Length(1, 16, error="one to 16 [[code.inputs]] entries"),
+                         error_messages={"required": "required: one [[code.inputs]] entry per forward argument"})
+    variants = fields.List(fields.Nested(_CaseSchema), load_default=list)
+    boundary = fields.List(fields.Nested(_CaseSchema), load_default=list)
+    technique = fields.List(fields.String(validate=validate.OneOf(
+        TECHNIQUES, error=f"a technique (known: {', '.join(TECHNIQUES)})")), load_default=list)
+
+
+_CODE_TABLE = _CodeTableSchema()
+_RUN_INPUTS = fields.List(_InputField(), validate=validate.Length(1, 16, error="one to 16 input specs"))
+
+
+def _problems(messages: Any, where: str) -> list[Problem]:
+    """marshmallow's nested messages as (field path, message) pairs: code.inputs[0].shape."""
+    if isinstance(messages, Mapping):
+        out: list[Problem] = []
+        for key, sub in messages.items():
+            if key == "_schema":
+                out += _problems(sub, where)
+            else:
+                out += _problems(sub, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
+        return out
+    if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        return [(where, m) for m in messages]
+    if isinstance(messages, list):
+        return [p for m in messages for p in _problems(m, where)]
+    return [(where, str(messages))]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_input(raw: Any, where: str = "input") -> tuple[InputSpec | None, list[Problem]]:
+    try:
+        return _InputField().deserialize(raw), []
+    except ValidationError as exc:
+        return None, _problems(exc.messages, where)
+
+
+def load_run_inputs(inputs: Any) -> tuple[list[InputSpec], list[Problem]]:
+    """The input specs of a "Try it yourself" run (names optional), or the problems with them."""
+    if not isinstance(inputs, list) or not inputs:
+        return [], [("inputs", "must be a non-empty list of input specs")]
+    try:
+        return list(_RUN_INPUTS.deserialize(inputs)), []
+    except ValidationError as exc:
+        return [], _problems(exc.messages, "inputs")
 
 
 def validate_run_inputs(inputs: Any) -> list[Problem]:
     """Problems with a "Try it yourself" input spec (a list of input entries)."""
+    return load_run_inputs(inputs)[1]
+
+
+def _override(base: InputSpec, override: Any, where: str, problems: list[Problem]) -> InputSpec:
+    """An input with some fields replaced (as in variants and boundary cases): fields of the base
+    that the override makes moot (a range beside a new value) or that the new type does not take
+    are left out."""
+    if not isinstance(override, Mapping):
+        problems.append((where, "must be a table of input fields"))
+        return base
+    raw = base.as_table()
+    new_type = override.get("type", base.type)
+    if "value" in override:
+        for k in ("range", "avoid", "avoid_margin"):
+            raw.pop(k, None)
+        if "shape" not in override:
+            raw.pop("shape", None)
+    if "range" in override:
+        raw.pop("value", None)
+    if new_type == "none":
+        raw = {"name": raw["name"]}
+    elif new_type in _INPUT_SCHEMAS:
+        raw = {k: v for k, v in raw.items() if k in _INPUT_SCHEMAS[new_type].fields}
+    raw.update(override)
+    spec, found = load_input(raw, where)
+    problems.extend(found)
+    return spec or base
+
+
+def _nest(flat: list, shape: list[int]) -> Any:
+    """A flat list of values as the nested list of that shape."""
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0]
+    return [_nest(flat[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])]
+
+
+def _cases(raw_cases: list[dict], key: str, inputs: tuple[InputSpec, ...], all_names: set[str],
+           problems: list[Problem]) -> tuple[CaseSpec, ...]:
+    """Variants or boundary cases. `all_names`: every input's name as written, loaded or not (an
+    input that failed to load has its own problems; a case that changes it is not checked again)."""
+    by_name = {inp.name: i for i, inp in enumerate(inputs)}
+    cases = []
+    for j, raw in enumerate(raw_cases):
+        where = f"code.{key}[{j}]"
+        overrides = raw["set"]
+        if not isinstance(overrides, Mapping):
+            problems.append((f"{where}.set", "must be a table: input name -> fields"))
+            overrides = {}
+        case_inputs = list(inputs)
+        for iname, ov in overrides.items():
+            if iname not in all_names:
+                problems.append((f"{where}.set.{iname}", "no input has this name"))
+            elif iname in by_name:
+                case_inputs[by_name[iname]] = _override(inputs[by_name[iname]], ov, f"{where}.set.{iname}", problems)
+        expected = None
+        if "expected_grad" in raw:
+            expected = _expected_grad(raw["expected_grad"], key, where, case_inputs, by_name, problems)
+        if key == "boundary" and not any(inp.requires_grad for inp in case_inputs):
+            problems.append((where, "a boundary case needs an input that requires grad"))
+        cases.append(CaseSpec(raw["name"], tuple(case_inputs), expected))
+    return tuple(cases)
+
+
+def _expected_grad(eg: Any, key: str, where: str, case_inputs: list[InputSpec], by_name: dict,
+                   problems: list[Problem]) -> dict[str, tuple[float, ...]] | None:
+    if key != "boundary" or not isinstance(eg, Mapping):
+        problems.append((f"{where}.expected_grad", "a table input name -> gradient (boundary cases only)"))
+        return None
+    out = {}
+    for iname, g in eg.items():
+        if iname not in by_name:
+            problems.append((f"{where}.expected_grad.{iname}", "no input has this name"))
+            continue
+        target, gshape = case_inputs[by_name[iname]], nested_shape(g)
+        if gshape is None or (target.shape is not None and numel(list(gshape)) != numel(list(target.shape))):
+            problems.append((f"{where}.expected_grad.{iname}", "must have as many numbers as the input"))
+            continue
+        out[iname] = tuple(float(v) for v in flatten(g))
+    return out
+
+
+def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Problem]]:
+    """The [code] table of an exercise as a CodeSpec, or None and every problem found in it (the
+    table's rules across fields are checked on what loaded, so an author sees all at once)."""
+    table = spec.get("code")
+    if not isinstance(table, Mapping):
+        return None, [("code", "a code exercise needs a [code] table")]
     problems: list[Problem] = []
-    if not isinstance(inputs, list) or not inputs:
-        return [("inputs", "must be a non-empty list of input specs")]
-    if len(inputs) > 16:
-        problems.append(("inputs", "at most 16 inputs"))
-    for i, raw in enumerate(inputs):
-        normalize_input(raw, f"inputs[{i}]", problems, need_name=False)
-    return problems
-
-
-# --------------------------------------------------------------------------- the [code] table
-
-
-def parse_code_table(spec: Mapping[str, Any]) -> tuple[dict, list[Problem]]:
-    """The normalised [code] table (defaults filled) and the problems found in it."""
-    problems: list[Problem] = []
-    code = spec.get("code")
-    if not isinstance(code, Mapping):
-        return {}, [("code", "a code exercise needs a [code] table")]
-    extra = set(code) - _CODE_KEYS
-    if extra:
-        problems.append(("code", f"unknown keys: {', '.join(sorted(extra))}"))
-    out: dict[str, Any] = {}
-    ep = code.get("entry_point")
-    if not isinstance(ep, str) or not _IDENT.match(ep) or keyword.iskeyword(ep):
-        problems.append(("code.entry_point", "required, a Python class name"))
-    out["entry_point"] = ep
-    for key, default in (("differentiable", True), ("gradgradcheck", False), ("strict_none", False)):
-        v = code.get(key, default)
-        if not isinstance(v, bool):
-            problems.append((f"code.{key}", "must be true or false"))
-            v = default
-        out[key] = v
-    technique = code.get("technique", [])
-    if not isinstance(technique, list) or any(t not in TECHNIQUES for t in technique):
-        problems.append(("code.technique", f"a list of techniques (known: {', '.join(TECHNIQUES)})"))
-        technique = []
-    out["technique"] = list(dict.fromkeys(technique))
-    rc = code.get("random_cases", 3)
-    if not _is_int(rc) or not 1 <= rc <= 8:
-        problems.append(("code.random_cases", "must be an integer from 1 to 8"))
-        rc = 3
-    out["random_cases"] = rc
-    timeout = code.get("timeout", DEFAULT_TIMEOUT)
-    if not _is_number(timeout) or not TIMEOUT_RANGE[0] <= timeout <= TIMEOUT_RANGE[1]:
-        problems.append(("code.timeout", f"must be a number of seconds from {TIMEOUT_RANGE[0]} to {TIMEOUT_RANGE[1]}"))
-        timeout = DEFAULT_TIMEOUT
-    out["timeout"] = float(timeout)
-    memory_mb = code.get("memory_mb", DEFAULT_MEMORY_MB)
-    if not _is_int(memory_mb) or not MEMORY_RANGE_MB[0] <= memory_mb <= MEMORY_RANGE_MB[1]:
-        problems.append(("code.memory_mb", f"must be an integer number of MiB from {MEMORY_RANGE_MB[0]} to {MEMORY_RANGE_MB[1]}"))
-        memory_mb = DEFAULT_MEMORY_MB
-    out["memory_mb"] = int(memory_mb)
-
-    tol = dict(DEFAULT_TOLERANCES)
-    raw_tol = code.get("tolerances", {})
-    if not isinstance(raw_tol, Mapping):
-        problems.append(("code.tolerances", "must be a table"))
-        raw_tol = {}
-    for k, v in raw_tol.items():
-        if k not in DEFAULT_TOLERANCES:
-            problems.append((f"code.tolerances.{k}", f"unknown tolerance (known: {', '.join(DEFAULT_TOLERANCES)})"))
-        elif not _is_number(v) or v < 0 or (k == "eps" and not 0 < v <= 1e-2):
-            problems.append((f"code.tolerances.{k}", "must be a non-negative number (eps: in (0, 0.01])"))
-        else:
-            tol[k] = float(v)
-    out["tolerances"] = tol
-
-    inputs_raw = code.get("inputs")
-    inputs: list[dict] = []
-    if not isinstance(inputs_raw, list) or not inputs_raw:
-        problems.append(("code.inputs", "required: one [[code.inputs]] entry per forward argument"))
-        inputs_raw = []
-    elif len(inputs_raw) > 16:
-        problems.append(("code.inputs", "at most 16 inputs"))
-    for i, raw in enumerate(inputs_raw):
-        inputs.append(normalize_input(raw, f"code.inputs[{i}]", problems))
-    names = [inp.get("name") for inp in inputs]
+    try:
+        data = _CODE_TABLE.load(dict(table))
+    except ValidationError as exc:
+        data = exc.valid_data if isinstance(exc.valid_data, dict) else {}
+        problems += _problems(exc.messages, "code")
+    inputs: tuple[InputSpec, ...] = tuple(data.get("inputs", ()))
+    raw_inputs = table.get("inputs") if isinstance(table.get("inputs"), list) else []
+    all_names = {r.get("name") for r in raw_inputs if isinstance(r, Mapping) and isinstance(r.get("name"), str)}
+    names = [inp.name for inp in inputs]
     for i, n in enumerate(names):
-        if n is not None and names.index(n) != i:
+        if n is None:
+            problems.append((f"code.inputs[{i}].name", "must be a Python identifier"))
+        elif names.index(n) != i:
             problems.append((f"code.inputs[{i}].name", f"duplicate name {n!r}"))
-    out["inputs"] = inputs
-    if inputs and not any(inp.get("requires_grad") for inp in inputs):
+    if inputs and not any(inp.requires_grad for inp in inputs):
         problems.append(("code.inputs", "at least one input must be a float tensor that requires grad"))
-
-    by_name = {inp.get("name"): (i, inp) for i, inp in enumerate(inputs) if inp.get("name")}
-    for key in ("variants", "boundary"):
-        cases = []
-        raw_cases = code.get(key, [])
-        if not isinstance(raw_cases, list):
-            problems.append((f"code.{key}", "must be a list of tables"))
-            raw_cases = []
-        for j, raw in enumerate(raw_cases):
-            where = f"code.{key}[{j}]"
-            if not isinstance(raw, Mapping):
-                problems.append((where, "must be a table"))
-                continue
-            extra = set(raw) - _CASE_KEYS
-            if extra:
-                problems.append((where, f"unknown keys: {', '.join(sorted(extra))}"))
-            name = raw.get("name")
-            if not isinstance(name, str) or not name.strip():
-                problems.append((f"{where}.name", "required, a short description"))
-            overrides = raw.get("set", {})
-            if not isinstance(overrides, Mapping):
-                problems.append((f"{where}.set", "must be a table: input name -> fields"))
-                overrides = {}
-            case_inputs = [dict(inp) for inp in inputs]
-            for iname, ov in overrides.items():
-                if iname not in by_name:
-                    problems.append((f"{where}.set.{iname}", "no input has this name"))
-                    continue
-                idx, base = by_name[iname]
-                case_inputs[idx] = _apply_override(base, ov, f"{where}.set.{iname}", problems)
-            case = {"name": name, "inputs": case_inputs}
-            eg = raw.get("expected_grad")
-            if eg is not None:
-                if key != "boundary" or not isinstance(eg, Mapping):
-                    problems.append((f"{where}.expected_grad", "a table input name -> gradient (boundary cases only)"))
-                else:
-                    case["expected_grad"] = {}
-                    for iname, g in eg.items():
-                        if iname not in by_name:
-                            problems.append((f"{where}.expected_grad.{iname}", "no input has this name"))
-                            continue
-                        tgt = case_inputs[by_name[iname][0]]
-                        if nested_shape(g) is None or (tgt.get("shape") is not None and numel(nested_shape(g) or [0]) != numel(tgt["shape"])):
-                            problems.append((f"{where}.expected_grad.{iname}", "must have as many numbers as the input"))
-                            continue
-                        case["expected_grad"][iname] = [float(v) for v in flatten(g)]
-            if key == "boundary" and not any(inp.get("requires_grad") for inp in case_inputs):
-                problems.append((where, "a boundary case needs an input that requires grad"))
-            cases.append(case)
-        out[key] = cases
-
-    f32 = code.get("float32_case")
-    default_f32 = any(inp.get("dtype") == "float64" and inp.get("type") == "tensor" for inp in inputs)
-    if f32 is not None and not isinstance(f32, bool):
-        problems.append(("code.float32_case", "must be true or false"))
-        f32 = None
-    out["float32_case"] = default_f32 if f32 is None else (f32 and default_f32)
-
-    weights = {k: w for k, (w, _) in CHECKS.items()}
-    raw_w = code.get("weights", {})
-    if not isinstance(raw_w, Mapping):
-        problems.append(("code.weights", "must be a table: check name -> weight"))
-        raw_w = {}
-    for k, v in raw_w.items():
-        if k not in CHECKS:
-            problems.append((f"code.weights.{k}", f"unknown check (known: {', '.join(CHECKS)})"))
-        elif not _is_number(v) or v < 0:
-            problems.append((f"code.weights.{k}", "must be a non-negative number"))
-        else:
-            weights[k] = float(v)
-    out["weights"] = weights
-    out["checks"] = applicable_checks(out)
-    if out["checks"] and sum(out["checks"].values()) <= 0:
-        problems.append(("code.weights", "at least one applicable check needs a positive weight"))
-    call = code.get("call")
-    if call is not None and not isinstance(call, str):
-        problems.append(("code.call", "must be a string"))
-        call = None
-    out["call"] = call or f"{ep}.apply({', '.join(str(n) for n in names)})"
-    return out, problems
+    variants = _cases(data.get("variants", []), "variants", inputs, all_names, problems)
+    boundary = _cases(data.get("boundary", []), "boundary", inputs, all_names, problems)
+    if problems:
+        return None, problems
+    has_float64 = any(inp.type == "tensor" and inp.dtype == "float64" for inp in inputs)
+    code = CodeSpec(
+        entry_point=data["entry_point"], call=data.get("call") or f"{data['entry_point']}.apply({', '.join(map(str, names))})",
+        inputs=inputs, random_cases=data["random_cases"], differentiable=data["differentiable"],
+        gradgradcheck=data["gradgradcheck"], strict_none=data["strict_none"],
+        float32_case=has_float64 and data.get("float32_case", True), timeout=float(data["timeout"]),
+        memory_mb=data["memory_mb"], tolerances=data["tolerances"], variants=variants, boundary=boundary,
+        technique=tuple(dict.fromkeys(data["technique"])),
+        weights=MappingProxyType({k: w for k, (w, _) in CHECKS.items()} | data["weights"]))
+    checks = applicable_checks(code)
+    if checks and sum(checks.values()) <= 0:
+        return None, [("code.weights", "at least one applicable check needs a positive weight")]
+    return dataclasses.replace(code, checks=MappingProxyType(checks)), []
 
 
-def applicable_checks(code: Mapping[str, Any]) -> dict[str, float]:
+def applicable_checks(code: CodeSpec) -> dict[str, float]:
     """Checks that apply to this exercise, with weights normalised to sum to 1."""
-    w = dict(code["weights"])
-    if not code.get("differentiable", True):
+    w = dict(code.weights)
+    if not code.differentiable:
         w.pop("gradcheck")
-    if not code.get("boundary"):
+    if not code.boundary:
         w.pop("boundary")
-    if not code.get("gradgradcheck"):
+    if not code.gradgradcheck:
         w.pop("gradgradcheck")
-    if not code.get("technique"):
+    if not code.technique:
         w.pop("technique")
     total = sum(w.values())
     return {k: (v / total if total > 0 else 0.0) for k, v in w.items()}
@@ -599,8 +844,10 @@ def _top_level_classes(tree: ast.Module) -> set[str]:
 
 def validate_code_exercise(spec: dict, files: dict[str, str]) -> list[Problem]:
     """Problems with the [code] table and the code files (nothing is executed)."""
-    code, problems = parse_code_table(spec)
-    ep = code.get("entry_point")
+    code, problems = load_code_spec(spec)
+    table = spec.get("code") if isinstance(spec.get("code"), Mapping) else {}
+    ep = code.entry_point if code else table.get("entry_point") if isinstance(table.get("entry_point"), str) else None
+    technique = list(code.technique) if code else []
     for name in ("reference.py", "starter.py"):
         text = files.get(name)
         if text is None:
@@ -613,8 +860,8 @@ def validate_code_exercise(spec: dict, files: dict[str, str]) -> list[Problem]:
             continue
         if ep and ep not in _top_level_classes(tree):
             problems.append((name, f"does not define class {ep}"))
-        elif name == "reference.py" and ep and missing_techniques(text, ep, code.get("technique", [])):
-            problems.append((name, f"does not use the exercise's technique: {', '.join(missing_techniques(text, ep, code['technique']))}"))
+        elif name == "reference.py" and ep and missing_techniques(text, ep, technique):
+            problems.append((name, f"does not use the exercise's technique: {', '.join(missing_techniques(text, ep, technique))}"))
     wrong = sorted(p for p in files if p.startswith("wrong/"))
     if not wrong:
         problems.append(("wrong/", "at least one known-wrong version (wrong/*.py) is required"))
@@ -644,21 +891,26 @@ def validate_code_exercise(spec: dict, files: dict[str, str]) -> list[Problem]:
 
 def public_code_view(spec: dict, files: dict[str, str]) -> dict:
     """What a learner may see: never the reference, hidden values, boundary points or wrong files."""
-    code, _ = parse_code_table(spec)
+    code, _ = load_code_spec(spec)
+    if code is None:
+        return {"entry_point": None, "call": None, "starter": files.get("starter.py", ""), "inputs": [], "checks": [],
+                "timeout": None}
     inputs = []
-    for inp in code.get("inputs", []):
-        item = {"name": inp.get("name"), "type": inp.get("type"), "description": inp.get("description", "")}
-        if inp.get("type") == "tensor":
-            item.update(shape=inp.get("shape"), dtype=inp.get("dtype"), requires_grad=inp.get("requires_grad"))
+    for inp in code.inputs:
+        item: dict[str, Any] = {"name": inp.name, "type": inp.type, "description": inp.description}
+        if inp.type == "tensor":
+            item.update(shape=list(inp.shape or ()), dtype=inp.dtype, requires_grad=inp.requires_grad)
+        elif inp.type == "ints":
+            item.update(container=inp.container)
         inputs.append(item)
     return {
-        "entry_point": code.get("entry_point"),
-        "call": code.get("call"),
+        "entry_point": code.entry_point,
+        "call": code.call,
         "starter": files.get("starter.py", ""),
         "inputs": inputs,
         "checks": [
             {"name": name, "weight": round(weight, 4), "description": CHECKS[name][1]}
-            for name, weight in code.get("checks", {}).items()
+            for name, weight in code.checks.items()
         ],
-        "timeout": code.get("timeout"),
+        "timeout": code.timeout,
     }

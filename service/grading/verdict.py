@@ -19,7 +19,7 @@ from typing import Any
 from . import checks
 from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .errors import BadOutput
-from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, numel
+from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec, numel
 from .technique import TECHNIQUES, missing_techniques
 
 _MAX_OUTPUTS = 16
@@ -207,13 +207,13 @@ def torch_messages(frame: Any) -> dict[str, dict]:
 class Verdict:
     """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
 
-    def __init__(self, code: dict, cases: list[dict], ref: dict, sub: dict, torch_msgs: dict | None = None,
+    def __init__(self, code: CodeSpec, cases: list[dict], ref: dict, sub: dict, torch_msgs: dict | None = None,
                  source: str = "") -> None:
         self.code, self.cases, self.ref, self.sub = code, cases, ref, sub
         self.source = source
-        self.tol = code["tolerances"]
+        self.tol = code.tolerances
         self.torch_msgs = torch_msgs or {}
-        self.names = [inp.get("name") or f"input {i}" for i, inp in enumerate(code["inputs"])]
+        self.names = code.input_names
         self.ref_cases = {c["id"]: c for c in ref["cases"]}
         self.sub_cases = {c["id"]: c for c in sub.get("cases", [])}
         self.diagnostics: list[dict] = []
@@ -289,7 +289,7 @@ class Verdict:
             self._result("entry_point", False, f"Your code raised {e['type']} while loading: {e['message']}", "load_error")
             return False
         entry = self.sub.get("entry") or {}
-        ep = self.code["entry_point"]
+        ep = self.code.entry_point
         if not entry.get("found"):
             defined = entry.get("defined") or []
             also = f" (classes defined: {', '.join(map(str, defined[:8]))})" if defined else ""
@@ -337,9 +337,9 @@ class Verdict:
                 if ro["dtype"].startswith("int") or ro["dtype"] == "bool":
                     atol = rtol = 0.0
                 elif case["kind"] == "float32":
-                    atol, rtol = self.tol["float32_atol"], self.tol["float32_rtol"]
+                    atol, rtol = self.tol.float32_atol, self.tol.float32_rtol
                 else:
-                    atol, rtol = self.tol["forward_atol"], self.tol["forward_rtol"]
+                    atol, rtol = self.tol.forward_atol, self.tol.forward_rtol
                 if not allclose(so["values"], ro["values"], atol, rtol):
                     i = worst(so["values"], ro["values"], atol, rtol)
                     bad = ("forward_wrong", f"On {self._case_label(case)}, {label} at index {unravel(i, ro['shape'])} is {fmt(so['values'][i])}; expected {fmt(ro['values'][i])}.")
@@ -423,7 +423,7 @@ class Verdict:
                     continue
                 ref_items = (r["vjps"][m].get("returned") or {}).get("items", [])
                 outcome = checks.backward_arity(case["args"], vr.get("returned"), self.names, ref_items=ref_items,
-                                                strict_none=self.code.get("strict_none", False))
+                                                strict_none=self.code.strict_none)
                 if not outcome.passed:
                     fails.append((outcome.likely_cause, outcome.message))
         if not checked:
@@ -458,7 +458,7 @@ class Verdict:
                 self._note_error(outcome.error)
             rows_ok = len(sgc["minus"]) == len(rgc["minus"]) and len(sgc["plus"]) == len(rgc["plus"])
             gate = rows_ok and all(
-                allclose(a, b, self.tol["forward_atol"], self.tol["forward_rtol"])
+                allclose(a, b, self.tol.forward_atol, self.tol.forward_rtol)
                 for key in ("minus", "plus") for a, b in zip(sgc[key], rgc[key]))
             if not gate and outcome.likely_cause != "forward_error":
                 also = ("your backward does agree with finite differences of your own forward"
@@ -483,7 +483,7 @@ class Verdict:
         Jacobian rows the child reported: Jacobian rows fabricated beside a wrong backward earn nothing."""
         rows = s["gradcheck"].get("rows") or []
         diff_in = self._diff_in(case)
-        tol_a, tol_r = self.tol["gradcheck_atol"], self.tol["gradcheck_rtol"]
+        tol_a, tol_r = self.tol.gradcheck_atol, self.tol.gradcheck_rtol
         for vset, vr in zip(case["vjps"], s["vjps"]):
             if not vr["ok"] or len(rows) != len(vset):
                 return checks.Outcome(False, "backward failed for the judge's grad_outputs.", "backward_error")
@@ -499,7 +499,7 @@ class Verdict:
         return checks.Outcome(True, "")
 
     def _compare_vjps(self, check: str, cases: list[dict]) -> tuple[bool, str, str | None, int]:
-        atol, rtol = self.tol["grad_atol"], self.tol["grad_rtol"]
+        atol, rtol = self.tol.grad_atol, self.tol.grad_rtol
         compared, fail = 0, None
         for case in cases:
             s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
@@ -542,7 +542,7 @@ class Verdict:
         cases = [c for c in self.cases if c["kind"] in ("random", "variant")]
         ok, msg, cause, n = self._compare_vjps("gradient", cases)
         if ok:
-            rule = "the derivative" if self.code.get("differentiable", True) else "the exercise's backward rule"
+            rule = "the derivative" if self.code.differentiable else "the exercise's backward rule"
             self._result("gradient", True, f"backward matches {rule} for {n} random grad_output(s).")
         else:
             self._result("gradient", False, msg, cause)
@@ -561,7 +561,7 @@ class Verdict:
         self._result("boundary", False, msg, cause)
 
     def gradgradcheck(self) -> None:
-        tol_a, tol_r = self.tol["gradcheck_atol"], self.tol["gradcheck_rtol"]
+        tol_a, tol_r = self.tol.gradcheck_atol, self.tol.gradcheck_rtol
         for case in self.cases:
             if "gradgrad" not in case:
                 continue
@@ -579,7 +579,7 @@ class Verdict:
                     self._result("gradgradcheck", False, "Double backward was not computed.", "backward_error")
                 return
             gate = len(sg["g_points"]) == len(rg["g_points"]) and all(
-                allclose(a, b, self.tol["grad_atol"] + tol_a * 0.1, self.tol["grad_rtol"] + tol_r * 0.1) for a, b in zip(sg["g_points"], rg["g_points"]))
+                allclose(a, b, self.tol.grad_atol + tol_a * 0.1, self.tol.grad_rtol + tol_r * 0.1) for a, b in zip(sg["g_points"], rg["g_points"]))
             if not gate:
                 self._result("gradgradcheck", False, "Double backward is checked on a correct first-order backward: fix backward first.", "wrong_value")
                 return
@@ -623,18 +623,18 @@ class Verdict:
 
     def technique(self) -> None:
         # Read from the source by this (trusted) process: nothing the child reported counts.
-        missing = missing_techniques(self.source, self.code["entry_point"], self.code["technique"])
+        missing = missing_techniques(self.source, self.code.entry_point, list(self.code.technique))
         if missing:
             self._result("technique", False, " ".join(TECHNIQUES[t][0] for t in missing), TECHNIQUES[missing[0]][1],
                          **({"other_causes": [TECHNIQUES[t][1] for t in missing[1:]]} if len(missing) > 1 else {}))
         else:
-            self._result("technique", True, "Uses " + ", ".join(self.code["technique"]) + ".")
+            self._result("technique", True, "Uses " + ", ".join(self.code.technique) + ".")
 
     # ---- assembly
 
     def run(self) -> None:
         self._result("parses", True, "The code parses.")
-        applicable = self.code["checks"]
+        applicable = self.code.checks
         if not self.gate():
             return
         for name in applicable:
@@ -643,9 +643,9 @@ class Verdict:
             getattr(self, name)()
 
 
-def assemble(code: dict, results: dict[str, dict], diagnostics: list[dict], not_run: str) -> dict:
+def assemble(code: CodeSpec, results: dict[str, dict], diagnostics: list[dict], not_run: str) -> dict:
     """Checks list (in CHECKS order), score, likely causes."""
-    applicable = code["checks"]
+    applicable = code.checks
     checks = []
     score = 0.0
     causes: list[str] = []

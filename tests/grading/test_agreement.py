@@ -13,7 +13,7 @@ import linecache
 import pytest
 
 from service.grading.runs import exercise_run_inputs
-from service.grading.spec import parse_code_table
+from service.grading.spec import load_code_spec
 from tests.grading.corpus_support import GRADCHECK_KWARGS, load_corpus
 from tests.grading.support import code_exercise_slugs, load_exercise
 
@@ -27,11 +27,11 @@ def _items() -> list[tuple[str, str, str, list]]:
     items = []
     for slug in code_exercise_slugs():
         ex = load_exercise(slug)
-        code, _ = parse_code_table(ex["spec"])
+        code, _ = load_code_spec(ex["spec"])
         inputs = exercise_run_inputs(code)
         for path, text in sorted(ex["files"].items()):
             if path == "reference.py" or (path.startswith("wrong/") and path.endswith(".py")):
-                items.append((f"{slug}/{path}", text, code["entry_point"], inputs))
+                items.append((f"{slug}/{path}", text, code.entry_point, inputs))
     for entry in load_corpus():
         items.append((f"corpus/{entry.name}", entry.source, entry.entry_point, entry.inputs))
     return items

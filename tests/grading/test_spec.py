@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from service.grading.plan import base_cases
-from service.grading.spec import parse_code_table, validate_code_exercise, validate_run_inputs
+from service.grading.spec import load_code_spec, load_run_inputs, validate_code_exercise, validate_run_inputs
 from tests.grading.support import load_exercise
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def test_bad_specs_are_reported(clamp):
     spec["code"]["boundary"][0]["set"] = {"y": {"value": [1.0]}}
     fields = _fields(validate_code_exercise(spec, files))
     assert {"code.inputs[0].shape", "code.inputs[1].type", "code.entry_point", "code.weights.gradcheck",
-            "code.weights.nonsense", "code.tolerances.eps", "code", "code.boundary[0].set.y"} <= fields
+            "code.weights.nonsense", "code.tolerances.eps", "code.typo", "code.boundary[0].set.y"} <= fields
 
 
 def test_missing_and_broken_files_are_reported(clamp):
@@ -65,14 +65,14 @@ def test_run_inputs_validation():
 
 
 def test_weights_are_normalised_and_inapplicable_checks_dropped():
-    code, problems = parse_code_table(load_exercise("gradient-reversal")["spec"])
+    code, problems = load_code_spec(load_exercise("gradient-reversal")["spec"])
     assert problems == []
-    assert "gradcheck" not in code["checks"] and "gradgradcheck" not in code["checks"] and "boundary" not in code["checks"]
-    assert abs(sum(code["checks"].values()) - 1.0) < 1e-9
+    assert "gradcheck" not in code.checks and "gradgradcheck" not in code.checks and "boundary" not in code.checks
+    assert abs(sum(code.checks.values()) - 1.0) < 1e-9
 
 
 def test_inputs_depend_on_the_secret_and_avoid_kinks():
-    code, _ = parse_code_table(load_exercise("clamp-function")["spec"])
+    code, _ = load_code_spec(load_exercise("clamp-function")["spec"])
     a = base_cases(code, b"secret-one-0123456789", "clamp-function")
     b = base_cases(code, b"secret-one-0123456789", "clamp-function")
     c = base_cases(code, b"secret-two-0123456789", "clamp-function")
@@ -116,10 +116,8 @@ EVERY_TYPE = [
 
 def test_run_inputs_of_every_type_are_drawn_as_the_child_builds_them():
     from service.grading.plan import run_cases
-    from service.grading.spec import normalize_input
-
-    assert validate_run_inputs(EVERY_TYPE) == []
-    norm = [normalize_input(inp, f"inputs[{i}]", [], need_name=False) for i, inp in enumerate(EVERY_TYPE)]
+    norm, problems = load_run_inputs(EVERY_TYPE)
+    assert problems == []
     args = {inp["name"]: a for inp, a in zip(EVERY_TYPE, run_cases(norm, "code")[0]["args"])}
     assert args["x"]["rg"] is True and args["x32"]["rg"] is True and args["x32"]["values"] == [0.5, -1.5]
     for name in ("index", "index32", "mask", "random_mask"):
@@ -145,9 +143,9 @@ def test_run_inputs_of_every_type_are_drawn_as_the_child_builds_them():
     ({"type": "ints", "value": [2 ** 63]}, "inputs[0].value"),
     ({"type": "ints", "value": [2], "range": [0, 3]}, "inputs[0].range"),    # no range
     ({"type": "ints", "value": [2], "container": "set"}, "inputs[0].container"),
-    ({"type": "ints", "value": [2], "shape": [1]}, "inputs[0]"),
-    ({"type": "ints", "value": [2], "dtype": "int64"}, "inputs[0]"),
-    ({"type": "ints", "value": [2], "size": [1]}, "inputs[0]"),              # unknown key
+    ({"type": "ints", "value": [2], "shape": [1]}, "inputs[0].shape"),   # tensors only
+    ({"type": "ints", "value": [2], "dtype": "int64"}, "inputs[0].dtype"),
+    ({"type": "ints", "value": [2], "size": [1]}, "inputs[0].size"),              # unknown key
     ({"type": "float", "value": 1.0, "container": "list"}, "inputs[0].container"),
     ({"type": "tensor", "shape": [2], "container": "size"}, "inputs[0].container"),
     ({"type": "tensor", "dtype": "int16", "shape": [2]}, "inputs[0].dtype"),
@@ -171,9 +169,9 @@ def test_exercise_tables_take_the_new_types(clamp):
                         {"name": "as a list", "set": {"size": {"container": "list"}}},
                         {"name": "no size", "set": {"size": {"type": "none"}}},
                         {"name": "size as an int", "set": {"size": {"type": "int", "value": 4}}}]
-    parsed, problems = parse_code_table(clamp["spec"])
+    parsed, problems = load_code_spec(clamp["spec"])
     assert problems == []
-    assert parsed["inputs"][-2] == {"name": "size", "type": "ints", "description": "", "container": "size", "value": [2, 2]}
+    assert parsed.inputs[-2].as_dict() == {"name": "size", "type": "ints", "description": "", "container": "size", "value": [2, 2]}
     by_name = {c["name"]: c for c in base_cases(parsed, b"secret-one-0123456789", "clamp-function")}
     assert by_name["random inputs 1"]["args"][-2] == {"t": "ints", "v": [2, 2], "container": "size"}
     assert by_name["other size"]["args"][-2] == {"t": "ints", "v": [4, 1], "container": "size"}
@@ -183,7 +181,7 @@ def test_exercise_tables_take_the_new_types(clamp):
     index = by_name["random inputs 1"]["args"][-1]
     assert index["dtype"] == "int32" and index["rg"] is False and all(0 <= v <= 3 for v in index["values"])
     code["inputs"][-2] = {"name": "size", "type": "ints", "range": [0, 3]}
-    assert {"code.inputs[3].value", "code.inputs[3].range"} <= _fields(parse_code_table(clamp["spec"])[1])
+    assert {"code.inputs[3].value", "code.inputs[3].range"} <= _fields(load_code_spec(clamp["spec"])[1])
 
 
 def test_openapi_documents_each_input_type_as_the_validator_accepts_it():
@@ -219,3 +217,71 @@ def test_a_shape_that_is_not_a_list_beside_a_value_is_a_problem_not_a_crash():
 
     problems = validate_run_inputs([{"type": "tensor", "value": [1.0, 2.0], "shape": False}])
     assert ("inputs[0].shape", "does not match the value's shape [2]") in problems
+
+
+# A table with every kind of input, a variant that changes types and a boundary case.
+SEED_TABLE = {"code": {
+    "entry_point": "F",
+    "inputs": [
+        {"name": "x", "type": "tensor", "shape": [2, 2], "range": [-2.0, 2.0], "avoid": [0.0], "avoid_margin": 0.05,
+         "description": "the values"},
+        {"name": "w", "type": "tensor", "value": [[1.0, 2.0], [3.0, 4.0]]},
+        {"name": "index", "type": "tensor", "dtype": "int64", "shape": [3], "range": [0, 3]},
+        {"name": "mask", "type": "tensor", "dtype": "bool", "shape": [2]},
+        {"name": "low", "type": "float", "value": -1.0},
+        {"name": "scale", "type": "float", "range": [0.5, 2.0]},
+        {"name": "dim", "type": "int", "range": [0, 1]},
+        {"name": "flag", "type": "bool"},
+        {"name": "bias", "type": "none"},
+        {"name": "size", "type": "ints", "value": [2, 2], "container": "size"},
+    ],
+    "variants": [{"name": "other", "set": {"bias": {"type": "tensor", "shape": [2]}, "low": {"type": "none"},
+                                             "x": {"value": [[0.5, 1.5], [2.5, -0.5]]}}}],
+    "boundary": [{"name": "at zero", "set": {"x": {"value": [[0.0, 1.0], [2.0, -1.0]]}},
+                  "expected_grad": {"x": [[0.0, 1.0], [1.0, 1.0]]}}],
+    "weights": {"gradcheck": 0.5},
+    "tolerances": {"grad_rtol": 1e-5},
+}}
+
+
+SEED_TABLE_DIGEST = "4362d22654c63020f775360fc9055fd0ef9552784810e3dda1dd9847b002954e"
+
+
+def test_the_plan_seed_material_is_stable():
+    """The table as plain data seeds every drawn input and grad_output (plan.base_cases): if it
+    changed, a regrade of an earlier attempt would see other cases than the attempt did. Pinned
+    to what the hand-written validator produced before the table became a CodeSpec."""
+    import hashlib
+
+    from service.grading.plan import canonical
+
+    code, problems = load_code_spec(SEED_TABLE)
+    assert problems == []
+    digest = hashlib.sha256(canonical(code.as_dict()).encode()).hexdigest()
+    assert digest == SEED_TABLE_DIGEST
+
+
+@pytest.mark.parametrize("field, value, path", [
+    ("random_cases", "3", "code.random_cases"),          # numbers as TOML or JSON write them, not strings
+    ("random_cases", True, "code.random_cases"),
+    ("timeout", "10", "code.timeout"),
+    ("differentiable", "yes", "code.differentiable"),
+    ("differentiable", 1, "code.differentiable"),
+    ("memory_mb", 64.5, "code.memory_mb"),
+    ("tolerances", {"eps": "1e-6"}, "code.tolerances.eps"),
+    ("tolerances", {"epsilon": 1e-6}, "code.tolerances.epsilon"),
+])
+def test_table_values_are_taken_as_written_never_coerced(field, value, path):
+    table = copy.deepcopy(SEED_TABLE)
+    table["code"][field] = value
+    code, problems = load_code_spec(table)
+    assert code is None and path in _fields(problems), problems
+
+
+def test_every_problem_of_a_table_is_reported_at_once():
+    table = copy.deepcopy(SEED_TABLE)
+    table["code"]["inputs"][0]["shape"] = [0]
+    table["code"]["inputs"][2]["type"] = "complex"
+    table["code"]["variants"][0]["set"]["nope"] = {"value": 1.0}
+    table["code"]["boundary"][0]["expected_grad"] = {"x": [1.0]}
+    assert {"code.inputs[0].shape", "code.inputs[2].type", "code.variants[0].set.nope"} <= _fields(load_code_spec(table)[1])

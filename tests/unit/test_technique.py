@@ -2,7 +2,7 @@
 
 import pytest
 
-from service.grading.spec import parse_code_table, validate_code_exercise
+from service.grading.spec import load_code_spec, validate_code_exercise
 from service.grading.technique import missing_techniques
 
 SAVES_OUTPUT = """
@@ -64,5 +64,5 @@ def test_validation_refuses_unknown_techniques_and_a_reference_without_its_techn
     problems = validate_code_exercise(spec, files)
     assert [p for p in problems if p[0] == "reference.py" and "saves_output" in p[1]], problems
     assert not validate_code_exercise(spec, {**files, "reference.py": SAVES_OUTPUT})
-    _, problems = parse_code_table({"code": {**spec["code"], "technique": ["telepathy"]}})
-    assert [p for p in problems if p[0] == "code.technique"], problems
+    _, problems = load_code_spec({"code": {**spec["code"], "technique": ["telepathy"]}})
+    assert [p for p in problems if p[0] == "code.technique[0]"], problems
