@@ -229,7 +229,7 @@ class Judge:
     def run(self, source: str, entry_point: str | None = None, inputs: list | None = None, *,
             timeout: float | None = None) -> dict:
         """Run the learner's `source` as the lesson's Run button would: stdout, stderr, the
-        exception if any, and, with `entry_point` and `inputs` (see spec.py, "Input specs"),
+        exception if any, and, with `entry_point` and `inputs` (docs/authoring.md, "Input specs"),
         forward, the gradients for grad_output = ones (as after `y.sum().backward()`) and the
         check engine's verdicts (runs.py). Raises ValueError for an invalid input spec (validate
         first with spec.validate_run_inputs)."""

@@ -1,104 +1,13 @@
-"""The `[code]` table of a code exercise: format, validation, and the learner's view of it.
+"""The `[code]` table of a code exercise: its format, loaded into a frozen CodeSpec, and the learner's view.
 
-Imported by the web process: stdlib only (no torch, no numpy, no Flask), nothing executed.
+The format (every field, its default and its limits) is documented once, for authors, in
+docs/authoring.md ("code"); this module enforces it. Marshmallow schemas, one per input type, load
+the table (values taken as written: no string or bool coercion; unknown fields refused); the rules
+across fields (names, variants and boundary cases, weights) are checked on what loaded, so an
+author sees every problem at once. The same input schemas load the inputs of a "Try it yourself"
+run (`load_run_inputs`).
 
-Files of a code exercise
-========================
-``exercise.toml`` (common fields, ``kind = "code"``, and the ``[code]`` table below),
-``reference.py`` (the trusted solution: never served, run only in a trusted process),
-``starter.py`` (served as the editor's starting point), and ``wrong/*.py`` (known mistakes, graded
-by the tests). Each wrong file starts with a header line naming the cause the grader must report::
-
-    # expect: forgot_grad_output
-
-(one cause code from ``LIKELY_CAUSES``; an optional second header ``# fails: gradient, gradcheck``
-lists checks that must fail).
-
-The ``[code]`` table
-====================
-::
-
-    [code]
-    entry_point = "ClampFn"              # required: the class the learner defines
-    call = "ClampFn.apply(x, -1.0, 1.0)" # optional: shown to the learner (default: built from inputs)
-    random_cases = 3                     # random input sets, 1-8 (default 3); the first is also
-                                         # the gradcheck case
-    differentiable = true                # false: backward is deliberately NOT the derivative
-                                         # (straight-through estimator, gradient reversal); the
-                                         # gradcheck check is dropped and backward is graded
-                                         # against the reference rule alone
-    gradgradcheck = false                # true: also check double backward
-    technique = ["saves_output"]         # optional: techniques the exercise teaches, checked on
-                                         # the source by the judge (TECHNIQUES in technique.py:
-                                         # setup_context, saves_output, mark_non_differentiable)
-    strict_none = false                  # true: backward must return None exactly where the
-                                         # reference does (ctx.needs_input_grad exercises)
-    float32_case = true                  # default: true when an input is a float64 tensor; adds a
-                                         # forward on float32 copies that must keep the dtype
-    timeout = 10.0                       # wall-clock seconds for one grade (0.5-30)
-    memory_mb = 1024                     # memory a submission may allocate, MiB (64-4096)
-                                         # (both capped by the worker's GRADING_* settings)
-    weights = { gradcheck = 0.3 }        # optional: override a check's weight, 0 drops it
-
-    [code.tolerances]                    # all optional; defaults in DEFAULT_TOLERANCES
-    forward_rtol = 1e-6                  # forward values vs the reference (float64)
-    forward_atol = 1e-8
-    grad_rtol = 1e-6                     # vector-Jacobian products vs the reference
-    grad_atol = 1e-8
-    float32_rtol = 1e-4                  # the float32 forward case
-    float32_atol = 1e-5
-    eps = 1e-6                           # finite-difference step
-    gradcheck_atol = 1e-5                # numerical vs analytical (as torch.autograd.gradcheck)
-    gradcheck_rtol = 1e-3
-
-    [[code.inputs]]                      # one per forward argument, in call order
-    name = "x"                           # a Python identifier, unique
-    type = "tensor"                      # tensor | float | int | bool | none | ints
-    description = "the values to clamp"  # shown to the learner
-    shape = [4]                          # tensor: list of positive ints (0-4 dims, <= 1024 elements)
-    dtype = "float64"                    # tensor: float64 | float32 | int64 | int32 | bool (default float64)
-    range = [-2.0, 2.0]                  # random values drawn uniformly from [low, high]
-    avoid = [-1.0, 1.0]                  # kinks: random values keep avoid_margin away from them
-    avoid_margin = 0.05                  # default 0.01 (must exceed eps by far)
-    requires_grad = true                 # tensor: default true for float dtypes
-    # value = [...]                      # instead of range: fixed values (nested list; sets shape)
-
-    [[code.inputs]]
-    name = "low"
-    type = "float"
-    value = -1.0                         # scalars: a fixed value, or range = [a, b] for a random one
-
-    [[code.inputs]]
-    name = "size"
-    type = "ints"                        # a tuple/list of ints or a torch.Size (a shape argument)
-    value = [2, 3]                       # required: at most 8 integers (no range)
-    container = "size"                   # tuple | list | size (default tuple)
-
-    [[code.variants]]                    # optional: an extra random case with some inputs changed
-    name = "without bias"
-    set = { bias = { type = "none" } }   # per input, any of the input fields above
-
-    [[code.boundary]]                    # optional: points where the exercise defines the gradient
-    name = "at the bounds"               # (kinks: finite differences are meaningless there)
-    set = { x = { value = [-1.0, 1.0, 0.0, 2.0] } }
-    expected_grad = { x = [1.0, 1.0, 1.0, 0.0] }   # optional, with grad_output = ones; the tests
-                                                   # check that the reference agrees
-
-Inputs are drawn by the judge from a generator seeded with its secret and the exercise (slug and
-``[code]`` table), so they are the same for every attempt at one version (a regrade sees what the
-attempt saw) and cannot be predicted from the public files. grad_outputs are drawn the same way.
-
-Checks
-======
-``CHECKS`` lists them with default weights; a check that does not apply (no boundary points, no
-gradgradcheck, not differentiable) is dropped, and the weights are normalised to sum to 1.
-``parses`` and ``entry_point`` weigh nothing: they gate the rest.
-
-Input specs for "Try it yourself" (``Judge.run``)
-=================================================
-A list with one entry per forward argument, each a dict with the same fields as a
-``[[code.inputs]]`` entry (``name`` optional). Random values (``range``) are drawn from a generator
-seeded with the code, so a run is repeatable. ``validate_run_inputs`` checks such a list.
+Imported by the web process: no torch, no numpy, no Flask; nothing is executed.
 """
 
 from __future__ import annotations
