@@ -120,7 +120,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
                       allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"], max_age=600)
     app.before_request(_check_json_body)
 
-    from . import frontend
+    from . import frontend, learn
     from .cli import register_cli
     from .resources import dashboard, exercises, lti, register_blueprints
 
@@ -130,5 +130,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(lti.blp)
     app.register_blueprint(dashboard.blp)
     app.register_blueprint(frontend.blp)
+    app.register_blueprint(learn.blp)  # the learner's pages, /learn
     register_cli(app)
     return app

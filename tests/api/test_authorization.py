@@ -136,6 +136,10 @@ MATRIX = [
     Row("GET",    "/admin",                                                  PUBLIC,         200),
     Row("GET",    "/admin/",                                                 PUBLIC,         200),
     Row("GET",    "/admin/app.js",                                           PUBLIC,         200),
+    # The learner's pages: the lesson and an exercise (public, as the catalog is; the page acts with a
+    # learner token it holds in the browser, never with a cookie).
+    Row("GET",    "/learn",                                                  PUBLIC,         200),
+    Row("GET",    "/learn/{quiz}",                                           PUBLIC,         200),
     # With METRICS_TOKEN set, as production needs it (without it: open in development, 404 in
     # production; tests/api/test_metrics.py).
     Row("GET",    "/metrics",                                                METRICS_ONLY,   200),

@@ -1,0 +1,83 @@
+"""The learner's pages over plain HTTP: /learn and /learn/{slug} (service/learn/).
+
+The browser tests (tests/browser/test_learn*.py) drive the pages; here: what the server sends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from sqlalchemy import func, select, update
+
+from service.extensions import db_session
+from service.learn import render_exercise_page
+from service.models import Attempt, Base, Exercise
+
+SLUG = "backward-none-for-bounds"
+
+
+def _json_block(html: str, element_id: str) -> dict | None:
+    match = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', html, re.S)
+    return json.loads(match.group(1)) if match else None
+
+
+def _row_counts(app) -> dict[str, int]:
+    with app.app_context():
+        session = db_session()
+        return {t.name: session.scalar(select(func.count()).select_from(t)) for t in Base.metadata.sorted_tables}
+
+
+def test_the_exercise_page_embeds_the_public_detail_under_the_strict_policy(client):
+    response = client.get(f"/learn/{SLUG}")
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    policy = response.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "connect-src 'self'" in policy and "default-src 'self'" in policy
+    assert "X-Frame-Options" not in response.headers  # an LMS shows the page in an iframe
+    assert response.headers["Cache-Control"] == "no-cache"
+    html = response.get_data(as_text=True)
+    detail = _json_block(html, "gradquiz-exercise")
+    assert detail == client.get(f"/api/v1/exercises/{SLUG}").get_json()
+    assert _json_block(html, "gradquiz-launch") is None
+    # Scripts are files of this origin: nothing inline but the two JSON blocks.
+    for attrs, body in re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S):
+        assert ('type="application/json"' in attrs) or (body == "" and 'src="/vendor/' in attrs), attrs
+
+
+def test_a_launch_is_embedded_as_json_and_the_page_is_not_stored(app):
+    launch = {"token": "t.o.k", "expires_in": 3600, "exercise": SLUG, "learner": "ada</script><b>",
+              "role": "learner", "api": "http://localhost/api/v1", "refresh": "/api/v1/learner-tokens/refresh",
+              "ignored": "not a launch field"}
+    with app.test_request_context(f"/learn/{SLUG}"):
+        response = render_exercise_page(SLUG, launch=launch)
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-store"
+    html = response.get_data(as_text=True)
+    assert "</script><b>" not in html  # tojson escapes <, > and &
+    embedded = _json_block(html, "gradquiz-launch")
+    assert embedded == {k: v for k, v in launch.items() if k != "ignored"}
+
+
+def test_unknown_and_unpublished_exercises_are_a_404_page_and_write_nothing(app, client):
+    with app.app_context():
+        db_session().execute(update(Exercise).where(Exercise.slug == SLUG).values(published=False))
+        db_session().commit()
+    before = _row_counts(app)
+    for path in (f"/learn/{SLUG}", "/learn/no-such-exercise", "/learn/%3Cscript%3Ealert(1)%3C%2Fscript%3E"):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert response.mimetype == "text/html"
+        html = response.get_data(as_text=True)
+        assert "Not found" in html and "<script>alert" not in html and "Traceback" not in html
+        assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+    with app.test_request_context("/"):
+        assert render_exercise_page(SLUG, launch={"token": "x"}).status_code == 404
+    assert _row_counts(app) == before
+    with app.app_context():
+        assert db_session().scalar(select(func.count()).select_from(Attempt)) == 0
+
+
+def test_the_lesson_page_is_served(client):
+    response = client.get("/learn")
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    assert "script-src 'self'" in response.headers["Content-Security-Policy"]
