@@ -133,43 +133,46 @@ def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers, uid:
         os._exit(0)
 
 
-def main() -> None:
-    control_fd = int(sys.argv[1])
-    config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    sock = socket.socket(fileno=control_fd)
-    torch, harness, protocol, sandbox = _load()
-    libc = _libc()
-    harness.warm_up()  # lazy imports and first-use initialisation happen once, here
-    layers = sandbox.Sandbox(config.get("layers"))
-    layers.probe()
-    cpu_seconds = int(config.get("cpu_seconds", 31))
-    zygote_pid = os.getpid()
-    # Children start with every object the zygote made in the permanent generation: their
-    # collections never walk (and so never copy-on-write) the pages of torch's objects.
-    gc.freeze()
-    if libc is not None:
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphaned grandchildren come back to us
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    os.set_blocking(wake_r, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    children: set[int] = set()
+class _Server:
+    """The zygote's control loop: forks a sandboxed child per "spawn", reports each child's exit."""
 
-    def send(obj: dict, fds: list[int] | None = None) -> None:
+    def __init__(self, sock: socket.socket, config: dict) -> None:
+        self.sock = sock
+        self.torch, self.harness, self.protocol, self.sandbox = _load()
+        self.libc = _libc()
+        self.harness.warm_up()  # lazy imports and first-use initialisation happen once, here
+        self.layers = self.sandbox.Sandbox(config.get("layers"))
+        self.layers.probe()
+        self.cpu_seconds = int(config.get("cpu_seconds", 31))
+        self.pid = os.getpid()
+        self.children: set[int] = set()
+        # Children start with every object the zygote made in the permanent generation: their
+        # collections never walk (and so never copy-on-write) the pages of torch's objects.
+        gc.freeze()
+        if self.libc is not None:
+            self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphaned grandchildren come back to us
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(self.wake_r, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def send(self, obj: dict, fds: list[int] | None = None) -> None:
         data = json.dumps(obj).encode()
         if fds:
-            socket.send_fds(sock, [data], fds)
+            socket.send_fds(self.sock, [data], fds)
         else:
-            sock.send(data)
+            self.sock.send(data)
 
-    with open("/proc/self/status") as f:
-        rss = next((line.split()[1] for line in f if line.startswith("VmRSS")), "0")
-    send({"op": "ready", "pid": os.getpid(), "threads": _thread_count(), "rss_kb": int(rss),
-          "torch": torch.__version__, "num_threads": torch.get_num_threads(),
-          "sandbox": layers.report(os.getpid())})
+    def announce(self) -> None:
+        with open("/proc/self/status") as f:
+            rss = next((line.split()[1] for line in f if line.startswith("VmRSS")), "0")
+        self.send({"op": "ready", "pid": self.pid, "threads": _thread_count(), "rss_kb": int(rss),
+                   "torch": self.torch.__version__, "num_threads": self.torch.get_num_threads(),
+                   "sandbox": self.layers.report(self.pid)})
 
-    def reap() -> None:
+    def reap(self) -> None:
+        """Collect every dead child, kill what it left in its group, tell the judge how it ended."""
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -177,71 +180,84 @@ def main() -> None:
                 return
             if pid == 0:
                 return
-            if pid in children:
-                children.discard(pid)
-                try:
-                    os.killpg(pid, signal.SIGKILL)  # anything the child left in its group
-                except OSError:
-                    pass
-                msg = {"op": "exited", "pid": pid}
-                if os.WIFSIGNALED(status):
-                    msg["signal"] = os.WTERMSIG(status)
-                else:
-                    msg["code"] = os.waitstatus_to_exitcode(status)
-                try:
-                    send(msg)
-                except OSError:
-                    pass
-
-    sel = selectors.DefaultSelector()
-    sel.register(sock, selectors.EVENT_READ, "control")
-    sel.register(wake_r, selectors.EVENT_READ, "wake")
-    running = True
-    while running:
-        for key, _ in sel.select():
-            if key.data == "wake":
-                try:
-                    os.read(wake_r, 4096)
-                except BlockingIOError:
-                    pass
-                reap()
+            if pid not in self.children:
                 continue
+            self.children.discard(pid)
             try:
-                data = sock.recv(65536)
-            except InterruptedError:
-                continue
-            if not data:
-                running = False
-                break
-            msg = json.loads(data)
-            if msg.get("op") == "exit":
-                running = False
-                break
-            if msg.get("op") == "spawn":
-                task_r, task_w = os.pipe()
-                result_r, result_w = os.pipe()
-                out_r, out_w = os.pipe()
-                err_r, err_w = os.pipe()
-                pid = os.fork()
-                if pid == 0:
-                    uid = sandbox.child_uid(zygote_pid, int(msg.get("slot", 0)))
-                    _child_main(task_r, result_w, out_w, err_w, layers, uid, int(msg.get("memory_mb", 0)), cpu_seconds,
-                                libc, harness, protocol)
-                children.add(pid)
-                for fd in (task_r, result_w, out_w, err_w):
-                    os.close(fd)
-                try:
-                    send({"op": "spawned", "id": msg["id"], "pid": pid}, [task_w, result_r, out_r, err_r])
-                finally:
-                    for fd in (task_w, result_r, out_r, err_r):
-                        os.close(fd)
-        reap()
-    for pid in list(children):
+                os.killpg(pid, signal.SIGKILL)  # anything the child left in its group
+            except OSError:
+                pass
+            msg = {"op": "exited", "pid": pid}
+            if os.WIFSIGNALED(status):
+                msg["signal"] = os.WTERMSIG(status)
+            else:
+                msg["code"] = os.waitstatus_to_exitcode(status)
+            try:
+                self.send(msg)
+            except OSError:
+                pass
+
+    def spawn(self, msg: dict) -> None:
+        """Fork a child with its four pipes; the judge gets our ends of them."""
+        task_r, task_w = os.pipe()
+        result_r, result_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            uid = self.sandbox.child_uid(self.pid, int(msg.get("slot", 0)))
+            _child_main(task_r, result_w, out_w, err_w, self.layers, uid, int(msg.get("memory_mb", 0)),
+                        self.cpu_seconds, self.libc, self.harness, self.protocol)  # never returns
+        self.children.add(pid)
+        for fd in (task_r, result_w, out_w, err_w):
+            os.close(fd)
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    layers.close()
+            self.send({"op": "spawned", "id": msg["id"], "pid": pid}, [task_w, result_r, out_r, err_r])
+        finally:
+            for fd in (task_w, result_r, out_r, err_r):
+                os.close(fd)
+
+    def serve(self) -> None:
+        """Until the judge says "exit" or closes the socket."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ, "control")
+        sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        while True:
+            for key, _ in sel.select():
+                if key.data == "wake":
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    self.reap()
+                    continue
+                try:
+                    data = self.sock.recv(65536)
+                except InterruptedError:
+                    continue
+                msg = json.loads(data) if data else {"op": "exit"}
+                if msg.get("op") == "exit":
+                    return
+                if msg.get("op") == "spawn":
+                    self.spawn(msg)
+            self.reap()
+
+    def shutdown(self) -> None:
+        self.reap()
+        for pid in list(self.children):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.layers.close()
+
+
+def main() -> None:
+    config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    server = _Server(socket.socket(fileno=int(sys.argv[1])), config)
+    server.announce()
+    server.serve()
+    server.shutdown()
     os._exit(0)
 
 
