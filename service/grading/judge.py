@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import BadOutput, GraderFault
 from .plan import task_cases
-from .pool import OUTPUT_LIMIT, ChildPool, Slot
+from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
 from .references import PreparedExercise, ReferenceCache
 from .runs import plan_run, summarize_run
 from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES, CodeSpec
@@ -25,6 +25,7 @@ from .verdict import Verdict, assemble, torch_messages, validate_report
 
 GRADER_VERSION = 1
 BAD_OUTPUT_MESSAGE = "the process running your code sent something that is not a valid result"
+EMPTY_OUTPUT = {"stdout": "", "stderr": "", "truncated": False}
 
 
 def _perf_ms(t0: float) -> float:
@@ -142,10 +143,9 @@ class Judge:
         ctab = prepared.code
         limit = timeout if timeout is not None else min(ctab.timeout, self.timeout)
         timings: dict[str, Any] = {}
-        empty_output = {"stdout": "", "stderr": "", "truncated": False}
         if _too_large(source):
             r = self._verdict_only(ctab, "too_large", f"the code is larger than {MAX_CODE_BYTES // 1024} KiB", parses=False)
-            return self._finish_result(r, empty_output, timings)
+            return self._finish_result(r, dict(EMPTY_OUTPUT), timings)
         task = prepared.task_prefix + json.dumps(source).encode() + b"}"
         session, ready, t0 = self._pool.execute(task, limit, slot, wait=False)
         timings["spare_ready"] = ready
@@ -156,57 +156,61 @@ class Judge:
                 session.finish()
                 r = self._verdict_only(ctab, "syntax_error", f"the code does not parse: {err['message']}", parses=False, error=err)
                 r["checks"][0]["message"] = f"Syntax error: {err['message']}."
-                return self._finish_result(r, empty_output, timings)
+                return self._finish_result(r, dict(EMPTY_OUTPUT), timings)
             session.wait_frames(1)
-            if not session.frames:
-                timings["child_ms"] = _perf_ms(t0)
-                output = session.finish()
-                if session.timed_out:
-                    msg = f"your code ran longer than the {limit:g} s limit and was stopped"
-                    return self._finish_result(self._verdict_only(ctab, "timeout", msg, parses=True), output, timings)
-                if session.bad:
-                    return self._finish_result(self._verdict_only(ctab, "bad_output", BAD_OUTPUT_MESSAGE, parses=True),
-                                               output, timings)
-                if not session.task_consumed():
-                    raise GraderFault("the child ended before it read its task")
-                status, msg = self._pool.crash_verdict(session)
-                return self._finish_result(self._verdict_only(ctab, status, msg, parses=True), output, timings)
             timings["child_ms"] = _perf_ms(t0)
+            if not session.frames:
+                output = session.finish()
+                if not session.timed_out and not session.bad and not session.task_consumed():
+                    raise GraderFault("the child ended before it read its task")
+                status, msg = self._no_report_verdict(session, limit)
+                return self._finish_result(self._verdict_only(ctab, status, msg, parses=True), output, timings)
             t1 = time.perf_counter()
             report = session.frames[0]
             if isinstance(report, dict) and isinstance(report.get("ms"), (int, float)):
                 timings["child_self_ms"] = report["ms"]  # as the child tells it: informative only
-            try:
-                validate_report(report, prepared.cases)
-            except BadOutput:
-                output = session.finish()
-                return self._finish_result(self._verdict_only(ctab, "bad_output", BAD_OUTPUT_MESSAGE, parses=True),
-                                           output, timings)
-            try:
-                v = Verdict(ctab, prepared.cases, prepared.reference_report, report, source=source)
-                v.run()
-                if any(not r["passed"] and name in ("gradcheck", "gradgradcheck") for name, r in v.results.items()):
-                    # torch's own message helps here: let the child run it, wait briefly
-                    session.request_more({"op": "torch_checks"})
-                    if session.wait_frames(2, time.monotonic() + min(2.0, limit)) and len(session.frames) > 1:
-                        v = Verdict(ctab, prepared.cases, prepared.reference_report, report,
-                                    torch_messages(session.frames[1]), source=source)
-                        v.run()
-                summary = assemble(ctab, v.results, v.diagnostics, "an earlier check failed")
-            except GraderFault:
-                raise
-            except Exception as exc:  # a bug of ours on a well-formed report
-                session.finish()
-                raise GraderFault(f"verdict failed: {exc!r}") from exc
+            result = self._judge_report(prepared, session, report, source, limit)
             timings["judge_ms"] = _perf_ms(t1)
             output = session.finish()
         finally:
             if not session.child.closed:
                 session.finish()
+        return self._finish_result(result, output, timings)
+
+    def _no_report_verdict(self, session: Session, limit: float) -> tuple[str, str]:
+        """The status and message of a child that sent no report (grades and runs alike)."""
+        if session.timed_out:
+            return "timeout", f"your code ran longer than the {limit:g} s limit and was stopped"
+        if session.bad:
+            return "bad_output", BAD_OUTPUT_MESSAGE
+        return self._pool.crash_verdict(session)
+
+    def _judge_report(self, prepared: PreparedExercise, session: Session, report: Any, source: str, limit: float) -> dict:
+        """The grade of a report: checked against the reference's by the Verdict."""
+        ctab = prepared.code
+        try:
+            validate_report(report, prepared.cases)
+        except BadOutput:
+            return self._verdict_only(ctab, "bad_output", BAD_OUTPUT_MESSAGE, parses=True)
+        try:
+            v = Verdict(ctab, prepared.cases, prepared.reference_report, report, source=source)
+            v.run()
+            if any(not r["passed"] and name in ("gradcheck", "gradgradcheck") for name, r in v.results.items()):
+                # torch's own message helps here: let the child run it, wait briefly
+                session.request_more({"op": "torch_checks"})
+                if session.wait_frames(2, time.monotonic() + min(2.0, limit)) and len(session.frames) > 1:
+                    v = Verdict(ctab, prepared.cases, prepared.reference_report, report,
+                                torch_messages(session.frames[1]), source=source)
+                    v.run()
+            summary = assemble(ctab, v.results, v.diagnostics, "an earlier check failed")
+        except GraderFault:
+            raise
+        except Exception as exc:  # a bug of ours on a well-formed report
+            raise GraderFault(f"verdict failed: {exc!r}") from exc
         status = "passed" if summary["score"] >= 1.0 - 1e-9 else "failed"
         if status == "failed" and _out_of_memory(v.error):
             status = "memory_limit"
-        result = {
+        return {
             "score": summary["score"],
             "status": status,
             "checks": summary["checks"],
@@ -215,7 +219,6 @@ class Judge:
             "feedback": [LIKELY_CAUSES[c] for c in summary["likely_causes"] if c in LIKELY_CAUSES],
             "error": v.error,
         }
-        return self._finish_result(result, output, timings)
 
     @staticmethod
     def _finish_result(result: dict, output: dict, timings: dict) -> dict:
@@ -227,7 +230,7 @@ class Judge:
     # ------------------------------------------------------------------ "Try it yourself"
 
     def run(self, source: str, entry_point: str | None = None, inputs: list | None = None, *,
-            timeout: float | None = None) -> dict:
+            timeout: float | None = None, gradgradcheck: bool = False) -> dict:
         """Run the learner's `source` as the lesson's Run button would: stdout, stderr, the
         exception if any, and, with `entry_point` and `inputs` (docs/authoring.md, "Input specs"),
         forward, the gradients for grad_output = ones (as after `y.sum().backward()`) and the
@@ -237,16 +240,15 @@ class Judge:
         if not isinstance(source, str):
             raise TypeError("source must be a string")
         limit = min(timeout or self.timeout, self.timeout)
-        plan = plan_run(source, entry_point, inputs)
+        plan = plan_run(source, entry_point, inputs, gradgradcheck=gradgradcheck)
         result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
-        empty_output = {"stdout": "", "stderr": "", "truncated": False}
         if _too_large(source):
             result.update(status="too_large")
-            return self._finish_result(result, empty_output, {"total_ms": _perf_ms(t_start)})
+            return self._finish_result(result, dict(EMPTY_OUTPUT), {"total_ms": _perf_ms(t_start)})
         err = self._parse(source)
         if err is not None:
             result.update(status="syntax_error", error=err)
-            return self._finish_result(result, empty_output, {"total_ms": _perf_ms(t_start)})
+            return self._finish_result(result, dict(EMPTY_OUTPUT), {"total_ms": _perf_ms(t_start)})
         task = json.dumps({"op": "run", "source": source, "entry_point": entry_point, "module_name": "__main__",
                            "torch_checks": "now", "cases": task_cases(plan.cases)}, separators=(",", ":")).encode()
         timings: dict[str, Any] = {}
@@ -259,13 +261,8 @@ class Judge:
                 timings["child_ms"] = _perf_ms(t0)
                 if not session.frames:
                     output = session.finish()
-                    if session.timed_out:
-                        result.update(status="timeout", message=f"your code ran longer than the {limit:g} s limit and was stopped")
-                    elif session.bad:
-                        result.update(status="bad_output", message=BAD_OUTPUT_MESSAGE)
-                    else:
-                        status, message = self._pool.crash_verdict(session)
-                        result.update(status=status, message=message)
+                    status, message = self._no_report_verdict(session, limit)
+                    result.update(status=status, message=message)
                     return self._finish_result(result, output, timings)
                 report = session.frames[0]
                 extra = torch_messages(session.frames[1]) if len(session.frames) > 1 else {}
