@@ -174,14 +174,14 @@ def outbound_command() -> None:
     import signal
     import threading
 
-    from .outbound.runner import OutboundRunner
+    from .deliveries import outbound_runner
 
     settings = _settings()
     configure_logging(settings.log_format, "outbound")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    OutboundRunner(settings).serve(stop)
+    outbound_runner(settings).serve(stop)
 
 
 @click.command("worker")

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from ..models import GRADED_EVENT, Attempt, AttemptStatus, GradingJob
 from ..models.base import utcnow
-from ..outbound.outbox import record_attempt_event
+from ..services.events import record_attempt_event
 
 Job = TypeVar("Job", bound=GradingJob)
 

@@ -201,9 +201,9 @@ def supervise(settings: Settings, processes: int) -> None:
     children: list[subprocess.Popen] = [subprocess.Popen(command) for command in commands]
     # Score passbacks and webhooks go out from here, beside the grading; imported here, so the
     # grading processes never load the HTTP and JOSE code.
-    from ..outbound.runner import OutboundRunner
+    from ..deliveries import outbound_runner
 
-    OutboundRunner(settings).start_thread(stop)
+    outbound_runner(settings).start_thread(stop)
     log.info("started %d grading worker processes (%s backend)", len(children), settings.grading_backend)
     refused = False
     while not refused and not stop.wait(0.5):

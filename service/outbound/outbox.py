@@ -1,8 +1,10 @@
 """Attempt events and the deliveries they cause, written in the transaction that made the event.
 
-A grade, regrade or override calls `record_attempt_event` beside the change itself: the event,
-the statistics counters, one webhook delivery per active endpoint of the attempt's client, and a
-score passback when the attempt came from an LTI launch all commit together with it, or not at all.
+`write_event` adds the event, one webhook delivery per active endpoint of the attempt's client,
+and a score passback when the attempt came from an LTI launch; they commit together with the
+change that made the event, or not at all. A grade, regrade or override calls it through
+service/services/events.py `record_attempt_event`, which keeps the statistics counters in the
+same transaction.
 """
 
 from __future__ import annotations
@@ -15,15 +17,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..models import ApiClient, AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
-from ..services import progress
 
 
-def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: int, lti_link_id: int | None,
-                         type: str, data: dict[str, Any], at: datetime,
-                         previous: dict[str, Any] | None = None) -> AttemptEvent:
-    """`previous`: the attempt's grade before a regrade or override (see progress.on_attempt_event)."""
+def write_event(session: Session, *, attempt_id: uuid.UUID, client_id: int, lti_link_id: int | None,
+                type: str, data: dict[str, Any], at: datetime) -> AttemptEvent:
+    """The event and its deliveries, added to the session (and flushed: the event has its id)."""
     session.flush()  # the attempt first: the event refers to it
-    progress.on_attempt_event(session, attempt_id=attempt_id, type=type, previous=previous)
     event = AttemptEvent(attempt_id=attempt_id, type=type, data=data, created_at=at)
     session.add(event)
     session.flush()  # the event's id, which deliveries refer to

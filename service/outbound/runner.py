@@ -1,9 +1,13 @@
-"""The outbound runner: sends due score passbacks and webhook deliveries, retrying with backoff.
+"""The outbound runner: sends due deliveries (score passbacks, webhook events), retrying with backoff.
 
 Each kind of delivery supplies `prepare(session, row)`, which reads what the message needs and
 returns the send step: a function that makes the HTTP call with no database session open (so a
 slow receiver never holds a transaction, nor SQLite's write lock). The runner claims due rows,
 runs the send steps in a small thread pool and records each outcome.
+
+The runner knows no kind of its own: whoever starts it hands it the kinds to send
+(service/deliveries.py for `flask worker` and `flask outbound`), so this package imports nothing
+of the LTI or webhook code that builds on it.
 
 Claims are leases: claiming pushes `next_attempt_at` past the HTTP timeout, so a runner that
 dies mid-send leaves the row due again, and several runners (one per `flask worker`) share
@@ -19,7 +23,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -117,9 +121,9 @@ class OutboundRunner:
     """Sends what is due, kind by kind, until stopped. Runs as a thread of `flask worker`, or
     alone as `flask outbound`."""
 
-    def __init__(self, settings: Settings, kinds: list[DeliveryKind] | None = None, threads: int = 4) -> None:
+    def __init__(self, settings: Settings, kinds: Sequence[DeliveryKind], threads: int = 4) -> None:
         self.settings = settings
-        self.kinds = kinds if kinds is not None else default_kinds(settings)
+        self.kinds = list(kinds)
         self.sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="outbound")
 
@@ -171,10 +175,3 @@ def _run_step(step: SendStep) -> Outcome:
     except Exception as exc:
         log.exception("sending failed")
         return Outcome(False, error=f"{type(exc).__name__}: {exc}")
-
-
-def default_kinds(settings: Settings) -> list[DeliveryKind]:
-    from ..lti.passback import ScorePassbacks
-    from .webhooks import WebhookDeliveries
-
-    return [ScorePassbacks(settings), WebhookDeliveries(settings)]

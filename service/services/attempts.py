@@ -17,7 +17,7 @@ from ..learner_tokens import LearnerScope
 from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
 from ..models.attempt import FINISHED, grade_columns
 from ..models.base import utcnow
-from ..outbound.outbox import record_attempt_event
+from .events import record_attempt_event
 from ..quiz import QUIZ_KINDS, AnswerError
 
 Job = TypeVar("Job", bound=GradingJob)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ..models import OVERRIDDEN_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradeOverride
 from ..models.base import utcnow
-from ..outbound.outbox import record_attempt_event
+from .events import record_attempt_event
 from . import progress
 
 

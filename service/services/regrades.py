@@ -34,7 +34,7 @@ from ..models import (
 )
 from ..models.attempt import grade_columns
 from ..models.base import utcnow
-from ..outbound.outbox import record_attempt_event
+from .events import record_attempt_event
 from ..quiz import QUIZ_KINDS, AnswerError
 from . import progress
 

@@ -21,7 +21,7 @@ from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import (GRADED_EVENT, OVERRIDDEN_EVENT, REGRADED_EVENT, ApiClient, Attempt, Base, Exercise,
                             ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress, Role)
 from service.models.base import utcnow
-from service.outbound.outbox import record_attempt_event
+from service.services.events import record_attempt_event
 from service.services import progress
 from tests.helpers import bearer, correct_answer
 

@@ -1,0 +1,25 @@
+"""What the outbound runner sends, put together where it is started (`flask worker` runs it as a
+thread, `flask outbound` alone).
+
+The runner (service/outbound/runner.py) claims, sends and retries any kind of delivery it is
+given; the kinds build on it: LTI score passbacks (service/lti/passback.py) and webhook events
+(service/outbound/webhooks.py). Naming them here, above both, keeps service/outbound/ free of
+any import of the LTI code.
+"""
+
+from __future__ import annotations
+
+from .config import Settings
+from .lti.passback import ScorePassbacks
+from .outbound.runner import DeliveryKind, OutboundRunner
+from .outbound.webhooks import WebhookDeliveries
+
+
+def delivery_kinds(settings: Settings) -> list[DeliveryKind]:
+    """Every kind of delivery the service sends, in the order the runner serves them."""
+    return [ScorePassbacks(settings), WebhookDeliveries(settings)]
+
+
+def outbound_runner(settings: Settings) -> OutboundRunner:
+    """The runner that sends every kind of delivery."""
+    return OutboundRunner(settings, delivery_kinds(settings))
