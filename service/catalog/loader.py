@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..quiz import QUIZ_KINDS, Problem
+from ..scores import POLICIES as SCORE_POLICIES
+from ..scores import policy_of
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KINDS = (*QUIZ_KINDS, "code")
-SCORE_POLICIES = ("best", "latest")
 COMMON_KEYS = frozenset(
     {"title", "kind", "prompt", "topics", "difficulty", "hints", "explanation", "score_policy"}
 )
@@ -99,7 +100,7 @@ def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:
     hints = spec.get("hints", [])
     if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
         problems.append(("hints", "must be a list of non-empty strings"))
-    if spec.get("score_policy", "best") not in SCORE_POLICIES:
+    if policy_of(spec) not in SCORE_POLICIES:
         problems.append(("score_policy", f"must be one of {', '.join(SCORE_POLICIES)}"))
     return problems
 

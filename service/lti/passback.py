@@ -17,11 +17,11 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from .. import scores
 from ..config import Settings
-from ..models import Attempt, AttemptStatus, ScorePassback
+from ..models import Attempt, ScorePassback
 from ..outbound.http import HttpError, HttpResponse, send
 from ..outbound.runner import Outcome, SendStep
 from . import claims as c
@@ -33,15 +33,11 @@ TOKEN_MARGIN_SECONDS = 60
 
 
 def learner_score(session: Session, attempt: Attempt, link_id: int) -> float | None:
-    """The score that counts for the attempt's learner at this link: the best, or that of the
-    latest submitted attempt that is graded (as the gradebook export and statistics count it)."""
-    policy = attempt.exercise.version.spec.get("score_policy", "best")
-    graded = (select(Attempt.score).where(Attempt.client_id == attempt.client_id, Attempt.learner == attempt.learner,
-                                          Attempt.lti_link_id == link_id,
-                                          Attempt.status == AttemptStatus.GRADED.value))
-    if policy == "latest":
-        return session.scalar(graded.order_by(Attempt.created_at.desc(), Attempt.id.desc()).limit(1))
-    return session.scalar(graded.order_by(Attempt.score.desc()).limit(1))
+    """The score that counts for the attempt's learner at this link under the exercise's policy
+    (service/scores.py: as the gradebook export and the statistics count it)."""
+    policy = scores.policy_of(attempt.exercise.version.spec)
+    return session.scalar(scores.score_query(policy, Attempt.client_id == attempt.client_id,
+                                             Attempt.learner == attempt.learner, Attempt.lti_link_id == link_id))
 
 
 def scores_url(lineitem_url: str) -> str:

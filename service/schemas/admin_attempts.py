@@ -5,7 +5,8 @@ from datetime import timezone
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
 from ..models import AttemptStatus
-from ..services.admin_search import DEFAULT_SORT, POLICIES, SORTS
+from ..scores import POLICIES
+from ..services.admin_search import DEFAULT_SORT, SORTS
 from .delivery import OutboundDeliverySchema
 
 MAX_PAGE_LIMIT = 200

@@ -28,12 +28,12 @@ from typing import Any, Iterable, Iterator, Sequence
 from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session
 
-from ..models import (ApiClient, Attempt, AttemptEvent, AttemptStatus, Exercise, ExerciseVersion, GradeOverride,
+from .. import scores
+from ..models import (ApiClient, Attempt, AttemptEvent, Exercise, ExerciseVersion, GradeOverride,
                       ScorePassback, WebhookDelivery)
 
 DEFAULT_SORT = "-created_at"
 SORTS = ("-created_at", "created_at", "-score", "score")
-POLICIES = ("best", "latest")
 # Server-side cursor batch of the CSV exports: rows fetched per round trip, never all at once.
 STREAM_BATCH = 1000
 # Rows per chunk of CSV handed to the WSGI server.
@@ -429,14 +429,14 @@ def gradebook_exercises(session: Session, slugs: Sequence[str] | None) -> list[t
     return [(found[slug], slug) for slug in wanted]
 
 
-def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], policy: str = "best",
+def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
                    client: str | None = None, all_exercises: bool = False) -> Iterator[list[Any]]:
-    """One row per (client, learner): client name, learner, then the score per exercise in
-    `exercises` order: the best graded score, or the latest graded attempt's (by submission time).
+    """One row per (client, learner): client name, learner, then the score that counts per
+    exercise in `exercises` order, under `policy` (service/scores.py).
 
-    One query ordered by (client, learner, created_at), read through a server-side cursor;
+    One query in submission order per (client, learner), read through a server-side cursor;
     a row is emitted each time the (client, learner) key changes, so memory holds one learner."""
-    if policy not in POLICIES:
+    if policy not in scores.POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     client_id = _id_of(session, ApiClient.id, ApiClient.name, client)
     if client_id is False or not exercises:
@@ -444,30 +444,29 @@ def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], polic
     names = dict(session.execute(select(ApiClient.id, ApiClient.name)).all())
     columns = [exercise_id for exercise_id, _slug in exercises]
     stmt = (select(Attempt.client_id, Attempt.learner, Attempt.exercise_id, Attempt.score)
-            .where(Attempt.status == AttemptStatus.GRADED.value, Attempt.score.is_not(None))
-            .order_by(Attempt.client_id, Attempt.learner, Attempt.created_at, Attempt.id))
+            .where(scores.counted(), Attempt.score.is_not(None))
+            .order_by(Attempt.client_id, Attempt.learner, *scores.SUBMISSION_ORDER))
     if not all_exercises:
         stmt = stmt.where(Attempt.exercise_id.in_(columns))
     if client_id is not None:
         stmt = stmt.where(Attempt.client_id == client_id)
     result = session.execute(stmt.execution_options(yield_per=STREAM_BATCH))
     key: tuple[int, str] | None = None
-    scores: dict[int, float] = {}
+    counting: dict[int, float | None] = {}
     try:
         for row_client, learner, exercise_id, score in result:
             if (row_client, learner) != key:
                 if key is not None:
-                    yield [names.get(key[0]), key[1], *(scores.get(c) for c in columns)]
-                key, scores = (row_client, learner), {}
-            if policy == "latest" or exercise_id not in scores or score > scores[exercise_id]:
-                scores[exercise_id] = score  # rows come oldest first: the last one is the latest
+                    yield [names.get(key[0]), key[1], *(counting.get(c) for c in columns)]
+                key, counting = (row_client, learner), {}
+            counting[exercise_id] = scores.keep(policy, counting.get(exercise_id), score)
         if key is not None:
-            yield [names.get(key[0]), key[1], *(scores.get(c) for c in columns)]
+            yield [names.get(key[0]), key[1], *(counting.get(c) for c in columns)]
     finally:
         result.close()
 
 
-def gradebook_csv(session: Session, exercises: Sequence[tuple[int, str]], policy: str = "best",
+def gradebook_csv(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
                   client: str | None = None, all_exercises: bool = False) -> Iterator[str]:
     header = ["client", "learner", *(slug for _id, slug in exercises)]
     return csv_chunks(header, gradebook_rows(session, exercises, policy, client, all_exercises))

@@ -13,6 +13,7 @@ from sqlalchemy import Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, lazyload
 
+from .. import scores
 from ..learner_tokens import LearnerScope
 from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
 from ..models.attempt import FINISHED, grade_columns
@@ -195,7 +196,7 @@ def learner_attempts(client: ApiClient, learner: str, exercise_id: int | None) -
 
 def best_scores(session: Session, client: ApiClient, learner: str, exercise_id: int | None) -> list[dict[str, Any]]:
     stmt = (
-        select(Exercise.slug, func.count(Attempt.id), func.max(Attempt.score),
+        select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
                func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
         .join(Attempt, Attempt.exercise_id == Exercise.id)
         .where(Attempt.client_id == client.id, Attempt.learner == learner)

@@ -32,6 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from .. import scores
 from ..models import Attempt, AttemptStatus
 from ..models.progress import CAUSE, CHECK, ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 
@@ -153,20 +154,19 @@ def refresh_learner(session: Session, client_id: int, learner: str, exercise_id:
     rows = session.execute(
         select(Attempt.score, Attempt.verdict, Attempt.created_at, Attempt.graded_at)
         .where(Attempt.client_id == client_id, Attempt.learner == learner, Attempt.exercise_id == exercise_id,
-               Attempt.status == GRADED)
-        .order_by(Attempt.created_at, Attempt.id)).all()
+               scores.counted())
+        .order_by(*scores.SUBMISSION_ORDER)).all()
     where = (table.c.client_id == client_id, table.c.learner == learner, table.c.exercise_id == exercise_id)
     if not rows:
         session.execute(delete(table).where(*where))
         return -int(old_attempts > 0), -int(bool(old_passed))
     first_pass = next((n for n, r in enumerate(rows) if r.verdict == PASSED), None)
-    scores = [r.score for r in rows if r.score is not None]
     graded = [r.graded_at for r in rows if r.graded_at is not None]
     passed = first_pass is not None
     session.execute(update(table).where(*where).values(
         attempts=len(rows),
-        best_score=max(scores) if scores else None,
-        latest_score=rows[-1].score,
+        best_score=scores.score_that_counts(scores.BEST, (r.score for r in rows)),
+        latest_score=scores.score_that_counts(scores.LATEST, (r.score for r in rows)),
         passed=passed,
         first_attempt_at=rows[0].created_at,
         first_passed_at=rows[first_pass].created_at if passed else None,
@@ -177,20 +177,21 @@ def refresh_learner(session: Session, client_id: int, learner: str, exercise_id:
 
 # ----------------------------------------------------------------------------------- rebuild
 #
-# The same definitions as above, set-based. Migration 0007 holds a frozen copy for its backfill.
+# The same definitions as above, set-based (the best and latest scores in service/scores.py's
+# SQL). Migration 0007 holds a frozen copy for its backfill.
 
-_LEARNERS = """
+_LEARNERS = f"""
 INSERT INTO learner_progress (client_id, learner, exercise_id, attempts, best_score, latest_score, passed,
                               first_attempt_at, first_passed_at, attempts_to_first_pass, last_graded_at)
-SELECT client_id, learner, exercise_id, count(*), max(score), max(latest_score),
+SELECT client_id, learner, exercise_id, count(*), {scores.SQL_BEST}, max(latest_score),
        sum(CASE WHEN verdict = 'passed' THEN 1 ELSE 0 END) > 0,
        min(created_at), min(CASE WHEN verdict = 'passed' THEN created_at END),
        min(CASE WHEN verdict = 'passed' THEN n END), max(graded_at)
 FROM (SELECT client_id, learner, exercise_id, score, verdict, created_at, graded_at,
              row_number() OVER w AS n,
-             last_value(score) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS latest_score
-      FROM attempts WHERE status = 'graded'
-      WINDOW w AS (PARTITION BY client_id, learner, exercise_id ORDER BY created_at, id)) AS ranked
+             {scores.SQL_LATEST.format(window="w")} AS latest_score
+      FROM attempts WHERE {scores.SQL_COUNTED}
+      WINDOW w AS (PARTITION BY client_id, learner, exercise_id ORDER BY {scores.SQL_SUBMISSION_ORDER})) AS ranked
 GROUP BY client_id, learner, exercise_id
 """
 _DAYS = """
