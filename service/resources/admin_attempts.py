@@ -21,7 +21,7 @@ from ..schemas.admin_attempts import (
     AttemptSearchQuerySchema,
     GradebookQuerySchema,
 )
-from ..services import admin_search
+from ..services import admin_detail, admin_export, admin_search
 from .attempts import BEARER
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
@@ -74,7 +74,7 @@ class AdminAttemptDetail(MethodView):
         """One attempt in full: what was submitted, every check with its message, the output,
         the phase and grader timings, the exercise version, and what became of the grade
         (events, webhook deliveries, LMS passbacks, overrides)."""
-        detail = admin_search.attempt_detail(db_session(), attempt_id)
+        detail = admin_detail.attempt_detail(db_session(), attempt_id)
         if detail is None:
             problem_abort(404, "No attempt with this id.")
         return detail
@@ -86,12 +86,12 @@ class AttemptsCsv(MethodView):
     @require_staff
     @blp.arguments(AttemptExportQuerySchema, location="query", unknown=RAISE)
     @blp.response(200, CSV_RESPONSE, content_type="text/csv", description=(
-        "One row per attempt: " + ", ".join(admin_search.ATTEMPT_CSV_COLUMNS)))
+        "One row per attempt: " + ", ".join(admin_export.ATTEMPT_CSV_COLUMNS)))
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, INVALID_QUERY)
     def get(self, query):
         """Every attempt matching the filters (those of the search), as CSV, streamed."""
         filters = admin_search.AttemptFilters.from_query(query)
-        return _csv_response(admin_search.attempts_csv(db_session(), filters, query["sort"]), "attempts")
+        return _csv_response(admin_export.attempts_csv(db_session(), filters, query["sort"]), "attempts")
 
 
 @blp.route("/gradebook.csv")
@@ -108,11 +108,11 @@ class GradebookCsv(MethodView):
         session = db_session()
         slugs = query.get("exercise")
         try:
-            exercises = admin_search.gradebook_exercises(session, slugs)
-        except admin_search.UnknownExercises as exc:
+            exercises = admin_export.gradebook_exercises(session, slugs)
+        except admin_export.UnknownExercises as exc:
             problem_abort(422, f"Unknown exercise: {', '.join(exc.slugs)}.", title="Validation failed",
                           type=VALIDATION_ERROR,
                           errors=[{"field": "query.exercise", "message": f"no exercise {slug!r}"} for slug in exc.slugs])
-        chunks = admin_search.gradebook_csv(session, exercises, query["policy"], query.get("client"),
+        chunks = admin_export.gradebook_csv(session, exercises, query["policy"], query.get("client"),
                                             all_exercises=not slugs)
         return _csv_response(chunks, f"gradebook-{query['policy']}")

@@ -1,4 +1,4 @@
-"""Attempts for the grading dashboard: search with keyset cursors, one attempt in full, CSV exports.
+"""Attempt search for the grading dashboard: filters, sorts and keyset cursors.
 
 Pages are keyset pages: a page asks for the rows after the last one the client saw, by sort key
 and id (`WHERE (created_at, id) < (:c, :i) ORDER BY created_at DESC, id DESC LIMIT n`), so
@@ -9,49 +9,36 @@ Scores sort with the ungraded (no score) ranked lowest: last under `-score`, fir
 Each part is its own index range (score IS NULL by id; the scored by (score, id)), read one after
 the other, so no sort over the whole table is ever needed.
 
-No Flask here: the resources in service/resources/admin_attempts.py call these functions.
+One attempt in full is service/services/admin_detail.py; the CSV exports, which stream what
+`stream_summaries` reads, service/services/admin_export.py. No Flask here: the resources in
+service/resources/admin_attempts.py call these functions.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import csv
-import io
 import json
 import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session
 
-from .. import scores
-from ..models import (ApiClient, Attempt, AttemptEvent, Exercise, ExerciseVersion, GradeOverride,
-                      ScorePassback, WebhookDelivery)
+from ..models import ApiClient, Attempt, Exercise, ExerciseVersion
 
 DEFAULT_SORT = "-created_at"
 SORTS = ("-created_at", "created_at", "-score", "score")
 # Server-side cursor batch of the CSV exports: rows fetched per round trip, never all at once.
 STREAM_BATCH = 1000
-# Rows per chunk of CSV handed to the WSGI server.
-CSV_CHUNK_ROWS = 500
-# A cell starting with one of these is a formula to a spreadsheet (CSV injection): quoted.
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CURSOR_VERSION = 1
-
 
 
 class InvalidCursor(ValueError):
     """The cursor was not made by this API, or was made for another sort."""
-
-
-class UnknownExercises(LookupError):
-    def __init__(self, slugs: Sequence[str]) -> None:
-        super().__init__(f"no exercise with the slug {', '.join(repr(s) for s in slugs)}")
-        self.slugs = list(slugs)
 
 
 @dataclass(frozen=True)
@@ -132,10 +119,6 @@ SUMMARY_COLUMNS = (
 )
 
 
-# The attempts CSV's columns: the summary's, in this order.
-ATTEMPT_CSV_COLUMNS = tuple(column.key for column in SUMMARY_COLUMNS)
-
-
 def _summaries() -> Select:
     # Columns, not Attempt entities: an entity would join in each exercise version's whole content.
     return (select(*SUMMARY_COLUMNS).select_from(Attempt)
@@ -144,7 +127,7 @@ def _summaries() -> Select:
             .join(ApiClient, ApiClient.id == Attempt.client_id))
 
 
-def _id_of(session: Session, column: Any, key_column: Any, value: str | None) -> int | None | bool:
+def id_of(session: Session, column: Any, key_column: Any, value: str | None) -> int | None | bool:
     """The id for a slug or client name; False when nothing has it (nothing can match)."""
     if value is None:
         return None
@@ -156,8 +139,8 @@ def filter_clauses(session: Session, filters: AttemptFilters) -> list[ColumnElem
     """The WHERE clauses of the filters on attempts' own columns (slug and client name are
     looked up first, so the indexes on exercise_id and client_id serve them); None when an
     unknown slug or client name means no attempt matches."""
-    exercise_id = _id_of(session, Exercise.id, Exercise.slug, filters.exercise)
-    client_id = _id_of(session, ApiClient.id, ApiClient.name, filters.client)
+    exercise_id = id_of(session, Exercise.id, Exercise.slug, filters.exercise)
+    client_id = id_of(session, ApiClient.id, ApiClient.name, filters.client)
     if exercise_id is False or client_id is False:
         return None
     clauses: list[ColumnElement[bool]] = []
@@ -285,188 +268,3 @@ def stream_summaries(session: Session, filters: AttemptFilters, sort: str = DEFA
             yield from result
         finally:
             result.close()
-
-
-# ------------------------------------------------------------------------------------------ detail
-
-def attempt_detail(session: Session, attempt_id: uuid.UUID) -> dict[str, Any] | None:
-    """One attempt in full: its summary, what was submitted, the grader's report, and what
-    became of its grade (events, webhook deliveries, LMS passbacks, overrides)."""
-    attempt = session.get(Attempt, attempt_id)
-    if attempt is None:
-        return None
-    result = attempt.result or {}
-    # Code attempts carry the judge's report; quiz attempts only feedback.
-    report = attempt.report or {}
-    detail: dict[str, Any] = {
-        "id": attempt.id,
-        "exercise": attempt.exercise.slug,
-        "exercise_kind": attempt.exercise.kind,
-        "exercise_version": attempt.exercise_version.number,
-        "exercise_version_digest": attempt.exercise_version.digest,
-        "client": session.scalar(select(ApiClient.name).where(ApiClient.id == attempt.client_id)),
-        "learner": attempt.learner,
-        "status": attempt.status,
-        "verdict": attempt.verdict,
-        "likely_cause": attempt.likely_cause,
-        "score": attempt.score,
-        "grader_score": attempt.grader_score,
-        "overridden": attempt.overridden,
-        "correct": attempt.correct,
-        "created_at": attempt.created_at,
-        "started_at": attempt.started_at,
-        "graded_at": attempt.graded_at,
-        "tries": attempt.tries,
-        "lti_link_id": attempt.lti_link_id,
-        "request_id": attempt.request_id,
-        "answer": attempt.answer,
-        "code": attempt.code,
-        "report_status": report.get("status"),
-        "grader_version": report.get("grader_version"),
-        "checks": report.get("checks") or [],
-        "likely_causes": report.get("likely_causes") or [],
-        "diagnostics": report.get("diagnostics") or [],
-        "error": report.get("error"),
-        "feedback": result.get("feedback") or [],
-        "output": report.get("output"),
-        "timings": {
-            "created_at": attempt.created_at,
-            "started_at": attempt.started_at,
-            "graded_at": attempt.graded_at,
-            "queued_ms": _ms_between(attempt.created_at, attempt.started_at),
-            "grading_ms": _ms_between(attempt.started_at, attempt.graded_at),
-            "report": report.get("timings") or {},
-        },
-    }
-    detail["events"] = [
-        {"id": e.id, "type": e.type, "created_at": e.created_at, "data": e.data}
-        for e in session.scalars(select(AttemptEvent).where(AttemptEvent.attempt_id == attempt.id)
-                                 .order_by(AttemptEvent.id))]
-    detail["webhook_deliveries"] = [
-        {"id": d.id, "endpoint_id": d.endpoint_id, "event_id": d.event_id, "event_type": event_type,
-         "status": d.status, "tries": d.tries, "last_status_code": d.last_status_code, "last_error": d.last_error,
-         "created_at": d.created_at, "last_attempt_at": d.last_attempt_at, "delivered_at": d.delivered_at}
-        for d, event_type in session.execute(
-            select(WebhookDelivery, AttemptEvent.type).join(AttemptEvent, AttemptEvent.id == WebhookDelivery.event_id)
-            .where(AttemptEvent.attempt_id == attempt.id).order_by(WebhookDelivery.id))]
-    detail["passbacks"] = [
-        {"id": p.id, "event_id": p.event_id, "link_id": p.link_id, "status": p.status, "tries": p.tries,
-         "last_status_code": p.last_status_code, "last_error": p.last_error, "sent_score": p.sent_score,
-         "created_at": p.created_at, "last_attempt_at": p.last_attempt_at, "delivered_at": p.delivered_at}
-        for p in session.scalars(select(ScorePassback).where(ScorePassback.attempt_id == attempt.id)
-                                 .order_by(ScorePassback.id))]
-    detail["overrides"] = [
-        {"id": o.id, "actor": o.actor, "old_score": o.old_score, "new_score": o.new_score, "reason": o.reason,
-         "created_at": o.created_at}
-        for o in session.scalars(select(GradeOverride).where(GradeOverride.attempt_id == attempt.id)
-                                 .order_by(GradeOverride.id))]
-    return detail
-
-
-def _ms_between(start: datetime | None, end: datetime | None) -> float | None:
-    if start is None or end is None:
-        return None
-    return round((end - start).total_seconds() * 1000, 3)
-
-
-# ------------------------------------------------------------------------------------------ CSV
-
-def csv_cell(value: Any) -> Any:
-    """A value as a CSV cell; text a spreadsheet would run as a formula gets a leading quote.
-
-    Learner ids, client names and the like come from clients and may be anything."""
-    kind = type(value)
-    if kind is str:
-        return "'" + value if value.startswith(FORMULA_PREFIXES) else value
-    if value is None:
-        return ""
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is float or kind is int:
-        return repr(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return csv_cell(str(value))
-
-
-def csv_chunks(header: Sequence[str], rows: Iterable[Sequence[Any]], chunk_rows: int | None = None) -> Iterator[str]:
-    """CSV text (RFC 4180, CRLF line ends): the header, then a chunk every `chunk_rows` rows."""
-    chunk_rows = chunk_rows or CSV_CHUNK_ROWS
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([csv_cell(name) for name in header])
-    yield buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    pending = 0
-    for row in rows:
-        writer.writerow([csv_cell(value) for value in row])
-        pending += 1
-        if pending >= chunk_rows:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-            pending = 0
-    if pending:
-        yield buffer.getvalue()
-
-
-def attempts_csv(session: Session, filters: AttemptFilters, sort: str = DEFAULT_SORT) -> Iterator[str]:
-    return csv_chunks(ATTEMPT_CSV_COLUMNS, stream_summaries(session, filters, sort))
-
-
-def gradebook_exercises(session: Session, slugs: Sequence[str] | None) -> list[tuple[int, str]]:
-    """The gradebook's columns as (id, slug): the slugs asked for, in that order, or every
-    exercise (easiest first). Raises UnknownExercises."""
-    if not slugs:
-        return [tuple(r) for r in session.execute(select(Exercise.id, Exercise.slug)
-                                                  .order_by(Exercise.difficulty, Exercise.slug))]
-    wanted = list(dict.fromkeys(slugs))
-    found = dict(session.execute(select(Exercise.slug, Exercise.id).where(Exercise.slug.in_(wanted))).all())
-    missing = [slug for slug in wanted if slug not in found]
-    if missing:
-        raise UnknownExercises(missing)
-    return [(found[slug], slug) for slug in wanted]
-
-
-def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
-                   client: str | None = None, all_exercises: bool = False) -> Iterator[list[Any]]:
-    """One row per (client, learner): client name, learner, then the score that counts per
-    exercise in `exercises` order, under `policy` (service/scores.py).
-
-    One query in submission order per (client, learner), read through a server-side cursor;
-    a row is emitted each time the (client, learner) key changes, so memory holds one learner."""
-    if policy not in scores.POLICIES:
-        raise ValueError(f"unknown policy {policy!r}")
-    client_id = _id_of(session, ApiClient.id, ApiClient.name, client)
-    if client_id is False or not exercises:
-        return
-    names = dict(session.execute(select(ApiClient.id, ApiClient.name)).all())
-    columns = [exercise_id for exercise_id, _slug in exercises]
-    stmt = (select(Attempt.client_id, Attempt.learner, Attempt.exercise_id, Attempt.score)
-            .where(scores.counted(), Attempt.score.is_not(None))
-            .order_by(Attempt.client_id, Attempt.learner, *scores.SUBMISSION_ORDER))
-    if not all_exercises:
-        stmt = stmt.where(Attempt.exercise_id.in_(columns))
-    if client_id is not None:
-        stmt = stmt.where(Attempt.client_id == client_id)
-    result = session.execute(stmt.execution_options(yield_per=STREAM_BATCH))
-    key: tuple[int, str] | None = None
-    counting: dict[int, float | None] = {}
-    try:
-        for row_client, learner, exercise_id, score in result:
-            if (row_client, learner) != key:
-                if key is not None:
-                    yield [names.get(key[0]), key[1], *(counting.get(c) for c in columns)]
-                key, counting = (row_client, learner), {}
-            counting[exercise_id] = scores.keep(policy, counting.get(exercise_id), score)
-        if key is not None:
-            yield [names.get(key[0]), key[1], *(counting.get(c) for c in columns)]
-    finally:
-        result.close()
-
-
-def gradebook_csv(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
-                  client: str | None = None, all_exercises: bool = False) -> Iterator[str]:
-    header = ["client", "learner", *(slug for _id, slug in exercises)]
-    return csv_chunks(header, gradebook_rows(session, exercises, policy, client, all_exercises))

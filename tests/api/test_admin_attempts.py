@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import io
 import json
 import uuid
@@ -17,7 +18,9 @@ from service.extensions import db_session
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import (ApiClient, Attempt, AttemptEvent, Exercise, GradeOverride, LtiPlatform, LtiResourceLink,
                             Role, ScorePassback, WebhookDelivery, WebhookEndpoint)
-from service.services import admin_search
+from service.schemas.admin_attempts import (AttemptDetailSchema, DeliveryStateSchema, EventSchema,
+                                            OverrideEntrySchema, PassbackStateSchema, TimingsSchema)
+from service.services import admin_detail, admin_export, admin_search
 from tests.helpers import bearer, correct_answer
 
 QUIZ = "backward-none-for-bounds"
@@ -448,6 +451,15 @@ def test_an_unknown_attempt_is_404(client, staff_key):
     assert client.get("/api/v1/admin/attempts/not-a-uuid", headers=bearer(staff_key)).status_code == 404
 
 
+def test_the_detail_is_built_with_the_fields_of_its_schemas():
+    """Each part of an attempt in full is a dataclass with its schema's fields, no more, no fewer."""
+    parts = [(admin_detail.AttemptDetail, AttemptDetailSchema), (admin_detail.Timings, TimingsSchema),
+             (admin_detail.EventEntry, EventSchema), (admin_detail.DeliveryState, DeliveryStateSchema),
+             (admin_detail.PassbackState, PassbackStateSchema), (admin_detail.OverrideEntry, OverrideEntrySchema)]
+    for part, schema in parts:
+        assert sorted(f.name for f in dataclasses.fields(part)) == sorted(schema().fields), part.__name__
+
+
 # --- CSV exports -------------------------------------------------------------------------------
 
 
@@ -456,7 +468,7 @@ def test_the_attempts_csv_has_a_header_and_a_row_per_attempt(client, staff_key, 
     assert response.status_code == 200 and response.mimetype == "text/csv"
     assert response.headers["Content-Disposition"].startswith('attachment; filename="attempts-')
     rows = read_csv(response)
-    assert tuple(rows[0]) == admin_search.ATTEMPT_CSV_COLUMNS
+    assert tuple(rows[0]) == admin_export.ATTEMPT_CSV_COLUMNS
     assert [r[0] for r in rows[1:]] == population[::-1]
     newest = dict(zip(rows[0], rows[1]))
     assert newest == {
@@ -500,7 +512,7 @@ def test_csv_cells_that_look_like_formulas_are_neutralised(app, client, staff_ke
 def test_csv_exports_are_streamed_through_a_server_side_cursor(app, client, staff_key, monkeypatch):
     add_attempts(app, *(dict(learner=f"l{i % 7}", created_at=T0 + timedelta(seconds=i), score=(i % 5) / 4)
                         for i in range(60)))
-    monkeypatch.setattr(admin_search, "CSV_CHUNK_ROWS", 10)
+    monkeypatch.setattr(admin_export, "CSV_CHUNK_ROWS", 10)
     streamed_options = []
     engine = app.extensions["gradquiz.db"].engine
 
