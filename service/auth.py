@@ -22,6 +22,9 @@ from .learner_tokens import LearnerScope, read_learner_token
 from .models import ApiClient, Role
 
 KEY_PREFIX = "gq_"
+# The OpenAPI security requirement of every endpoint that takes a key or a learner token as
+# `Authorization: Bearer` (the scheme, bearerAuth, is declared in create_app's API_SPEC_OPTIONS).
+BEARER = [{"bearerAuth": []}]
 F = TypeVar("F", bound=Callable[..., Any])
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()

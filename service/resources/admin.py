@@ -9,12 +9,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy.orm import Session
 
-from ..auth import require_admin
+from ..auth import BEARER, require_admin
 from ..errors import problem_abort
 from ..extensions import db_session, dispatch_job
 from ..schemas.admin import FailedJobSchema, FailedJobsQuerySchema
 from ..services import failed_jobs
-from .attempts import BEARER
 from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, OffsetPage
 

@@ -11,7 +11,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import RAISE
 
-from ..auth import require_staff
+from ..auth import BEARER, require_staff
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
 from ..schemas.admin_attempts import (
@@ -22,7 +22,6 @@ from ..schemas.admin_attempts import (
     GradebookQuerySchema,
 )
 from ..services import admin_detail, admin_export, admin_search
-from .attempts import BEARER
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_attempts", __name__, url_prefix="/api/v1/admin",

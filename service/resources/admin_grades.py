@@ -11,7 +11,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..auth import current_client, require_staff
+from ..auth import BEARER, current_client, require_staff
 from ..errors import problem_abort
 from ..extensions import db_session, dispatch_job
 from ..models import Attempt, Exercise, Regrade, RegradeItem
@@ -27,7 +27,6 @@ from ..schemas.admin_grades import (
     RegradeSummarySchema,
 )
 from ..services import catalog_admin, overrides, regrades
-from .attempts import BEARER
 from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, OffsetPage, Query, SelectPage
 

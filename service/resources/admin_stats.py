@@ -12,7 +12,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from ..auth import require_staff
+from ..auth import BEARER, require_staff
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import ApiClient, Exercise
@@ -24,7 +24,6 @@ from ..schemas.admin_stats import (
 )
 from ..schemas.attempts import LEARNER_PATTERN
 from ..services import stats
-from .attempts import BEARER
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_stats", __name__, url_prefix="/api/v1/admin",

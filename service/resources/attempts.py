@@ -8,7 +8,7 @@ from flask import Response, jsonify, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ..auth import current_client, learner_scope, require_client
+from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
@@ -33,7 +33,6 @@ blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
                 description="Learners' attempts. Needs an API key; a client sees only its own learners.")
 
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
-BEARER = [{"bearerAuth": []}]
 
 
 def _idempotency_key() -> str | None:

@@ -5,13 +5,12 @@ import re
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ..auth import current_client, learner_scope, require_client
+from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
 from .docs import UNAUTHORIZED, problems
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
-from .attempts import BEARER
 from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("learners", __name__, url_prefix="/api/v1/learners",

@@ -7,7 +7,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from ..auth import require_admin
+from ..auth import BEARER, require_admin
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..lti import keys, platforms
@@ -22,7 +22,6 @@ from ..schemas.lti import (
     ToolSchema,
 )
 from .admin import FORBIDDEN
-from .attempts import BEARER
 from .docs import BIG_ROW_ID, BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .lti import public_url
 from .pagination import PAGINATION, Query, SelectPage

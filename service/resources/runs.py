@@ -7,7 +7,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from ..auth import current_client, require_client
+from ..auth import BEARER, current_client, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
@@ -17,7 +17,6 @@ from ..ratelimit import rate_limited
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import wait_until_finished
-from .attempts import BEARER
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
                 description="'Try it yourself': run code in the grading sandbox, outside any exercise.")

@@ -10,7 +10,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload
 
-from ..auth import current_client, require_client
+from ..auth import BEARER, current_client, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
 from ..models import WebhookDelivery, WebhookEndpoint
@@ -24,7 +24,6 @@ from ..schemas.webhooks import (
     WebhookDeliverySchema,
     WebhookEndpointSchema,
 )
-from .attempts import BEARER
 from .docs import BIG_ROW_ID, BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
