@@ -126,8 +126,11 @@ class Settings:
     # Where an LTI launch sends the browser: the frontend's URL, given the learner token in its
     # fragment (#token=…&exercise=…); empty: the service's own launch page.
     lti_frontend_url: str = ""
-    # Lifetime of the learner token a launch hands out.
+    # Lifetime of a learner token (from an LTI launch or POST /api/v1/learner-tokens).
     learner_token_seconds: int = 3600
+    # How long a learner's session lasts from its first token: POST /api/v1/learner-tokens/refresh
+    # renews a token until then, never after (the learner launches again).
+    learner_session_max_seconds: int = 12 * 3600
     # How long a rotated-out tool key stays in the JWKS (platforms cache the JWKS).
     lti_retired_key_seconds: int = 86400
     # Score passback and webhook deliveries: tries before a delivery is marked failed, the
@@ -198,6 +201,8 @@ class Settings:
             raise ConfigError("PUBLIC_URL must be an http(s):// URL")
         if self.lti_frontend_url and not self.lti_frontend_url.startswith(("https://", "http://")):
             raise ConfigError("LTI_FRONTEND_URL must be an http(s):// URL")
+        if self.learner_session_max_seconds < self.learner_token_seconds:
+            raise ConfigError("LEARNER_SESSION_MAX_SECONDS must be at least LEARNER_TOKEN_SECONDS")
 
     @property
     def wanted_layers(self) -> tuple[str, ...] | None:

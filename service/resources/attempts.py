@@ -120,8 +120,8 @@ def _submitting_learner(payload: dict, slug: str) -> tuple[str, int | None]:
             problem_abort(422, "Name the learner: 'learner' is required with an API key.", type=VALIDATION_ERROR,
                           errors=[{"field": "json.learner", "message": "Missing data for required field."}])
         return payload["learner"], None
-    if slug != scope.exercise:
-        problem_abort(403, f"This learner token is for exercise {scope.exercise!r} only.")
+    if not scope.allows(slug):
+        problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     if payload.get("learner", scope.learner) != scope.learner:
         problem_abort(403, "A learner token submits for its own learner only.")
     # An instructor trying an exercise out is not graded in the LMS.

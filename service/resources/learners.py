@@ -4,10 +4,12 @@ import re
 
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from sqlalchemy import select
 
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
+from ..models import Exercise
 from .docs import UNAUTHORIZED, problems
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
@@ -25,13 +27,13 @@ class LearnerAttempts(MethodView):
     @blp.arguments(LearnerAttemptsQuerySchema, location="query")
     @blp.response(200, LearnerHistorySchema)
     @blp.paginate(**PAGINATION)
-    @problems(blp, UNAUTHORIZED, (403, "A learner token for another learner"),
+    @problems(blp, UNAUTHORIZED, (403, "A learner token for another learner or exercise"),
               (404, "No such learner id, or no such exercise in ?exercise="))
     def get(self, query, learner: str, pagination_parameters):
         """The learner's attempts, newest first, with the best score per exercise.
 
-        A learner token reads its own learner's attempts at its exercise (an instructor's token:
-        any learner's at that exercise)."""
+        A learner token reads its own learner's attempts at its exercises (an instructor's token:
+        any learner's at its exercise)."""
         if not LEARNER.match(learner):
             problem_abort(404, "No such learner.")
         session = db_session()
@@ -40,16 +42,19 @@ class LearnerAttempts(MethodView):
         if scope is not None:
             if learner != scope.learner and not scope.is_instructor:
                 problem_abort(403, "A learner token reads its own learner's attempts only.")
-            query = {**query, "exercise": scope.exercise}
-        exercise_id = None
+            if "exercise" in query and not scope.allows(query["exercise"]):
+                problem_abort(403, f"This learner token is not for exercise {query['exercise']!r}.")
+        exercise_ids = None
         if "exercise" in query:
             try:
-                exercise_id = published_exercise(session, query["exercise"]).id
+                exercise_ids = [published_exercise(session, query["exercise"]).id]
             except ExerciseNotFound:
                 problem_abort(404, f"No exercise with slug {query['exercise']!r}.")
-        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_id)), pagination_parameters)
+        elif scope is not None and scope.exercises is not None:
+            exercise_ids = list(session.scalars(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
+        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids)), pagination_parameters)
         return {
             "learner": learner,
-            "best_scores": best_scores(session, client, learner, exercise_id),
+            "best_scores": best_scores(session, client, learner, exercise_ids),
             "attempts": page.items,
         }

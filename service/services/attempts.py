@@ -7,7 +7,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Collection, TypeVar
 
 from sqlalchemy import Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
@@ -146,13 +146,13 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
 
 def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[tuple[Attempt]]:
     """Attempts the caller may read: the client's own learners' (an admin's: every client's);
-    with a learner token, only those at the token's exercise, and a learner's only their own."""
+    with a learner token, only those at the token's exercises, and a learner's only their own."""
     stmt = select(Attempt)
     if not client.is_admin:
         stmt = stmt.where(Attempt.client_id == client.id)
     if scope is not None:
-        stmt = stmt.where(Attempt.exercise_id == select(Exercise.id).where(Exercise.slug == scope.exercise)
-                          .scalar_subquery())
+        if scope.exercises is not None:
+            stmt = stmt.where(Attempt.exercise_id.in_(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
         if not scope.is_instructor:
             stmt = stmt.where(Attempt.learner == scope.learner)
     return stmt
@@ -187,14 +187,16 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     return session.scalar(stmt)
 
 
-def learner_attempts(client: ApiClient, learner: str, exercise_id: int | None) -> Select[tuple[Attempt]]:
+def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None) -> Select[tuple[Attempt]]:
+    """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any)."""
     stmt = select(Attempt).where(Attempt.client_id == client.id, Attempt.learner == learner)
-    if exercise_id is not None:
-        stmt = stmt.where(Attempt.exercise_id == exercise_id)
+    if exercise_ids is not None:
+        stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
     return stmt.order_by(Attempt.created_at.desc(), Attempt.id.desc())
 
 
-def best_scores(session: Session, client: ApiClient, learner: str, exercise_id: int | None) -> list[dict[str, Any]]:
+def best_scores(session: Session, client: ApiClient, learner: str,
+                exercise_ids: Collection[int] | None) -> list[dict[str, Any]]:
     stmt = (
         select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
                func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
@@ -203,8 +205,8 @@ def best_scores(session: Session, client: ApiClient, learner: str, exercise_id: 
         .group_by(Exercise.slug)
         .order_by(Exercise.slug)
     )
-    if exercise_id is not None:
-        stmt = stmt.where(Attempt.exercise_id == exercise_id)
+    if exercise_ids is not None:
+        stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
     return [
         {"exercise": slug, "attempts": count, "best_score": best, "passed": bool(passed)}
         for slug, count, best, passed in session.execute(stmt)

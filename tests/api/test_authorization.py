@@ -91,6 +91,8 @@ METRICS_ONLY       = policy(    401, 401,  401,    401,     OK,     401,  401, 4
 PLATFORM_ONLY      = policy(    401, 401,  401,    401,     401,    401,  401, 401,  401, 401,    401,   401,  401)
 # Any API key; learner tokens are for a learner's attempts only.
 ANY_KEY            = policy(    401, 401,  401,    401,     401,    OK,   403, 403,  403, 403,    OK,    OK,   OK)
+# A learner token, for itself (renewing it); a key has nothing to renew.
+LEARNER_TOKENS     = policy(    401, 401,  401,    401,     401,    403,  OK,  OK,   OK,  OK,     403,   403,  403)
 # A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
 OWNER_OR_ADMIN     = policy(    401, 401,  401,    401,     401,    404,  403, 403,  403, 403,    OK,    404,  OK)
 # Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
@@ -158,6 +160,10 @@ MATRIX = [
         json={"learner": "ada", "answer": RIGHT}, headers=IDEMPOTENCY),
     Row("GET",    "/api/v1/attempts/{ada_attempt}",                          ADAS_ATTEMPT,   200),
     Row("GET",    "/api/v1/learners/ada/attempts",                           ADAS_HISTORY,   200),
+    # Learner tokens for frontends without an LMS: a key issues them, a token renews itself.
+    Row("POST",   "/api/v1/learner-tokens",                                  ANY_KEY,        200,
+        json={"learner": "ada", "exercises": ["{quiz}"]}),
+    Row("POST",   "/api/v1/learner-tokens/refresh",                          LEARNER_TOKENS, 200),
     # Try it yourself.
     Row("POST",   "/api/v1/runs",                                            ANY_KEY,        202,
         json={"code": "print(1)", "wait": 0}),

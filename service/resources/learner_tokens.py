@@ -1,0 +1,107 @@
+"""Learner tokens for frontends without an LMS, and their renewal.
+
+A browser must never hold a client's key. The client's own server calls
+`POST /api/v1/learner-tokens` with its key and hands the browser the short-lived token it gets,
+scoped to one learner and to the exercises it names (or every exercise), as payment APIs hand out
+ephemeral keys. A page holding a learner token (from there or from an LTI launch) renews it with
+`POST /api/v1/learner-tokens/refresh` before it expires, up to LEARNER_SESSION_MAX_SECONDS
+after the session's first token. Tokens are never stored: nothing is written here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from flask import Response, current_app, jsonify
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from sqlalchemy import select
+
+from ..auth import BEARER, INVALID_CREDENTIALS, current_client, learner_scope, require_client
+from ..config import Settings
+from ..errors import VALIDATION_ERROR, problem_abort
+from ..extensions import db_session
+from ..learner_tokens import LEARNER, IssuedToken, LearnerScope, SessionOver, mint_learner_token
+from ..models import Exercise
+from ..schemas.learner_tokens import LearnerTokenCreateSchema, LearnerTokenSchema
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
+
+blp = Blueprint("learner_tokens", __name__, url_prefix="/api/v1/learner-tokens",
+                description="Short-lived tokens that act for one learner, for browser frontends: a browser never "
+                            "holds a client's key.")
+
+
+def _settings() -> Settings:
+    return current_app.config["SETTINGS"]
+
+
+def _at(unix: int) -> datetime:
+    return datetime.fromtimestamp(unix, timezone.utc)
+
+
+def token_response(issued: IssuedToken, scope: LearnerScope) -> Response:
+    """The token and what a page needs to keep it: never cached (RFC 6749 5.1)."""
+    response = jsonify(LearnerTokenSchema().dump({
+        "token": issued.token, "expires_at": _at(issued.expires_at), "expires_in": issued.expires_in,
+        "session_expires_at": _at(issued.session_expires_at), "learner": scope.learner,
+        "exercises": None if scope.exercises is None else list(scope.exercises), "role": scope.role}))
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Pragma"] = "no-cache"
+    return response
+
+
+@blp.route("")
+class LearnerTokens(MethodView):
+    @blp.doc(security=BEARER)
+    @require_client
+    @blp.arguments(LearnerTokenCreateSchema)
+    @blp.response(200, LearnerTokenSchema, description="A token for the learner, valid LEARNER_TOKEN_SECONDS")
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token was sent: only an API key issues tokens"),
+              (422, "The learner or the exercises are not valid, or an exercise is not published"))
+    def post(self, payload):
+        """Issue a learner token: your server calls this with its key, your browser page uses the token.
+
+        The token acts for `learner` (your own id of them, as in attempts) within your client: it
+        submits and reads that learner's attempts and runs at `exercises` (null: at every
+        exercise), and nothing else. Renew it with `POST /api/v1/learner-tokens/refresh`."""
+        slugs = payload["exercises"]
+        if slugs is not None:
+            if len(set(slugs)) != len(slugs):
+                problem_abort(422, "Each exercise is named once.", type=VALIDATION_ERROR,
+                              errors=[{"field": "json.exercises", "message": "repeated slugs"}])
+            published = set(db_session().scalars(select(Exercise.slug).where(
+                Exercise.slug.in_(slugs), Exercise.published.is_(True))))
+            unknown = [(i, slug) for i, slug in enumerate(slugs) if slug not in published]
+            if unknown:
+                problem_abort(422, f"No published exercise {unknown[0][1]!r}.", type=VALIDATION_ERROR,
+                              errors=[{"field": f"json.exercises[{i}]", "message": f"no published exercise {slug!r}"}
+                                      for i, slug in unknown])
+        scope = LearnerScope(client_id=current_client().id, learner=payload["learner"], exercises=slugs, role=LEARNER)
+        settings = _settings()
+        issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
+                                    settings.learner_session_max_seconds)
+        return token_response(issued, scope)
+
+
+@blp.route("/refresh")
+class LearnerTokenRefresh(MethodView):
+    @blp.doc(security=BEARER)
+    @require_client(allow_learner_token=True)
+    @blp.response(200, LearnerTokenSchema, description="A fresh token with the same scope and session")
+    @problems(blp, (401, "No valid, unexpired learner token, or its session is over (launch or sign in again)"),
+              (403, "An API key was sent: keys do not expire, they issue tokens"))
+    def post(self):
+        """Renew a learner token: send the token itself; the answer is a fresh one with the same
+        learner, exercises and session, valid LEARNER_TOKEN_SECONDS but never past the session's
+        end (LEARNER_SESSION_MAX_SECONDS after its first token). Renew before `expires_at`."""
+        scope = learner_scope()
+        if scope is None:
+            problem_abort(403, "This endpoint renews a learner token; an API key issues one with "
+                               "POST /api/v1/learner-tokens.")
+        settings = _settings()
+        try:
+            issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
+                                        settings.learner_session_max_seconds)
+        except SessionOver as exc:
+            problem_abort(401, f"{exc} Launch the exercise again.", headers=INVALID_CREDENTIALS)
+        return token_response(issued, scope)

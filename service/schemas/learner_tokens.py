@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import re
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+from ..learner_tokens import MAX_TOKEN_EXERCISES
+from .attempts import LEARNER_PATTERN
+
+# The catalog's slugs (service/catalog/loader.py): lowercase words joined by hyphens, 3-64 characters.
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+def _whole_id(value: str) -> bool:
+    # Regexp matches with re.match, whose `$` also matches before a final newline: "ada\n" would pass.
+    if re.fullmatch(LEARNER_PATTERN.rstrip("$"), value) is None:
+        raise ValidationError("1-255 characters, no '/' or control characters")
+    return True
+
+
+class LearnerTokenCreateSchema(Schema):
+    learner = fields.String(required=True, validate=[validate.Regexp(
+        LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"), _whole_id], metadata={
+        "description": "Your own identifier of the learner the token acts for (unique within your client)"})
+    exercises = fields.List(
+        fields.String(validate=[validate.Length(min=3, max=64), validate.Regexp(SLUG_PATTERN, error="an exercise slug")]),
+        required=True, allow_none=True, validate=validate.Length(min=1, max=MAX_TOKEN_EXERCISES),
+        metadata={"uniqueItems": True, "description": (
+            f"The published exercises the token may act at (1 to {MAX_TOKEN_EXERCISES} slugs), or null for every "
+            "exercise; required, so that 'every exercise' is always said")})
+
+
+class LearnerTokenSchema(Schema):
+    token = fields.String(required=True, metadata={
+        "description": "Send as 'Authorization: Bearer <token>'. Keep it in memory or sessionStorage, never in a URL"})
+    token_type = fields.Constant("Bearer", required=True, metadata={"type": "string", "enum": ["Bearer"]})
+    expires_at = fields.DateTime(required=True, metadata={"description": "When the token stops working"})
+    expires_in = fields.Integer(required=True, validate=validate.Range(min=0), metadata={
+        "description": "Seconds until expires_at (LEARNER_TOKEN_SECONDS for a new session, less near its end)"})
+    session_expires_at = fields.DateTime(required=True, metadata={
+        "description": "The end of the session (LEARNER_SESSION_MAX_SECONDS after its first token): "
+                       "POST /api/v1/learner-tokens/refresh renews the token until then"})
+    learner = fields.String(required=True)
+    exercises = fields.List(fields.String(), required=True, allow_none=True, metadata={
+        "description": "The exercises the token may act at; null: every exercise"})
+    role = fields.String(required=True, validate=validate.OneOf(["learner", "instructor"]), metadata={
+        "description": "instructor only for an LTI instructor's launch: it also reads the class's attempts"})
