@@ -26,6 +26,13 @@ class AttemptStatus(str, enum.Enum):
 
 FINISHED = (AttemptStatus.GRADED.value, AttemptStatus.ERROR.value)
 
+# Every value of Attempt.verdict: a quiz attempt's passed or failed (grade_columns), a code
+# attempt's report status, which the judge sets (service/grading/judge.py; the table in
+# docs/grading.md#verdicts, which tests/unit/test_vocabulary.py holds to this list). The dashboard
+# reads them from /admin/vocabulary.js, never from a copy of its own.
+VERDICTS = ("passed", "failed", "timeout", "internal_error", "syntax_error", "memory_limit", "output_limit",
+            "forbidden", "crashed", "bad_output", "too_large")
+
 
 class GradingJob:
     """Columns of work done by the grading workers, claimed from the database with a lease.

@@ -1,17 +1,28 @@
 """The grading dashboard: static files at /admin that call the admin API.
 
-Plain HTML, CSS and JavaScript from service/static/admin (no build step, nothing from another
-origin). The page holds no data of its own: it signs in with an admin or instructor API key,
-kept in the tab's sessionStorage, and calls /api/v1/admin/... with it. A strict
+Plain HTML, CSS and JavaScript modules from service/static/admin (no build step, nothing from
+another origin). The page holds no data of its own: it signs in with an admin or instructor API
+key, kept in the tab's sessionStorage, and calls /api/v1/admin/... with it. A strict
 Content-Security-Policy (no inline script, no other origin) keeps learner-supplied text, such
 as learner ids, from ever running as code even if a bug put it into markup.
+
+One module is made here rather than read from the folder: /admin/vocabulary.js, the server's
+own names that the page offers as filters and shows as badges (verdicts, statuses, sorts), so
+that the page never keeps a copy of them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
-from flask import Blueprint, Response, send_from_directory
+from flask import Blueprint, Response, request, send_from_directory
+
+from ..models import AttemptStatus
+from ..models.attempt import VERDICTS
+from ..services import regrades
+from ..services.admin_search import DEFAULT_SORT, SORTS
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static" / "admin"
 
@@ -28,6 +39,24 @@ CONTENT_SECURITY_POLICY = "; ".join([
 ])
 
 blp = Blueprint("dashboard", __name__, url_prefix="/admin")
+
+VOCABULARY = {
+    "VERDICTS": list(VERDICTS),
+    "STATUSES": [status.value for status in AttemptStatus],
+    "REGRADE_STATUSES": [regrades.DRY_RUN, regrades.READY, regrades.APPLYING, regrades.APPLIED],
+    "SORTS": list(SORTS),
+    "DEFAULT_SORT": DEFAULT_SORT,
+}
+
+
+def vocabulary_module() -> str:
+    """The page's ES module of the server's names (JSON is JavaScript)."""
+    lines = ["// Made by the server from its own definitions (service/resources/dashboard.py): the page keeps no copy."]
+    lines += [f"export const {name} = {json.dumps(value)};" for name, value in VOCABULARY.items()]
+    return "\n".join(lines) + "\n"
+
+
+VOCABULARY_MODULE = vocabulary_module()
 
 
 def _secure(response: Response, cache_control: str = "no-cache") -> Response:
@@ -46,6 +75,13 @@ def _secure(response: Response, cache_control: str = "no-cache") -> Response:
 def index() -> Response:
     # The page itself is never stored: it is where a new deploy's scripts are named.
     return _secure(send_from_directory(STATIC_DIR, "index.html", max_age=0), "no-cache, no-store, must-revalidate")
+
+
+@blp.route("/vocabulary.js")
+def vocabulary() -> Response:
+    response = Response(VOCABULARY_MODULE, mimetype="text/javascript")
+    response.set_etag(hashlib.sha256(VOCABULARY_MODULE.encode()).hexdigest())
+    return _secure(response.make_conditional(request))
 
 
 @blp.route("/<path:filename>")

@@ -7,6 +7,7 @@ attempt, override its score, regrade an exercise whose answer key changed and ap
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from service.config import PROJECT_ROOT
-from service.resources.dashboard import STATIC_DIR
+from service.models.attempt import VERDICTS
+from service.resources.dashboard import STATIC_DIR, VOCABULARY
+from service.services.admin_search import SORTS
 from tests.helpers import bearer
 
 QUIZ = "backward-none-for-bounds"  # single choice; the correct choice is none-each
@@ -75,17 +78,25 @@ def admin_get(live_server, path: str):
 # ---- the static files -------------------------------------------------------------------------
 
 
+def scripts() -> list[str]:
+    """The page's JavaScript modules in the folder, as paths below it (app.js, views/attempt.js, …)."""
+    return sorted(str(path.relative_to(STATIC_DIR)) for path in STATIC_DIR.rglob("*.js"))
+
+
 def test_page_and_assets_are_served_with_a_strict_policy(live_server):
     api = live_server.api()
     for path in ("/admin", "/admin/"):
         page = api.get(path)
         assert page.status_code == 200 and page.mimetype == "text/html"
-        assert b'<script src="/admin/app.js"' in page.data
+        assert b'<script src="/admin/app.js" type="module"></script>' in page.data
         assert "no-store" in page.headers["Cache-Control"] and "no-cache" in page.headers["Cache-Control"]
-    for path, mimetype in (("/admin/app.js", "text/javascript"), ("/admin/style.css", "text/css")):
+    assert "app.js" in scripts() and "views/attempt.js" in scripts()
+    assets = [(f"/admin/{name}", "text/javascript") for name in [*scripts(), "vocabulary.js"]]
+    for path, mimetype in [*assets, ("/admin/style.css", "text/css")]:
         asset = api.get(path)
-        assert asset.status_code == 200 and asset.mimetype == mimetype
-        assert asset.headers["Cache-Control"] == "no-cache" and asset.headers["ETag"]
+        assert asset.status_code == 200 and asset.mimetype == mimetype, path
+        assert asset.headers["Cache-Control"] == "no-cache" and asset.headers["ETag"], path
+        assert api.get(path, headers={"If-None-Match": asset.headers["ETag"]}).status_code == 304, path
         csp = asset.headers["Content-Security-Policy"]
         assert "default-src 'self'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert asset.headers["X-Content-Type-Options"] == "nosniff"
@@ -99,7 +110,7 @@ def test_page_and_assets_are_served_with_a_strict_policy(live_server):
 
 def test_the_script_never_writes_markup_from_strings():
     """API data (learner ids come from clients) reaches the page only as text."""
-    source = (STATIC_DIR / "app.js").read_text()
+    source = "".join((STATIC_DIR / name).read_text() for name in scripts())
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
         assert sink not in source, sink
     html = (STATIC_DIR / "index.html").read_text()
@@ -108,6 +119,23 @@ def test_the_script_never_writes_markup_from_strings():
     # Nothing from another origin (the SVG namespace is a name, not a request).
     text = (html + source).replace("http://www.w3.org/2000/svg", "")
     assert "http://" not in text and "https://" not in text and "//cdn" not in text
+    # Modules import only modules of this folder, by relative path.
+    imports = re.findall(r'^import .* from "([^"]+)";$', source, re.M)
+    assert imports and all(name.startswith(("./", "../")) and name.endswith(".js") for name in imports), imports
+
+
+def test_the_page_takes_the_servers_names_from_the_server(live_server):
+    """Verdicts, statuses and sorts come from /admin/vocabulary.js, made from the server's own
+    definitions: no module keeps a copy of them."""
+    module = live_server.api().get("/admin/vocabulary.js").get_data(as_text=True)
+    for name, value in VOCABULARY.items():
+        assert f"export const {name} = {json.dumps(value)};" in module
+    assert VOCABULARY["VERDICTS"] == list(VERDICTS) and "too_large" in VOCABULARY["VERDICTS"]
+    assert VOCABULARY["SORTS"] == list(SORTS)
+    for name in scripts():
+        source = (STATIC_DIR / name).read_text()
+        for verdict in ("timeout", "syntax_error", "memory_limit", "too_large", "bad_output"):
+            assert f'"{verdict}"' not in source, (name, verdict)
 
 
 # ---- signing in -------------------------------------------------------------------------------
@@ -207,6 +235,13 @@ def test_filter_attempts_by_learner_and_load_more(page, live_server, seeded):
     sign_in(page, live_server.keys["admin"])
     page.click("nav >> text=Attempts")
     page.wait_for_selector("#attempts-table tbody tr")
+    # The choices are the server's own names.
+    options = {name: page.locator(f"#f-{name} option").evaluate_all("options => options.map(o => o.value)")
+               for name in ("status", "verdict", "sort")}
+    assert options == {"status": ["", *VOCABULARY["STATUSES"]], "verdict": ["", *VERDICTS],
+                       "sort": ["", *(s for s in SORTS if s != VOCABULARY["DEFAULT_SORT"])]}
+    assert page.locator("#f-sort option").all_inner_texts() == ["Newest first", "Oldest first", "Highest score first",
+                                                                "Lowest score first"]
     assert page.is_visible("#load-more")  # 64 attempts, 50 a page
     page.fill("#f-learner", "bob")
     page.click("#attempt-filters button[type=submit]")

@@ -1,0 +1,67 @@
+/* How numbers, scores, times, ids and names are shown. */
+
+import { el } from "./dom.js";
+
+export function fmtScore(v) {
+  if (v === null || v === undefined) return "—";
+  const n = Number(v);
+  return Number.isFinite(n) ? n.toFixed(2) : String(v);
+}
+
+export function pct(v) {
+  if (v === null || v === undefined) return "—";
+  return Math.round(Number(v) * 1000) / 10 + "%";
+}
+
+const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+export function fmtTime(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : dateFmt.format(d);
+}
+
+export function timeEl(iso) {
+  return iso ? el("time", { datetime: iso, title: iso }, fmtTime(iso)) : "—";
+}
+
+export function fmtDuration(seconds) {
+  if (seconds === null || seconds === undefined) return "—";
+  const s = Number(seconds);
+  if (!Number.isFinite(s)) return String(seconds);
+  if (s < 1) return Math.round(s * 1000) + " ms";
+  if (s < 90) return (Math.round(s * 10) / 10) + " s";
+  if (s < 5400) return Math.round(s / 60) + " min";
+  if (s < 172800) return (Math.round(s / 360) / 10) + " h";
+  return (Math.round(s / 8640) / 10) + " days";
+}
+
+export function fmtNumber(v, digits) {
+  if (v === null || v === undefined) return "—";
+  const n = Number(v);
+  if (!Number.isFinite(n)) return String(v);
+  return digits === undefined ? n.toLocaleString() : n.toFixed(digits);
+}
+
+export function shortId(id) {
+  return String(id || "").slice(0, 8);
+}
+
+export function badge(value, known) {
+  const text = value === null || value === undefined || value === "" ? "—" : String(value);
+  const cls = known && known.includes(text) ? "b-" + text.replace(/[^a-z_]/g, "") : "b-other";
+  return el("span", { class: "badge " + cls }, text);
+}
+
+export function scoreCell(item) {
+  const parts = [el("span", { class: "score" }, fmtScore(item.score))];
+  if (item.overridden) {
+    parts.push(" ", el("span", { class: "badge b-overridden", title: "grader's score: " + fmtScore(item.grader_score) },
+      "overridden"));
+  }
+  return parts;
+}
+
+export function prettyJson(value) {
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
