@@ -32,7 +32,7 @@ def _perf_ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000.0, 3)
 
 
-def _out_of_memory(error: dict | None) -> bool:
+def _out_of_memory(error: dict[str, Any] | None) -> bool:
     """Whether the learner's code failed for want of memory (its allowance is the sandbox's)."""
     if not error:
         return False
@@ -79,7 +79,7 @@ class Judge:
     def close(self) -> None:
         self._pool.close()
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         """Process facts for health checks and the benchmark."""
         return self._pool.info()
 
@@ -87,7 +87,7 @@ class Judge:
         """Block until every idle slot's spare child is forked and warmed up (benchmarks, tests)."""
         return self._pool.wait_warm(timeout)
 
-    def prepare(self, exercise: dict) -> float:
+    def prepare(self, exercise: dict[str, Any]) -> float:
         """Compute and cache the reference results of an exercise version (optional warm-up);
         returns the milliseconds it took (0 when cached)."""
         with self._pool.slot() as slot:
@@ -97,7 +97,7 @@ class Judge:
     # ------------------------------------------------------------------ grading
 
     @staticmethod
-    def _parse(source: str) -> dict | None:
+    def _parse(source: str) -> dict[str, Any] | None:
         """A syntax error as the learner should see it, or None when the code parses."""
         try:
             compile(source, "submission.py", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
@@ -111,14 +111,14 @@ class Judge:
         except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
             return {"where": "parse", "type": type(exc).__name__, "message": str(exc)[:500], "line": None, "column": None, "traceback": ""}
 
-    def _verdict_only(self, code_table: CodeSpec, status: str, message: str, *, parses: bool, error: dict | None = None) -> dict:
+    def _verdict_only(self, code_table: CodeSpec, status: str, message: str, *, parses: bool, error: dict[str, Any] | None = None) -> dict[str, Any]:
         results = {"parses": {"passed": parses, "message": "The code parses." if parses else message}}
         summary = assemble(code_table, results, [], message)
         summary["score"] = 0.0
         return {"score": 0.0, "status": status, "checks": summary["checks"], "diagnostics": [], "likely_causes": [],
                 "feedback": [], "error": error}
 
-    def grade(self, exercise: dict, source: str, *, timeout: float | None = None) -> dict:
+    def grade(self, exercise: dict[str, Any], source: str, *, timeout: float | None = None) -> dict[str, Any]:
         """Grade the learner's `source` against `exercise` ({"slug", "spec", "files"}). Never
         raises for the submission's faults; raises GraderFault for the grader's own."""
         t_start = time.perf_counter()
@@ -139,7 +139,7 @@ class Judge:
         result["timings"]["total_ms"] = _perf_ms(t_start)
         return result
 
-    def _grade_prepared(self, prepared: PreparedExercise, source: str, timeout: float | None, slot: Slot) -> dict:
+    def _grade_prepared(self, prepared: PreparedExercise, source: str, timeout: float | None, slot: Slot) -> dict[str, Any]:
         ctab = prepared.code
         limit = timeout if timeout is not None else min(ctab.timeout, self.timeout)
         timings: dict[str, Any] = {}
@@ -185,7 +185,7 @@ class Judge:
             return "bad_output", BAD_OUTPUT_MESSAGE
         return self._pool.crash_verdict(session)
 
-    def _judge_report(self, prepared: PreparedExercise, session: Session, report: Any, source: str, limit: float) -> dict:
+    def _judge_report(self, prepared: PreparedExercise, session: Session, report: Any, source: str, limit: float) -> dict[str, Any]:
         """The grade of a report: checked against the reference's by the Verdict."""
         ctab = prepared.code
         try:
@@ -221,7 +221,7 @@ class Judge:
         }
 
     @staticmethod
-    def _finish_result(result: dict, output: dict, timings: dict) -> dict:
+    def _finish_result(result: dict[str, Any], output: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any]:
         result["output"] = output
         result["timings"] = timings
         result["grader_version"] = GRADER_VERSION
@@ -229,8 +229,8 @@ class Judge:
 
     # ------------------------------------------------------------------ "Try it yourself"
 
-    def run(self, source: str, entry_point: str | None = None, inputs: list | None = None, *,
-            timeout: float | None = None, gradgradcheck: bool = False) -> dict:
+    def run(self, source: str, entry_point: str | None = None, inputs: list[Any] | None = None, *,
+            timeout: float | None = None, gradgradcheck: bool = False) -> dict[str, Any]:
         """Run the learner's `source` as the lesson's Run button would: stdout, stderr, the
         exception if any, and, with `entry_point` and `inputs` (docs/authoring.md, "Input specs"),
         forward, the gradients for grad_output = ones (as after `y.sum().backward()`) and the

@@ -32,7 +32,7 @@ import termios
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
@@ -104,16 +104,16 @@ class Child:
 class Zygote:
     """The exec'd zygote process and its control channel (a reader thread dispatches replies)."""
 
-    def __init__(self, python: str, config: dict, startup_timeout: float = 120.0) -> None:
+    def __init__(self, python: str, config: dict[str, Any], startup_timeout: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self._send_lock = threading.Lock()
         self._ids = iter(range(1, 1 << 62))
-        self._pending: dict[int, Future] = {}
-        self._exits: OrderedDict[int, dict] = OrderedDict()
+        self._pending: dict[int, Future[Child]] = {}
+        self._exits: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._exit_cond = threading.Condition()
         self.dead = False
-        self.ready: dict = {}
+        self.ready: dict[str, Any] = {}
         try:
             self.proc = subprocess.Popen(
                 [python, "-I", ZYGOTE_SCRIPT, str(theirs.fileno()), json.dumps(config)],
@@ -164,7 +164,8 @@ class Zygote:
                             except OSError:
                                 pass
                         continue
-                    fut.set_result(Child(obj["pid"], *fds))
+                    task_w, result_r, out_r, err_r = fds
+                    fut.set_result(Child(obj["pid"], task_w, result_r, out_r, err_r))
                 elif op == "exited":
                     with self._exit_cond:
                         self._exits[obj["pid"]] = obj
@@ -185,8 +186,8 @@ class Zygote:
             with self._exit_cond:
                 self._exit_cond.notify_all()
 
-    def spawn(self, memory_mb: int, slot: int) -> Future:
-        fut: Future = Future()
+    def spawn(self, memory_mb: int, slot: int) -> Future[Child]:
+        fut: Future[Child] = Future()
         if self.dead:
             fut.set_exception(GraderFault("the zygote is not running"))
             return fut
@@ -200,7 +201,7 @@ class Zygote:
                 fut.set_exception(GraderFault(f"cannot reach the zygote: {exc}"))
         return fut
 
-    def exit_status(self, pid: int, timeout: float) -> dict | None:
+    def exit_status(self, pid: int, timeout: float) -> dict[str, Any] | None:
         end = time.monotonic() + timeout
         with self._exit_cond:
             while pid not in self._exits and not self.dead:
@@ -243,7 +244,7 @@ class Session:
         self.child = child
         self.deadline = deadline
         self.output_limit = output_limit
-        self.frames: list[dict] = []
+        self.frames: list[dict[str, Any]] = []
         self.reader = protocol.FrameReader(result_limit)
         self.out = {child.out_r: bytearray(), child.err_r: bytearray()}
         self.out_total = {child.out_r: 0, child.err_r: 0}
@@ -342,18 +343,19 @@ class Session:
             return False
         try:
             buf = fcntl.ioctl(self.child.task_w, termios.FIONREAD, b"\0\0\0\0")
-            return struct.unpack("i", buf)[0] == 0
+            unread: int = struct.unpack("i", buf)[0]
+            return unread == 0
         except OSError:
             return True
 
-    def request_more(self, frame: dict) -> None:
+    def request_more(self, frame: dict[str, Any]) -> None:
         """Send a follow-up frame to the child (e.g. "go on with torch's gradcheck")."""
         try:
             protocol.write_all(self.child.task_w, protocol.encode(frame))
         except OSError:
             pass
 
-    def finish(self) -> dict:
+    def finish(self) -> dict[str, Any]:
         """Take what is already in the output pipes (the child flushed them before its frame;
         no waiting for its exit), kill the group, close everything."""
         for fd in (self.child.out_r, self.child.err_r):
@@ -376,11 +378,11 @@ class Session:
 @dataclass
 class Slot:
     index: int
-    spare: Future | None = None
+    spare: Future[Child] | None = None
     # Guards `spare`: a grade takes it while the janitor may be installing the next one.
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def take_spare(self) -> Future | None:
+    def take_spare(self) -> Future[Child] | None:
         with self.lock:
             fut, self.spare = self.spare, None
             return fut
@@ -409,7 +411,7 @@ class ChildPool:
         self._zygote = Zygote(self._python, self._zygote_config)
         # Off-critical-path chores (asking the zygote for the next spare wakes it, and on two
         # cores its fork would preempt the judge before the verdict is returned).
-        self._janitor: queue.Queue = queue.Queue()
+        self._janitor: queue.Queue[Callable[[], None] | None] = queue.Queue()
         threading.Thread(target=self._janitor_loop, name="judge-janitor", daemon=True).start()
         self._slots = [Slot(i) for i in range(slots)]
         self._free: queue.Queue[Slot] = queue.Queue()
@@ -435,7 +437,7 @@ class ChildPool:
             self._discard_spare(s)
         self._zygote.close()
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         """Process facts for health checks and the benchmark."""
         z = self._zygote
         spares = []
@@ -481,7 +483,7 @@ class ChildPool:
         self._discard(slot.take_spare())
 
     @staticmethod
-    def _discard(fut: Future | None) -> None:
+    def _discard(fut: Future[Child] | None) -> None:
         if fut is None:
             return
         try:
@@ -521,7 +523,7 @@ class ChildPool:
                 continue  # the zygote died: restart it once
         raise GraderFault("no child could be started")
 
-    def _spawn(self, slot: Slot) -> Future:
+    def _spawn(self, slot: Slot) -> Future[Child]:
         fut = self._zygote.spawn(self.memory_mb, slot.index)
         fut.zygote = self._zygote  # type: ignore[attr-defined]
         return fut

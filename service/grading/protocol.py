@@ -56,7 +56,7 @@ def read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame_blocking(fd: int, limit: int = MAX_TASK_FRAME) -> dict:
+def read_frame_blocking(fd: int, limit: int = MAX_TASK_FRAME) -> dict[str, Any]:
     """Read one frame (used by the child for its task; the judge uses FrameReader)."""
     (length,) = HEADER.unpack(read_exact(fd, HEADER.size))
     if length > limit:
@@ -64,7 +64,7 @@ def read_frame_blocking(fd: int, limit: int = MAX_TASK_FRAME) -> dict:
     return decode(read_exact(fd, length))
 
 
-def decode(data: bytes) -> dict:
+def decode(data: bytes) -> dict[str, Any]:
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -81,7 +81,7 @@ class FrameReader:
         self.limit = limit
         self._buf = bytearray()
 
-    def feed(self, data: bytes) -> list[dict]:
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
         self._buf += data
         frames = []
         while len(self._buf) >= HEADER.size:

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import BadOutput, GraderFault
 from .plan import base_cases, canonical, complete_cases, task_cases
@@ -28,10 +29,10 @@ class PreparedExercise:
     """What grading one version of an exercise needs, computed once."""
 
     code: CodeSpec
-    cases: list[dict]
+    cases: list[dict[str, Any]]
     #: the task frame up to the learner's source (spliced in per grade, see judge.py)
     task_prefix: bytes
-    reference_report: dict
+    reference_report: dict[str, Any]
     reference_ms: float
 
 
@@ -46,7 +47,7 @@ class ReferenceCache:
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
 
-    def get(self, exercise: dict, slot: Slot) -> tuple[PreparedExercise, bool]:
+    def get(self, exercise: dict[str, Any], slot: Slot) -> tuple[PreparedExercise, bool]:
         """The prepared exercise ({"slug", "spec", "files"}) and whether it was built just now."""
         spec, files, slug = exercise["spec"], exercise["files"], exercise["slug"]
         reference = files.get("reference.py")
@@ -69,7 +70,7 @@ class ReferenceCache:
                 self._building.pop(key, None)
             return prepared, True
 
-    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[dict]) -> dict:
+    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
         task = json.dumps({"op": "grade", "source": source, "entry_point": entry_point, "module_name": "reference",
                            "cases": cases}, separators=(",", ":")).encode()
         session, _, _ = self._pool.execute(task, TRUSTED_TIMEOUT, slot)
@@ -83,7 +84,7 @@ class ReferenceCache:
             if not session.child.closed:
                 session.finish()
 
-    def _build(self, slug: str, spec: dict, reference: str | None, slot: Slot) -> PreparedExercise:
+    def _build(self, slug: str, spec: dict[str, Any], reference: str | None, slot: Slot) -> PreparedExercise:
         t0 = time.perf_counter()
         code, problems = load_code_spec(spec)
         if code is None:
@@ -106,7 +107,7 @@ class ReferenceCache:
         return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
 
 
-def _check_reference(slug: str, rep: dict, cases: list[dict]) -> None:
+def _check_reference(slug: str, rep: dict[str, Any], cases: list[dict[str, Any]]) -> None:
     """The reference's report is well formed and nothing in it raised."""
     try:
         validate_report(rep, cases)
@@ -129,7 +130,7 @@ def _check_reference(slug: str, rep: dict, cases: list[dict]) -> None:
                 raise GraderFault(f"exercise {slug}: reference {k} raised on {c['id']}: {c[k]['error']['message']}")
 
 
-def _check_reference_passes(slug: str, code: CodeSpec, cases: list[dict], ref: dict, reference: str) -> Verdict:
+def _check_reference_passes(slug: str, code: CodeSpec, cases: list[dict[str, Any]], ref: dict[str, Any], reference: str) -> Verdict:
     """The reference graded against itself scores 1, or the exercise is broken."""
     verdict = Verdict(code, cases, ref, ref, source=reference)
     verdict.run()
@@ -140,7 +141,7 @@ def _check_reference_passes(slug: str, code: CodeSpec, cases: list[dict], ref: d
     return verdict
 
 
-def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[dict], verdict: Verdict) -> None:
+def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[dict[str, Any]], verdict: Verdict) -> None:
     """A boundary case's `expected_grad` (the table's word on the gradient) is what the reference gives."""
     names = [inp.name for inp in code.inputs]
     for case in cases:

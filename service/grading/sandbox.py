@@ -30,6 +30,7 @@ import ctypes
 import os
 import resource
 import signal
+from typing import Any
 import tempfile
 from typing import Iterable
 
@@ -178,7 +179,7 @@ class Sandbox:
             except OSError:
                 pass
 
-    def report(self, zygote_pid: int) -> dict:
+    def report(self, zygote_pid: int) -> dict[str, Any]:
         return {"wanted": list(self.wanted), "active": list(self.active), "unavailable": dict(self.unavailable),
                 "child_uid_base": child_uid(zygote_pid, 0) if "user" in self.active else None}
 

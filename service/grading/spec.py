@@ -113,15 +113,16 @@ def nested_shape(value: Any) -> list[int] | None:
         shapes = [nested_shape(v) for v in value]
         if any(s is None for s in shapes) or any(s != shapes[0] for s in shapes):
             return None
-        return [len(value)] + shapes[0]
+        first = shapes[0]
+        return None if first is None else [len(value), *first]
     if isinstance(value, (int, float)) and (isinstance(value, bool) or math.isfinite(value)):
         return []
     return None
 
 
-def flatten(value: Any) -> list:
+def flatten(value: Any) -> list[Any]:
     if isinstance(value, list):
-        out: list = []
+        out: list[Any] = []
         for v in value:
             out.extend(flatten(v))
         return out
@@ -260,44 +261,46 @@ class CodeSpec:
 # --------------------------------------------------------------------------- field types
 
 
-class _Number(fields.Field):
+class _Number(fields.Field[Any]):
     """A finite number as TOML or JSON writes it: never a bool, never a string."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
         if not _is_number(value):
             raise ValidationError("must be a finite number")
-        return value
+        number: float = value  # an int stays an int: the table's seed material is as written
+        return number
 
 
-class _Int(fields.Field):
+class _Int(fields.Field[Any]):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
         if not _is_int(value):
             raise ValidationError("must be an integer")
-        return value
+        integer: int = value
+        return integer
 
 
-class _Bool(fields.Field):
+class _Bool(fields.Field[Any]):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
         if not isinstance(value, bool):
             raise ValidationError("must be true or false")
         return value
 
 
-class _Text(fields.Field):
+class _Text(fields.Field[Any]):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
         if not isinstance(value, str):
             raise ValidationError("must be a string")
         return value
 
 
-class _Identifier(fields.Field):
+class _Identifier(fields.Field[Any]):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
         if not isinstance(value, str) or not _IDENT.match(value) or keyword.iskeyword(value):
             raise ValidationError("must be a Python identifier")
         return value
 
 
-class _NumberPair(fields.Field):
+class _NumberPair(fields.Field[Any]):
     """[low, high] with low < high."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[float, float]:
@@ -306,7 +309,7 @@ class _NumberPair(fields.Field):
         return value[0], value[1]
 
 
-class _Numbers(fields.Field):
+class _Numbers(fields.Field[Any]):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[float, ...]:
         if not isinstance(value, list) or not all(_is_number(v) for v in value):
             raise ValidationError("must be a list of numbers")
@@ -320,7 +323,7 @@ class _PositiveNumber(_Number):
         return float(value)
 
 
-class _IntList(fields.Field):
+class _IntList(fields.Field[Any]):
     """An "ints" value: at most MAX_INTS integers that fit an int64."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[int, ...]:
@@ -329,7 +332,7 @@ class _IntList(fields.Field):
         return tuple(value)
 
 
-class _CheckTable(fields.Field):
+class _CheckTable(fields.Field[Any]):
     """A table check name -> non-negative number."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, float]:
@@ -342,7 +345,7 @@ class _CheckTable(fields.Field):
             elif not _is_number(v) or v < 0:
                 errors[k] = "must be a non-negative number"
         if errors:
-            raise ValidationError(errors)  # type: ignore[arg-type]
+            raise ValidationError(errors)
         return {k: float(v) for k, v in value.items()}
 
 
@@ -368,7 +371,7 @@ class _BoolInput(_InputBase):
     value = _Bool()
 
     @post_load
-    def _random(self, data: dict, **kwargs: Any) -> dict:
+    def _random(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         if "value" not in data:
             data["range"] = (0, 1)
         return data
@@ -387,12 +390,12 @@ class _DrawnInput(_InputBase):
     avoid = _Numbers()
     avoid_margin = _PositiveNumber()
 
-    def _integers(self, data: dict) -> str | None:
+    def _integers(self, data: dict[str, Any]) -> str | None:
         """The integer dtype ("int" for a Python int) when the values are integers."""
         return None
 
     @validates_schema
-    def _value_or_range(self, data: dict, **kwargs: Any) -> None:
+    def _value_or_range(self, data: dict[str, Any], **kwargs: Any) -> None:
         if "value" in data and "range" in data:
             raise ValidationError("give either value or range, not both", "range")
         ints, rng = self._integers(data), data.get("range")
@@ -403,7 +406,7 @@ class _DrawnInput(_InputBase):
                 raise ValidationError(f"outside the values of {ints}", "range")
 
     @post_load
-    def _drawn(self, data: dict, **kwargs: Any) -> dict:
+    def _drawn(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         if "value" in data:
             for k in ("avoid", "avoid_margin"):
                 data.pop(k, None)
@@ -422,7 +425,7 @@ class _FloatInput(_DrawnInput):
     value = _Number()
 
     @post_load
-    def _float(self, data: dict, **kwargs: Any) -> dict:
+    def _float(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         if "value" in data:
             data["value"] = float(data["value"])
         return data
@@ -431,7 +434,7 @@ class _FloatInput(_DrawnInput):
 class _IntInput(_DrawnInput):
     value = _Int()
 
-    def _integers(self, data: dict) -> str | None:
+    def _integers(self, data: dict[str, Any]) -> str | None:
         return "int"
 
 
@@ -442,11 +445,11 @@ class _TensorInput(_DrawnInput):
     value = fields.Raw()
     requires_grad = _Bool()
 
-    def _integers(self, data: dict) -> str | None:
+    def _integers(self, data: dict[str, Any]) -> str | None:
         return data.get("dtype") if data.get("dtype") in INT_BOUNDS else None
 
     @validates_schema
-    def _tensor(self, data: dict, **kwargs: Any) -> None:
+    def _tensor(self, data: dict[str, Any], **kwargs: Any) -> None:
         dtype, shape = data.get("dtype", "float64"), data.get("shape")
         if "value" in data:
             vshape = nested_shape(data["value"])
@@ -470,7 +473,7 @@ class _TensorInput(_DrawnInput):
             raise ValidationError("only float tensors can require grad", "requires_grad")
 
     @post_load
-    def _tensor_defaults(self, data: dict, **kwargs: Any) -> dict:
+    def _tensor_defaults(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         dtype = data["dtype"]
         if "value" in data:
             data["shape"] = nested_shape(data["value"])
@@ -486,7 +489,7 @@ _INPUT_SCHEMAS: dict[str, Schema] = {
 }
 
 
-class _InputField(fields.Field):
+class _InputField(fields.Field[InputSpec]):
     """One input entry, by its `type` (default "tensor")."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> InputSpec:
@@ -499,7 +502,7 @@ class _InputField(fields.Field):
         try:
             loaded = _INPUT_SCHEMAS[typ].load(raw)
         except ValidationError as exc:
-            messages = exc.normalized_messages()
+            messages: dict[str, Any] = exc.normalized_messages()  # type: ignore[no-untyped-call]
             for key, msgs in messages.items():
                 if msgs == ["Unknown field."]:
                     messages[key] = [f"not a field of a {typ} input"]
@@ -526,7 +529,7 @@ class _TolerancesSchema(_Strict):
     gradcheck_rtol = _Number(validate=validate.Range(min=0, error="must be a non-negative number"))
 
     @post_load
-    def _make(self, data: dict, **kwargs: Any) -> Tolerances:
+    def _make(self, data: dict[str, Any], **kwargs: Any) -> Tolerances:
         return Tolerances(**{k: float(v) for k, v in data.items()})
 
 
@@ -588,7 +591,7 @@ def load_run_inputs(inputs: Any) -> tuple[list[InputSpec], list[Problem]]:
     if not isinstance(inputs, list) or not inputs:
         return [], [("inputs", "must be a non-empty list of input specs")]
     try:
-        return list(_RUN_INPUTS.deserialize(inputs)), []
+        return [inp for inp in _RUN_INPUTS.deserialize(inputs) if inp is not None], []
     except ValidationError as exc:
         return [], _problems(exc.messages, "inputs")
 
@@ -624,7 +627,7 @@ def _override(base: InputSpec, override: Any, where: str, problems: list[Problem
     return spec or base
 
 
-def _nest(flat: list, shape: list[int]) -> Any:
+def _nest(flat: list[Any], shape: list[int]) -> Any:
     """A flat list of values as the nested list of that shape."""
     if not shape:
         return flat[0]
@@ -632,11 +635,11 @@ def _nest(flat: list, shape: list[int]) -> Any:
     return [_nest(flat[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])]
 
 
-def _cases(raw_cases: list[dict], key: str, inputs: tuple[InputSpec, ...], all_names: set[str],
+def _cases(raw_cases: list[dict[str, Any]], key: str, inputs: tuple[InputSpec, ...], all_names: set[str],
            problems: list[Problem]) -> tuple[CaseSpec, ...]:
     """Variants or boundary cases. `all_names`: every input's name as written, loaded or not (an
     input that failed to load has its own problems; a case that changes it is not checked again)."""
-    by_name = {inp.name: i for i, inp in enumerate(inputs)}
+    by_name = {str(inp.name): i for i, inp in enumerate(inputs)}
     cases = []
     for j, raw in enumerate(raw_cases):
         where = f"code.{key}[{j}]"
@@ -659,7 +662,7 @@ def _cases(raw_cases: list[dict], key: str, inputs: tuple[InputSpec, ...], all_n
     return tuple(cases)
 
 
-def _expected_grad(eg: Any, key: str, where: str, case_inputs: list[InputSpec], by_name: dict,
+def _expected_grad(eg: Any, key: str, where: str, case_inputs: list[InputSpec], by_name: dict[str, Any],
                    problems: list[Problem]) -> dict[str, tuple[float, ...]] | None:
     if key != "boundary" or not isinstance(eg, Mapping):
         problems.append((f"{where}.expected_grad", "a table input name -> gradient (boundary cases only)"))
@@ -690,8 +693,10 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
         data = exc.valid_data if isinstance(exc.valid_data, dict) else {}
         problems += _problems(exc.messages, "code")
     inputs: tuple[InputSpec, ...] = tuple(data.get("inputs", ()))
-    raw_inputs = table.get("inputs") if isinstance(table.get("inputs"), list) else []
-    all_names = {r.get("name") for r in raw_inputs if isinstance(r, Mapping) and isinstance(r.get("name"), str)}
+    raw_inputs = table.get("inputs")
+    if not isinstance(raw_inputs, list):
+        raw_inputs = []
+    all_names = {str(r["name"]) for r in raw_inputs if isinstance(r, Mapping) and isinstance(r.get("name"), str)}
     names = [inp.name for inp in inputs]
     for i, n in enumerate(names):
         if n is None:
@@ -751,11 +756,12 @@ def _top_level_classes(tree: ast.Module) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
 
 
-def validate_code_exercise(spec: dict, files: dict[str, str]) -> list[Problem]:
+def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[Problem]:
     """Problems with the [code] table and the code files (nothing is executed)."""
     code, problems = load_code_spec(spec)
-    table = spec.get("code") if isinstance(spec.get("code"), Mapping) else {}
-    ep = code.entry_point if code else table.get("entry_point") if isinstance(table.get("entry_point"), str) else None
+    table = spec.get("code")
+    raw_ep = table.get("entry_point") if isinstance(table, Mapping) else None
+    ep = code.entry_point if code else raw_ep if isinstance(raw_ep, str) else None
     technique = list(code.technique) if code else []
     for name in ("reference.py", "starter.py"):
         text = files.get(name)
@@ -798,7 +804,7 @@ def validate_code_exercise(spec: dict, files: dict[str, str]) -> list[Problem]:
     return problems
 
 
-def public_code_view(spec: dict, files: dict[str, str]) -> dict:
+def public_code_view(spec: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
     """What a learner may see: never the reference, hidden values, boundary points or wrong files."""
     code, _ = load_code_spec(spec)
     if code is None:

@@ -57,8 +57,9 @@ def _output_names(methods: dict[str, ast.FunctionDef]) -> set[str]:
     names: set[str] = set()
     forward = methods.get("forward")
     if forward is not None:
-        for ret in (n for n in ast.walk(forward) if isinstance(n, ast.Return) and n.value is not None):
-            names |= _names(ret.value)
+        for ret in (n for n in ast.walk(forward) if isinstance(n, ast.Return)):
+            if ret.value is not None:
+                names |= _names(ret.value)
     setup = methods.get("setup_context")
     if setup is not None:
         params = [a.arg for a in setup.args.posonlyargs + setup.args.args]

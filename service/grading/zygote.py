@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import io
 import json
 import os
 import selectors
 import signal
 import socket
 import sys
+from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,7 +48,7 @@ def _threads_to_one() -> None:
         os.environ[var] = "1"
 
 
-def _load():
+def _load() -> tuple[Any, Any, Any, Any]:
     """Import torch (single-threaded before anything starts a pool) and the harness."""
     _threads_to_one()
     import torch
@@ -73,7 +75,7 @@ def _load():
     return torch, harness, protocol, sandbox
 
 
-def _libc():
+def _libc() -> Any:
     try:
         return ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -100,8 +102,8 @@ def _close_fds_except(keep: set[int]) -> None:
                 pass
 
 
-def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers, uid: int, memory_mb: int,
-                cpu_seconds: int, libc, harness, protocol) -> None:
+def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers: Any, uid: int, memory_mb: int,
+                cpu_seconds: int, libc: Any, harness: Any, protocol: Any) -> None:
     try:
         os.setsid()
         os.nice(5)  # the judge, at nice 0, wins the core back when it wakes (e.g. to kill us)
@@ -115,8 +117,9 @@ def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers, uid:
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         _close_fds_except({0, 1, 2, task_r, result_w})
-        sys.stdout.reconfigure(line_buffering=True)
-        sys.stderr.reconfigure(line_buffering=True)
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, io.TextIOWrapper):
+                stream.reconfigure(line_buffering=True)
         harness.warm_up(gradcheck=False)
         try:
             layers.apply(uid, memory_mb, cpu_seconds)
@@ -136,7 +139,7 @@ def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers, uid:
 class _Server:
     """The zygote's control loop: forks a sandboxed child per "spawn", reports each child's exit."""
 
-    def __init__(self, sock: socket.socket, config: dict) -> None:
+    def __init__(self, sock: socket.socket, config: dict[str, Any]) -> None:
         self.sock = sock
         self.torch, self.harness, self.protocol, self.sandbox = _load()
         self.libc = _libc()
@@ -157,7 +160,7 @@ class _Server:
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
-    def send(self, obj: dict, fds: list[int] | None = None) -> None:
+    def send(self, obj: dict[str, Any], fds: list[int] | None = None) -> None:
         data = json.dumps(obj).encode()
         if fds:
             socket.send_fds(self.sock, [data], fds)
@@ -197,7 +200,7 @@ class _Server:
             except OSError:
                 pass
 
-    def spawn(self, msg: dict) -> None:
+    def spawn(self, msg: dict[str, Any]) -> None:
         """Fork a child with its four pipes; the judge gets our ends of them."""
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
