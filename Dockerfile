@@ -26,6 +26,7 @@ FROM base AS api
 COPY service ./service
 COPY migrations ./migrations
 COPY exercises ./exercises
+COPY lesson ./lesson
 COPY wsgi.py gunicorn.conf.py ./
 USER gradquiz
 EXPOSE 8000

@@ -36,6 +36,9 @@ const COPIES = {
 // Output path -> esbuild options for one entry point under src/.
 const BUNDLES = {
   "api-docs.js": { entryPoints: ["src/api-docs.js"], format: "iife", minify: false },
+  // The learner pages (/learn, /learn/{slug}): CodeMirror 6, markdown-it and DOMPurify with the page code.
+  "learn/learn.js": { entryPoints: ["src/learn/main.js"], format: "iife", minify: true },
+  "learn/learn.css": { entryPoints: ["src/learn/learn.css"], minify: false },
 };
 
 function fail(message) {

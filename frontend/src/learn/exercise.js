@@ -1,0 +1,387 @@
+// The exercise page (/learn/{slug}): the prompt, hints one at a time, the answer form or the code
+// editor with Run and Submit, the grade, and the learner's earlier attempts.
+
+import { h, clear, uid, values } from "./dom.js";
+import { markdownBlock, markdownInline } from "./markdown.js";
+import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
+import { renderCodeGrade, renderQuizGrade, renderRun } from "./results.js";
+import { debounce, errorText, loadDraft, runCode, saveDraft, showSession } from "./common.js";
+import { ApiError } from "./api.js";
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function newKey() {
+  return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(16).slice(2)}`;
+}
+
+function section(title, ...children) {
+  const id = uid("section");
+  return h("section", { "aria-labelledby": id, class: "panel" }, h("h2", { id }, title), ...children);
+}
+
+// "Run" before the server knows runs of an exercise: the exercise's entry point, and inputs built
+// from its public view where every input's spec is there (tensors are given by shape and dtype).
+function publicRunInputs(code) {
+  if (!code || !code.entry_point || !code.inputs || !code.inputs.length) return null;
+  const inputs = [];
+  for (const input of code.inputs) {
+    if (input.type === "tensor" && input.shape && input.shape.length) {
+      inputs.push({ type: "tensor", name: input.name, shape: input.shape, dtype: input.dtype,
+        requires_grad: input.requires_grad });
+    } else if (input.type === "none") inputs.push({ type: "none", name: input.name });
+    else return null; // a number's value is not public: the server must supply it
+  }
+  return inputs;
+}
+
+function unknownExerciseField(error) {
+  return error instanceof ApiError && error.status === 422 &&
+    (error.problem.errors || []).some((e) => e.field === "json.exercise");
+}
+
+export function initExercise({ api, session }) {
+  const detail = JSON.parse(document.getElementById("gradquiz-exercise").textContent);
+  const root = document.getElementById("exercise");
+  clear(root);
+  const slug = detail.slug;
+  const isCode = detail.kind === "code";
+  const controls = []; // buttons that need a token
+  const notice = h("div", { class: "session-notice" });
+  root.append(notice);
+
+  // --- the prompt --------------------------------------------------------------------------
+  root.append(h("div", { class: "prompt" }, markdownBlock(detail.prompt)));
+  if (isCode && detail.code) {
+    const c = detail.code;
+    const about = h("div", { class: "call" });
+    if (c.call) about.append(h("p", {}, "It is called as ", h("code", {}, c.call), "."));
+    if (c.inputs && c.inputs.length) {
+      about.append(h("ul", { class: "inputs" }, c.inputs.map((i) => h("li", {}, h("code", {}, i.name), ": ",
+        i.description || i.type, i.type === "tensor" && i.shape ? ` (shape ${values(i.shape)}, ${i.dtype})` : ""))));
+    }
+    root.append(about);
+  }
+
+  // --- hints, one at a time ----------------------------------------------------------------
+  const hints = detail.hints || [];
+  if (hints.length) {
+    const list = h("ol", { class: "hints", "aria-live": "polite" });
+    const button = h("button", { type: "button", class: "secondary" });
+    let shown = 0;
+    const label = () => {
+      button.textContent = shown === 0 ? `Show a hint (${hints.length} in all)` : `Show hint ${shown + 1} of ${hints.length}`;
+    };
+    button.addEventListener("click", () => {
+      const item = h("li", { tabindex: "-1" }, h("span", { class: "visually-hidden" }, `Hint ${shown + 1}: `), markdownBlock(hints[shown]));
+      list.append(item);
+      shown += 1;
+      if (shown >= hints.length) {
+        button.remove();
+        list.after(h("p", { class: "muted" }, "That was the last hint."));
+      } else label();
+      item.focus();
+    });
+    label();
+    root.append(section("Hints", list, button));
+  }
+
+  // --- the answer ----------------------------------------------------------------------------
+  const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
+  const resultBox = h("div", { class: "result", tabindex: "-1" });
+  let restore = () => {};
+  let loadAttempts = async () => {};
+
+  const setBusy = (busy) => {
+    for (const button of controls) button.disabled = busy || session.state !== "active";
+  };
+
+  if (isCode) {
+    const labelId = uid("code-label");
+    const noteId = uid("code-note");
+    const starter = (detail.code && detail.code.starter) || "";
+    const draftId = `exercise.${slug}`;
+    const saved = loadDraft(session, draftId);
+    const save = debounce((code) => saveDraft(session, draftId, code), 300);
+    const holder = h("div", { class: "editor" });
+    const runButton = h("button", { type: "button" }, "Run");
+    const submitButton = h("button", { type: "button", class: "primary" }, "Submit");
+    const resetButton = h("button", { type: "button", class: "secondary" }, "Start again from the starter code");
+    const runBox = h("div", { class: "run-box", tabindex: "-1" });
+    controls.push(runButton, submitButton);
+    root.append(section("Your answer",
+      h("p", { id: labelId, class: "label" }, "Code"),
+      h("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
+      holder,
+      h("p", { class: "muted small draft-note" }, "Your draft is saved in this browser as you type."),
+      h("div", { class: "buttons" }, runButton, submitButton, resetButton),
+      status, runBox, resultBox));
+    const editor = createEditor(holder, { doc: saved ?? starter, label: "Code", onChange: save });
+    window.addEventListener("pagehide", () => save.flush(getCode(editor)));
+    document.getElementById(labelId).addEventListener("click", () => editor.focus());
+
+    resetButton.addEventListener("click", () => {
+      setCode(editor, starter);
+      status.textContent = "The editor holds the starter code again.";
+      editor.focus();
+    });
+
+    runButton.addEventListener("click", async () => {
+      setBusy(true);
+      clear(runBox);
+      status.textContent = "Running your code…";
+      const code = getCode(editor);
+      let note = null;
+      try {
+        let run;
+        try {
+          run = await runCode(api, { code, exercise: slug });
+        } catch (error) {
+          if (!unknownExerciseField(error)) throw error;
+          // This server does not run exercises by name yet.
+          const inputs = publicRunInputs(detail.code);
+          if (inputs) run = await runCode(api, { code, entry_point: detail.code.entry_point, inputs });
+          else {
+            note = "This server cannot yet call the exercise's Function with its sample inputs, so your code ran on its own: you see what it prints, not forward values, gradients or the numerical check. Submit grades it in full.";
+            run = await runCode(api, { code });
+          }
+        }
+        runBox.append(renderRun(run, { note }));
+        const r = run.result || {};
+        status.textContent = run.status !== "finished" ? `The run is ${run.status}.`
+          : r.error ? "Run finished: your code raised an exception."
+            : r.gradcheck ? `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.` : "Run finished.";
+      } catch (error) {
+        status.textContent = `Run failed. ${errorText(error)}`;
+      } finally {
+        setBusy(false);
+      }
+    });
+
+    submitButton.addEventListener("click", async () => {
+      setBusy(true);
+      clear(resultBox);
+      clear(runBox); // the grade is about this code; an older run's result would only confuse
+      status.textContent = "Submitting…";
+      try {
+        const code = getCode(editor);
+        save.flush(code);
+        let { data } = await api.call("POST", `exercises/${encodeURIComponent(slug)}/attempts`,
+          { body: { code }, headers: { "Idempotency-Key": newKey() } });
+        status.textContent = "Submitted: grading…";
+        for (let tries = 0; (data.status === "queued" || data.status === "running") && tries < 8; tries += 1) {
+          ({ data } = await api.call("GET", `attempts/${data.id}?wait=25`));
+          if (data.status === "queued" || data.status === "running") await sleep(300);
+        }
+        if (data.status === "queued" || data.status === "running") {
+          status.textContent = "Still grading: your attempt is stored, and its grade will show under your earlier attempts.";
+        } else {
+          resultBox.append(renderCodeGrade(data));
+          status.textContent = data.status === "graded" ? `Graded: score ${Math.round((data.score ?? 0) * 100)}%.` : "The grader failed: try again later.";
+        }
+        await loadAttempts();
+      } catch (error) {
+        status.textContent = `Submit failed. ${errorText(error)}`;
+      } finally {
+        setBusy(false);
+      }
+    });
+
+    restore = (attempt) => {
+      setCode(editor, attempt.code || "");
+      saveDraft(session, draftId, attempt.code || "");
+      status.textContent = "That attempt's code is in the editor.";
+      editor.focus();
+    };
+  } else {
+    const form = quizForm(detail);
+    const submitButton = h("button", { type: "submit", class: "primary" }, "Submit");
+    controls.push(submitButton);
+    form.element.append(h("div", { class: "buttons" }, submitButton));
+    root.append(section("Your answer", form.element, status, resultBox));
+    const choiceText = (id) => {
+      const choice = (detail.choices || []).find((c) => c.id === id);
+      return choice ? markdownInline(choice.text) : id;
+    };
+    form.element.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const answer = form.read();
+      if (answer.problem) {
+        status.textContent = answer.problem;
+        answer.focus?.focus();
+        return;
+      }
+      setBusy(true);
+      clear(resultBox);
+      status.textContent = "Submitting…";
+      try {
+        const { data } = await api.call("POST", `exercises/${encodeURIComponent(slug)}/attempts`,
+          { body: { answer: answer.value }, headers: { "Idempotency-Key": newKey() } });
+        resultBox.append(renderQuizGrade(data, choiceText));
+        status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${Math.round((data.score ?? 0) * 100)}%.`;
+        await loadAttempts();
+      } catch (error) {
+        status.textContent = `Submit failed. ${errorText(error)}`;
+      } finally {
+        setBusy(false);
+      }
+    });
+    restore = (attempt) => {
+      form.write(attempt.answer);
+      status.textContent = "That attempt's answer is back in the form.";
+      form.focus();
+    };
+  }
+
+  // --- earlier attempts ------------------------------------------------------------------------
+  const attemptsList = h("ul", { class: "attempts" });
+  const attemptsStatus = h("p", { class: "muted" });
+  root.append(section("Your earlier attempts", attemptsStatus, attemptsList));
+
+  loadAttempts = async () => {
+    clear(attemptsList);
+    if (session.state !== "active") {
+      attemptsStatus.textContent = "Sign in to see your earlier attempts.";
+      return;
+    }
+    if (!session.learner) {
+      attemptsStatus.textContent = "Your token does not say who you are, so earlier attempts cannot be listed.";
+      return;
+    }
+    attemptsStatus.textContent = "Loading…";
+    try {
+      const { data, headers } = await api.call("GET",
+        `learners/${encodeURIComponent(session.learner)}/attempts?exercise=${encodeURIComponent(slug)}&page_size=50`);
+      const attempts = data.attempts || [];
+      let total = attempts.length;
+      try {
+        total = JSON.parse(headers.get("X-Pagination") || "{}").total ?? total;
+      } catch {
+        /* no pagination header */
+      }
+      attemptsStatus.textContent = attempts.length ? `${total} attempt${total === 1 ? "" : "s"}, newest first.` : "No attempts yet.";
+      attempts.forEach((attempt, index) => attemptsList.append(attemptItem(attempt, total - index)));
+    } catch (error) {
+      attemptsStatus.textContent = `Your earlier attempts could not be loaded. ${errorText(error)}`;
+    }
+  };
+
+  function attemptItem(attempt, number) {
+    const when = new Date(attempt.created_at).toLocaleString();
+    const score = attempt.score === null || attempt.score === undefined ? attempt.status : `${Math.round(attempt.score * 100)}%`;
+    const panelId = uid("attempt");
+    const open = h("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": panelId },
+      `Attempt ${number}: ${score}, ${when}`);
+    const panel = h("div", { id: panelId, class: "attempt-detail", hidden: true });
+    open.addEventListener("click", () => {
+      const expanded = open.getAttribute("aria-expanded") === "true";
+      open.setAttribute("aria-expanded", String(!expanded));
+      panel.hidden = expanded;
+      if (!expanded && !panel.childElementCount) {
+        const again = h("button", { type: "button", class: "secondary" }, isCode ? "Restore into the editor" : "Put this answer back in the form");
+        again.addEventListener("click", () => restore(attempt));
+        if (isCode) panel.append(h("pre", { class: "code", tabindex: "0", "aria-label": `Code of attempt ${number}` }, attempt.code || ""));
+        else panel.append(h("p", {}, "Answer: ", h("code", {}, JSON.stringify(attempt.answer))));
+        panel.append(again);
+        if (attempt.status === "graded" || attempt.status === "error") {
+          panel.append(isCode ? renderCodeGrade(attempt) : renderQuizGrade(attempt, (id) => {
+            const c = (detail.choices || []).find((x) => x.id === id);
+            return c ? markdownInline(c.text) : id;
+          }));
+        } else panel.append(h("p", {}, `This attempt is ${attempt.status}.`));
+      }
+    });
+    return h("li", {}, open, panel);
+  }
+
+  // --- the session decides what can be done --------------------------------------------------
+  const update = () => {
+    showSession(session, [notice]);
+    setBusy(false);
+  };
+  session.addEventListener("change", update);
+  update();
+  loadAttempts();
+}
+
+// The form of a quiz kind: its element, read() -> {value} or {problem, focus}, write(answer).
+function quizForm(detail) {
+  const element = h("form", { class: "quiz", novalidate: true });
+  const name = uid("answer");
+  if (detail.kind === "single_choice" || detail.kind === "multiple_choice") {
+    const single = detail.kind === "single_choice";
+    const inputs = [];
+    const fieldset = h("fieldset", {}, h("legend", {}, single ? "Choose one answer" : "Choose every answer that is right"));
+    for (const choice of detail.choices || []) {
+      const id = uid("choice");
+      const input = h("input", { type: single ? "radio" : "checkbox", name, id, value: choice.id });
+      inputs.push(input);
+      fieldset.append(h("div", { class: "choice" }, input, h("label", { for: id }, markdownInline(choice.text))));
+    }
+    element.append(fieldset);
+    return {
+      element,
+      read() {
+        const picked = inputs.filter((i) => i.checked).map((i) => i.value);
+        if (single) return picked.length ? { value: picked[0] } : { problem: "Choose an answer first.", focus: inputs[0] };
+        return { value: picked };
+      },
+      write(answer) {
+        const picked = new Set([answer].flat().map(String));
+        for (const input of inputs) input.checked = picked.has(input.value);
+      },
+      focus() {
+        (inputs.find((i) => i.checked) || inputs[0])?.focus();
+      },
+    };
+  }
+  if (detail.kind === "short_answer") {
+    const id = uid("short");
+    const input = h("input", { type: "text", id, name, autocomplete: "off", spellcheck: "false" });
+    element.append(h("label", { for: id, class: "label" }, "Your answer"), input);
+    return {
+      element,
+      read: () => (input.value.trim() ? { value: input.value } : { problem: "Write an answer first.", focus: input }),
+      write(answer) {
+        input.value = answer ?? "";
+      },
+      focus: () => input.focus(),
+    };
+  }
+  // numeric: one number, or a list of answer_length numbers
+  const count = detail.answer_length || 1;
+  const fields = [];
+  const group = count > 1 ? h("fieldset", {}, h("legend", {}, `Your answer: ${count} numbers, in order`)) : element;
+  for (let i = 0; i < count; i += 1) {
+    const id = uid("number");
+    const input = h("input", { type: "text", inputmode: "decimal", id, autocomplete: "off", class: "number" });
+    fields.push(input);
+    group.append(h("div", { class: "number-field" },
+      h("label", { for: id, class: count > 1 ? "" : "label" }, count > 1 ? `Number ${i + 1}` : "Your answer (a number)"), input));
+  }
+  if (group !== element) element.append(group);
+  const parse = (text) => {
+    const cleaned = text.trim().replace(/−/g, "-");
+    return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(cleaned) ? Number(cleaned) : null;
+  };
+  return {
+    element,
+    read() {
+      const numbers = [];
+      for (const [i, input] of fields.entries()) {
+        const value = parse(input.value);
+        if (value === null || !Number.isFinite(value)) {
+          return { problem: count > 1 ? `Number ${i + 1} is not a number (write it like -0.5 or 2).` : "Write a number, like -0.5 or 2.", focus: input };
+        }
+        numbers.push(value);
+      }
+      return { value: detail.answer_length ? numbers : numbers[0] };
+    },
+    write(answer) {
+      const list = [answer].flat();
+      fields.forEach((input, i) => {
+        input.value = list[i] === undefined ? "" : String(list[i]);
+      });
+    },
+    focus: () => fields[0].focus(),
+  };
+}

@@ -1,0 +1,15 @@
+// The learner pages' script (service/learn): one bundle for /learn and /learn/{slug}, built by
+// frontend/build.mjs into service/static/vendor/learn/learn.js.
+
+import { LearnerSession } from "./session.js";
+import { makeApi } from "./api.js";
+import { initExercise } from "./exercise.js";
+import { initLesson } from "./lesson.js";
+
+const page = document.body.dataset.page;
+const apiBase = document.body.dataset.api || "/api/v1";
+const session = new LearnerSession(apiBase).start();
+const api = makeApi(apiBase, session);
+
+if (page === "exercise") initExercise({ api, session });
+else if (page === "lesson") initLesson({ api, session });

@@ -1,0 +1,570 @@
+"""The learner's pages (/learn, /learn/{slug}) in a real headless Chromium, against the app on a
+loopback port and a grading worker: each quiz kind answered, a code exercise edited, run and
+submitted right and wrong, hints, an earlier attempt restored, keyboard-only use, a phone's
+viewport, text and code containing HTML shown as text, the draft across reloads, the token's
+sources and its renewal, and no serious accessibility violation (axe-core, from the npm registry
+as frontend/package-lock.json pins it, injected from a local file).
+
+The page acts with a learner token, as an LMS launch or a frontend hands it over. Until the
+server accepts learner tokens on POST /api/v1/runs (issue 16, the backend's part), `runs_bridge`
+sends the page's run requests on with the test client's key, outside the page: the page itself
+never holds a key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from service.catalog import load_catalog
+from service.config import PROJECT_ROOT
+from service.extensions import db_session
+from service.learn import render_exercise_page
+from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
+from service.models import ApiClient
+from tests.browser.conftest import SCREENSHOTS
+from tests.helpers import bearer, correct_answer
+
+FRONTEND = PROJECT_ROOT / "frontend"
+CODE = "square-function"
+REFERENCE = (PROJECT_ROOT / "exercises" / CODE / "reference.py").read_text()
+WRONG = (PROJECT_ROOT / "exercises" / CODE / "wrong" / "forgot_grad_output.py").read_text()
+SINGLE = "backward-none-for-bounds"
+SPECS = {e.slug: e.spec for e in load_catalog(PROJECT_ROOT / "exercises")[0]}
+HOSTILE = '<img src=x onerror="alert(1)"><b>bold</b>'
+
+
+def expect(target):
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(target)
+
+
+def shot(page, name: str, element=None) -> Path:
+    """build/screenshots/<name>.png: the whole page, or one element of a long one."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    if element is not None:
+        element.screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def client_id(live_server) -> int:
+    with live_server.app.app_context():
+        return db_session().scalar(select(ApiClient.id).where(ApiClient.name == "lms-one"))
+
+
+@pytest.fixture(scope="module")
+def token_for(live_server, client_id):
+    def make(learner: str, exercise: str, lifetime: int = 3600, role: str = LEARNER) -> str:
+        scope = LearnerScope(client_id=client_id, learner=learner, exercise=exercise, role=role, link_id=None)
+        return issue_learner_token(live_server.app.config["SECRET_KEY"], scope, lifetime)
+
+    return make
+
+
+@pytest.fixture(scope="module", autouse=True)
+def launch_route(live_server, token_for):
+    """/test-launch/{slug}: the exercise page as an LTI launch renders it (render_exercise_page with a
+    launch), added before the server answers its first request."""
+
+    def view(slug: str):
+        return render_exercise_page(slug, launch={
+            "token": token_for("lti-learner", slug), "expires_in": 3600, "exercise": slug, "learner": "lti-learner",
+            "role": LEARNER, "api": f"{live_server.url}/api/v1"})
+
+    live_server.app.add_url_rule("/test-launch/<slug>", "test_launch", view)
+
+
+@pytest.fixture(scope="module")
+def runs_take_learner_tokens(live_server, token_for) -> bool:
+    response = live_server.api().post("/api/v1/runs", json={"code": "print(1)", "wait": 0},
+                                      headers=bearer(token_for("probe", CODE)))
+    return response.status_code != 403
+
+
+@pytest.fixture
+def runs_bridge(page, live_server, runs_take_learner_tokens):
+    """Sends the page's /api/v1/runs requests on with the client's key while the server refuses
+    learner tokens there (the page's own request, token and all, is what it would send)."""
+    seen: list[dict] = []
+    if runs_take_learner_tokens:
+        return seen
+    key = live_server.keys["lms-one"]
+
+    def handle(route):
+        request = route.request
+        seen.append({"url": request.url, "authorization": request.headers.get("authorization"),
+                     "body": request.post_data})
+        headers = {**request.headers, "authorization": f"Bearer {key}"}
+        route.fulfill(response=route.fetch(headers=headers))
+
+    page.route(re.compile(r".*/api/v1/runs(/.*)?(\?.*)?$"), handle)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def axe_source(tmp_path_factory) -> str:
+    """axe-core's axe.min.js at the version frontend/package-lock.json pins: from frontend/node_modules
+    when it holds that version (make static installs it), else from an npm ci of the lockfile."""
+    version = json.loads((FRONTEND / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
+    installed = FRONTEND / "node_modules" / "axe-core"
+    if not (installed / "package.json").exists() or json.loads((installed / "package.json").read_text())["version"] != version:
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("The accessibility check needs npm (apt-get install npm) for axe-core", pytrace=False)
+        work = tmp_path_factory.mktemp("axe") / "frontend"
+        shutil.copytree(FRONTEND, work, ignore=shutil.ignore_patterns("node_modules"))
+        subprocess.run([npm, "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"], cwd=work,
+                       check=True, capture_output=True, timeout=600)
+        installed = work / "node_modules" / "axe-core"
+    return (installed / "axe.min.js").read_text()
+
+
+def axe_violations(page, axe_source: str) -> list[dict]:
+    # evaluate() runs through the DevTools protocol, not as a page script: the page's CSP stays on.
+    page.evaluate(axe_source + "\n;undefined")
+    result = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                       nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+    }""")
+    return [v for v in result if v["impact"] in ("serious", "critical")]
+
+
+def open_exercise(page, slug: str, token: str | None = None, path: str = "/learn/"):
+    page.goto(f"{path}{slug}" + (f"#token={token}" if token else ""))
+    page.wait_for_selector("#exercise .prompt")
+
+
+def editor_text(page) -> str:
+    # The editor is in a shadow root (service/learn's CSP: editor.js says why); locators pierce it.
+    return "\n".join(page.locator(".cm-line").all_text_contents())
+
+
+def replace_code(page, code: str) -> None:
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(code)
+
+
+def status(page):
+    return page.locator(".panel .status").first
+
+
+# --- quiz kinds ---------------------------------------------------------------------------------
+
+def test_learn_single_choice_wrong_then_right(page, token_for):
+    open_exercise(page, SINGLE, token_for("sam", SINGLE))
+    expect(page.locator("#session-status")).to_have_text("Signed in as sam")
+    expect(page.get_by_role("heading", level=1)).to_have_text(SPECS[SINGLE]["title"])
+    page.get_by_label("`0` (or `0.0`) for each bound".replace("`", "")).check()
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: not quite, score 0%.")
+    expect(page.locator(".grade")).to_contain_text("You chose a wrong answer")
+    page.get_by_label("None, one for each such input").check()
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+    expect(page.locator(".grade")).to_contain_text("Explanation")
+    expect(page.locator("ul.attempts > li")).to_have_count(2)
+    shot(page, "learn-single-choice")
+
+
+def test_learn_multiple_choice(page, token_for):
+    slug = "apply-call-forms"
+    open_exercise(page, slug, token_for("sam", slug))
+    right = set(correct_answer(SPECS[slug]))
+    for choice in SPECS[slug]["choices"]:
+        if choice["id"] in right:
+            page.locator(f"input[value='{choice['id']}']").check()
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+    shot(page, "learn-multiple-choice")
+
+
+def test_learn_short_answer(page, token_for):
+    slug = "backward-none-fill-blank"
+    open_exercise(page, slug, token_for("sam", slug))
+    page.get_by_role("textbox", name="Your answer").fill("a zero")
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_contain_text("not quite")
+    page.get_by_role("textbox", name="Your answer").fill(correct_answer(SPECS[slug]))
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+    shot(page, "learn-short-answer")
+
+
+def test_learn_numeric_one_number_and_a_list(page, token_for):
+    slug = "builtin-clamp-forward-value"
+    open_exercise(page, slug, token_for("sam", slug))
+    page.get_by_label("Your answer (a number)").fill("two")
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Write a number, like -0.5 or 2.")  # checked before anything is sent
+    page.get_by_label("Your answer (a number)").fill(str(correct_answer(SPECS[slug])))
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+
+    slug = "clampfn-forward-vector"
+    open_exercise(page, slug, token_for("sam", slug))
+    numbers = correct_answer(SPECS[slug])
+    for i, value in enumerate(numbers, start=1):
+        page.get_by_label(f"Number {i}", exact=True).fill(str(value))
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+    shot(page, "learn-numeric")
+
+
+# --- hints --------------------------------------------------------------------------------------
+
+def test_learn_hints_are_revealed_one_at_a_time(page):
+    slug = "clamp-function"
+    hints = SPECS[slug]["hints"]
+    open_exercise(page, slug)
+    expect(page.locator("ol.hints > li")).to_have_count(0)
+    for shown in range(1, len(hints) + 1):
+        page.locator(".panel button", has_text=re.compile(r"^Show (a hint|hint \d)")).click()
+        expect(page.locator("ol.hints > li")).to_have_count(shown)
+    expect(page.locator(".panel button", has_text="hint")).to_have_count(0)
+    expect(page.get_by_text("That was the last hint.")).to_be_visible()
+    expect(page.locator("ol.hints > li").last).to_contain_text("None for low and None for high".split(" for ")[0])
+    shot(page, "learn-hints")
+
+
+# --- code ---------------------------------------------------------------------------------------
+
+def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, live_worker, runs_bridge):
+    open_exercise(page, CODE, token_for("cody", CODE))
+    expect(page.get_by_role("textbox", name="Code")).to_be_visible()
+    assert "class SquareFn" in editor_text(page) and "..." in editor_text(page)  # the starter code
+    replace_code(page, WRONG)
+    page.get_by_role("button", name="Run").click()
+    expect(status(page)).to_have_text(re.compile(r"Run finished: the numerical check failed\."), timeout=40_000)
+    run = page.locator(".run-result")
+    expect(run).to_contain_text("Forward")
+    expect(run).to_contain_text("Gradients")
+    expect(run).to_contain_text("backward ignores grad_output")  # the likely cause
+    shot(page, "learn-code-run-wrong")
+
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text(re.compile(r"Graded: score \d+%\."), timeout=40_000)
+    grade = page.locator(".grade").first
+    expect(grade).to_contain_text("Not yet")
+    expect(grade).to_contain_text("gradcheck")
+    expect(grade).to_contain_text("worst element")
+    expect(grade).to_contain_text("Likely cause")
+    expect(grade).not_to_contain_text("Explanation")  # a code exercise explains itself only to a pass
+    shot(page, "learn-code-submit-wrong")
+
+    replace_code(page, REFERENCE)
+    page.get_by_role("button", name="Run").click()
+    expect(status(page)).to_have_text("Run finished: the numerical check passed.", timeout=40_000)
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: score 100%.", timeout=40_000)
+    expect(page.locator(".grade").first).to_contain_text("Every check passed.")
+    expect(page.locator(".grade").first).to_contain_text("Explanation")
+    expect(page.locator("ul.attempts > li")).to_have_count(2)
+    shot(page, "learn-code-submit-right")
+    if runs_bridge:  # the page sent its learner token (the bridge swapped it for the key)
+        assert all(r["authorization"].startswith("Bearer ey") for r in runs_bridge)
+
+
+def test_learn_restore_an_earlier_attempt(page, token_for, live_worker, live_server):
+    api, key = live_server.api(), live_server.keys["lms-one"]
+    first = "import torch\n\n# the first try\n" + WRONG
+    response = api.post(f"/api/v1/exercises/{CODE}/attempts", json={"learner": "rita", "code": first}, headers=bearer(key))
+    assert response.status_code == 202
+    api.get(response.headers["Location"] + "?wait=30", headers=bearer(key))
+    open_exercise(page, CODE, token_for("rita", CODE))
+    replace_code(page, "# something else entirely\n")
+    attempt = page.get_by_role("button", name=re.compile(r"^Attempt 1: \d+%"))
+    attempt.click()
+    expect(attempt).to_have_attribute("aria-expanded", "true")
+    expect(page.locator(".attempt-detail pre.code")).to_contain_text("# the first try")
+    page.get_by_role("button", name="Restore into the editor").click()
+    expect(status(page)).to_have_text("That attempt's code is in the editor.")
+    assert editor_text(page).startswith("import torch\n\n# the first try")
+    shot(page, "learn-restore-attempt")
+    page.reload()
+    page.wait_for_selector(".cm-content")
+    assert "# the first try" in editor_text(page)  # the restored code is the draft now
+
+
+def test_learn_draft_survives_a_reload_and_is_per_learner(page, token_for):
+    open_exercise(page, CODE, token_for("dora", CODE))
+    replace_code(page, "import torch\n# dora's draft\n")
+    page.wait_for_timeout(500)  # the draft is saved 300 ms after the last change
+    page.reload()
+    page.wait_for_selector(".cm-content")
+    assert "# dora's draft" in editor_text(page)
+    open_exercise(page, CODE, token_for("otto", CODE))  # another learner, same browser
+    expect(page.locator("#session-status")).to_have_text("Signed in as otto")
+    assert "# dora's draft" not in editor_text(page) and "class SquareFn" in editor_text(page)
+    shot(page, "learn-draft-per-learner")
+
+
+# --- keyboard, phone, HTML as text ------------------------------------------------------------
+
+def focused(page) -> str:
+    return page.evaluate("""() => {
+        let e = document.activeElement;
+        while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+        if (e.classList.contains('cm-content')) return 'editor ' + e.getAttribute('aria-label');
+        if (e.tagName === 'INPUT') return 'INPUT ' + e.type;
+        return (e.tagName + ' ' + e.textContent).trim();
+    }""")
+
+
+def tab_to(page, predicate, limit: int = 40) -> None:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if predicate(focused(page)):
+            return
+    raise AssertionError(f"never reached the element; last focus {focused(page)}")
+
+
+def test_learn_keyboard_only(page, token_for, live_worker, runs_bridge):
+    open_exercise(page, SINGLE, token_for("kim", SINGLE))
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to the content")).to_be_focused()
+    tab_to(page, lambda f: f.startswith("BUTTON Show a hint"))
+    page.keyboard.press("Enter")
+    expect(page.locator("ol.hints > li")).to_have_count(1)
+    tab_to(page, lambda f: f == "INPUT radio")
+    page.keyboard.press("ArrowDown")  # radios: the arrow keys choose
+    tab_to(page, lambda f: f == "BUTTON Submit")
+    page.keyboard.press("Enter")
+    expect(status(page)).to_contain_text("Graded")
+
+    open_exercise(page, CODE, token_for("kim", CODE))
+    tab_to(page, lambda f: f == "editor Code")
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")  # indents, does not leave the editor
+    page.keyboard.insert_text("pass")
+    assert re.search(r"\n {4,}pass$", editor_text(page)), editor_text(page)
+    page.keyboard.press("Shift+Tab")  # dedents
+    assert editor_text(page).endswith("\npass") or re.search(r"\n {0,4}pass$", editor_text(page))
+    expect(page.get_by_text("press Escape, then Tab")).to_be_visible()  # the page says how to leave
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Run")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(status(page)).to_have_text(re.compile(r"^Run finished"), timeout=40_000)
+    shot(page, "learn-keyboard")
+
+
+def test_learn_on_a_phone(page, token_for, live_worker, runs_bridge):
+    page.set_viewport_size({"width": 375, "height": 740})
+    open_exercise(page, CODE, token_for("pia", CODE))
+    replace_code(page, WRONG)
+    page.get_by_role("button", name="Run").click()
+    expect(status(page)).to_have_text(re.compile(r"^Run finished"), timeout=40_000)
+    overflow = page.evaluate("() => document.documentElement.scrollWidth")
+    assert overflow <= 375, f"the page is {overflow}px wide on a 375px screen"
+    for name in ("Run", "Submit"):
+        box = page.get_by_role("button", name=name).bounding_box()
+        assert box["height"] >= 44 and box["x"] >= 0 and box["x"] + box["width"] <= 375, (name, box)
+    shot(page, "learn-phone-code")
+    open_exercise(page, SINGLE, token_for("pia", SINGLE))
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    shot(page, "learn-phone-quiz")
+
+
+@pytest.fixture(scope="module")
+def hostile_exercise(live_server, tmp_path_factory) -> str:
+    """A published exercise whose title, prompt, hints and choices hold HTML."""
+    folder = tmp_path_factory.mktemp("hostile-catalog")
+    source = PROJECT_ROOT / "exercises" / SINGLE / "exercise.toml"
+    text = source.read_text()
+    text = text.replace('title = "What backward returns for a bound"', f"title = {json.dumps('Title ' + HOSTILE)}", 1)
+    text = text.replace('prompt = "What must backward', f"prompt = \"{HOSTILE.replace(chr(34), chr(39))} What must backward", 1)
+    text = text.replace("hints = [\n", f"hints = [\n    {json.dumps('Hint ' + HOSTILE)},\n", 1)
+    text = text.replace('text = "`None`, one for each such input"', f"text = {json.dumps('None ' + HOSTILE)}", 1)
+    (folder / "html-as-text").mkdir()
+    (folder / "html-as-text" / "exercise.toml").write_text(text)
+    live_server.sync(folder)
+    return "html-as-text"
+
+
+def test_learn_html_in_exercise_text_and_learner_code_is_shown_as_text(page, token_for, hostile_exercise, live_worker,
+                                                                       runs_bridge):
+    open_exercise(page, hostile_exercise, token_for("hal", hostile_exercise))
+    expect(page.get_by_role("heading", level=1)).to_have_text("Title " + HOSTILE)
+    prompt = page.locator(".prompt")
+    expect(prompt).to_contain_text("<b>bold</b>")
+    page.get_by_role("button", name=re.compile("Show a hint")).click()
+    expect(page.locator("ol.hints")).to_contain_text("Hint <img src=x")
+    expect(page.locator("form.quiz")).to_contain_text("None <img src=x")
+    assert page.locator("main img, main b").count() == 0  # no element made from the text
+    page.locator("form.quiz input").first.check()
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_contain_text("Graded")
+
+    code = 'print("<script>alert(1)</script><b>printed</b>")\n# <img src=x onerror="alert(2)">\n'
+    open_exercise(page, CODE, token_for("hal", CODE))
+    replace_code(page, code)
+    page.get_by_role("button", name="Run").click()
+    expect(status(page)).to_have_text(re.compile(r"^Run finished"), timeout=40_000)
+    expect(page.locator(".run-result pre.output").first).to_have_text("<script>alert(1)</script><b>printed</b>\n")
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text(re.compile(r"^Graded"), timeout=40_000)
+    page.get_by_role("button", name=re.compile(r"^Attempt 1")).click()
+    expect(page.locator(".attempt-detail pre.code")).to_contain_text('# <img src=x onerror="alert(2)">')
+    assert page.locator("main img, main b, main script").count() == 0
+    shot(page, "learn-html-as-text")
+
+
+# --- tokens -------------------------------------------------------------------------------------
+
+def test_learn_without_a_token_shows_the_exercise_and_how_to_sign_in(page):
+    open_exercise(page, CODE)
+    expect(page.locator("#session-status")).to_have_text("Not signed in")
+    expect(page.locator(".session-notice")).to_contain_text("You are not signed in")
+    expect(page.locator(".session-notice")).to_contain_text("open this page from your course")
+    expect(page.get_by_role("button", name="Run")).to_be_disabled()
+    expect(page.get_by_role("button", name="Submit")).to_be_disabled()
+    expect(page.get_by_text("Sign in to see your earlier attempts.")).to_be_visible()
+    shot(page, "learn-no-token")
+
+
+def test_learn_token_from_the_fragment_leaves_the_address_bar_and_stays_in_the_tab(page, token_for, live_server):
+    token = token_for("fran", SINGLE)
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    open_exercise(page, SINGLE, token)
+    expect(page.locator("#session-status")).to_have_text("Signed in as fran")
+    assert "#" not in page.url and token not in page.url
+    page.reload()
+    page.wait_for_selector("#exercise .prompt")
+    expect(page.locator("#session-status")).to_have_text("Signed in as fran")  # from sessionStorage
+    assert not [u for u in urls if token in u], "the token was in a URL sent to a server"
+    # A new tab of the same browser does not share it (sessionStorage is per tab).
+    other = page.context.new_page()
+    other.goto(f"/learn/{SINGLE}")
+    other.wait_for_selector("#exercise .prompt")
+    expect(other.locator("#session-status")).to_have_text("Not signed in")
+    other.close()
+
+
+def test_learn_token_from_an_lti_launch_block(page):
+    page.goto(f"/test-launch/{SINGLE}")
+    page.wait_for_selector("#exercise .prompt")
+    expect(page.locator("#session-status")).to_have_text("Signed in as lti-learner")
+    assert page.locator("#gradquiz-launch").count() == 0  # read once, then gone from the page
+    page.get_by_label("None, one for each such input").check()
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+
+
+def test_learn_token_is_renewed_before_it_expires(page, token_for):
+    renewed = token_for("rene", CODE, lifetime=3600)
+    calls: list[str] = []
+
+    def refresh(route):  # the backend's endpoint, as the page expects it to answer
+        calls.append(route.request.headers.get("authorization", ""))
+        route.fulfill(status=200, content_type="application/json",
+                      body=json.dumps({"token": renewed, "expires_in": 3600}))
+
+    page.route("**/api/v1/learner-tokens/refresh", refresh)
+    short = token_for("rene", CODE, lifetime=12)  # renewed 10 s before it expires
+    open_exercise(page, CODE, short)
+    expect(page.locator("#session-status")).to_have_text("Signed in as rene")
+    page.wait_for_function("() => JSON.parse(sessionStorage.getItem('gradquiz.learner-session') || '{}').token !== undefined"
+                           " && JSON.parse(sessionStorage.getItem('gradquiz.learner-session')).expiresAt - Date.now() > 600000",
+                           timeout=15_000)
+    assert calls == [f"Bearer {short}"]
+    stored = page.evaluate("() => JSON.parse(sessionStorage.getItem('gradquiz.learner-session')).token")
+    assert stored == renewed
+    expect(page.get_by_role("button", name="Submit")).to_be_enabled()
+
+
+def test_learn_session_ended_keeps_the_draft(page, token_for):
+    page.route("**/api/v1/learner-tokens/refresh", lambda route: route.fulfill(
+        status=401, content_type="application/problem+json",
+        body=json.dumps({"type": "about:blank", "title": "Unauthorized", "status": 401, "detail": "Session too old."})))
+    open_exercise(page, CODE, token_for("ends", CODE, lifetime=11))
+    replace_code(page, "# work in progress\n")
+    expect(page.get_by_role("alert")).to_contain_text("Your session has ended", timeout=15_000)
+    expect(page.locator("#session-status")).to_have_text("Session ended")
+    expect(page.get_by_role("button", name="Submit")).to_be_disabled()
+    assert "# work in progress" in editor_text(page)
+    page.wait_for_timeout(400)
+    page.reload()
+    page.wait_for_selector(".cm-content")
+    assert "# work in progress" in editor_text(page)
+    shot(page, "learn-session-ended")
+
+
+# --- the lesson, the 404 page, accessibility ---------------------------------------------------
+
+def test_learn_lesson_page_runs_its_examples_and_lists_exercises_by_concept(page, token_for, live_worker, runs_bridge):
+    page.goto("/learn#token=" + token_for("lena", CODE))
+    page.wait_for_selector("#lesson .concept")
+    concepts = page.locator("section.concept > h2").all_text_contents()
+    assert concepts[0] == "Autograd already knows the built-in operations" and "Going further" in concepts
+    practise = page.locator("#one-gradient-per-input .exercise-list a")
+    expect(practise.first).to_have_attribute("href", "/learn/backward-none-for-bounds")
+    example = page.locator(".example", has=page.get_by_role("heading", name="Example: DoubleFn"))
+    example.get_by_role("button", name="Run").click()
+    expect(example.locator(".status")).to_have_text("Run finished: the numerical check passed.", timeout=40_000)
+    expect(example.locator(".run-result")).to_contain_text("y = [6.0]  x.grad = [2.0]")
+    wrong = page.locator(".example", has=page.get_by_role("heading", name="Example: A ClampFn whose backward is wrong"))
+    wrong.get_by_role("button", name="Run").click()
+    expect(wrong.locator(".status")).to_have_text("Run finished: the numerical check failed.", timeout=40_000)
+    expect(wrong.locator(".run-result")).to_contain_text("backward ignores grad_output")
+    shot(page, "learn-lesson-example-run", example)
+    shot(page, "learn-lesson-wrong-example-run", wrong)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=SCREENSHOTS / "learn-lesson-top.png")
+    shot(page, "learn-lesson-concept", page.locator("#one-gradient-per-input"))
+
+
+def test_learn_unknown_exercise_is_a_404_page(page):
+    response = page.goto("/learn/no-such-exercise")
+    assert response.status == 404
+    expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
+    expect(page.get_by_role("link", name="lesson")).to_have_attribute("href", "/learn")
+    shot(page, "learn-not-found")
+
+
+def test_learn_pages_have_no_serious_accessibility_violation(page, token_for, axe_source, live_worker, runs_bridge):
+    checked = {}
+    open_exercise(page, CODE, token_for("alex", CODE))
+    replace_code(page, WRONG)
+    page.get_by_role("button", name="Run").click()
+    expect(status(page)).to_have_text(re.compile(r"^Run finished"), timeout=40_000)
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text(re.compile(r"^Graded"), timeout=40_000)
+    page.get_by_role("button", name=re.compile(r"^Attempt 1")).click()
+    checked["code exercise, run and graded"] = axe_violations(page, axe_source)
+    for slug in (SINGLE, "apply-call-forms", "backward-none-fill-blank", "clampfn-forward-vector"):
+        open_exercise(page, slug, token_for("alex", slug))
+        page.get_by_role("button", name=re.compile("Show a hint")).click()
+        checked[slug] = axe_violations(page, axe_source)
+    open_exercise(page, CODE)
+    checked["signed out"] = axe_violations(page, axe_source)
+    page.goto("/learn")
+    page.wait_for_selector("#lesson .concept")
+    checked["lesson"] = axe_violations(page, axe_source)
+    page.goto("/learn/no-such-exercise")
+    checked["404"] = axe_violations(page, axe_source)
+    assert {name: v for name, v in checked.items() if v} == {}
+
+
+def test_learn_script_never_writes_markup_from_strings():
+    sources = sorted((FRONTEND / "src" / "learn").glob("*.js"))
+    assert sources
+    for source in sources:
+        text = source.read_text()
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+            assert sink not in text, f"{source.name} uses {sink}"
