@@ -138,6 +138,7 @@ MATRIX = [
     Row("GET",    "/admin",                                                  PUBLIC,         200),
     Row("GET",    "/admin/",                                                 PUBLIC,         200),
     Row("GET",    "/admin/app.js",                                           PUBLIC,         200),
+    Row("GET",    "/admin/vocabulary.js",                                    PUBLIC,         200),
     # The learner's pages: the lesson and an exercise (public, as the catalog is; the page acts with a
     # learner token it holds in the browser, never with a cookie).
     Row("GET",    "/learn",                                                  PUBLIC,         200),
