@@ -9,7 +9,7 @@
 //            and tests, with its dependencies inside; re-bundling it from the `swagger-ui` package
 //            would pull a hundred more packages for a file nobody else runs.
 //   BUNDLES  our own sources under src/, bundled by esbuild with the packages they import (the
-//            learner pages' CodeMirror editor is meant to be the next entry).
+//            API docs' initializer; the learner pages' script, with CodeMirror, and stylesheet).
 // manifest.json lists every file with where it came from and its SHA-256.
 //
 // The build refuses to run on a node_modules that does not match package-lock.json (run npm ci),

@@ -375,6 +375,10 @@ def test_learn_on_a_phone(page, token_for, live_worker, runs_bridge):
         box = page.get_by_role("button", name=name).bounding_box()
         assert box["height"] >= 44 and box["x"] >= 0 and box["x"] + box["width"] <= 375, (name, box)
     shot(page, "learn-phone-code")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=SCREENSHOTS / "learn-phone-code-top.png")  # what a phone shows first
+    page.locator(".run-result h4", has_text="Checks").scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / "learn-phone-code-checks.png")
     open_exercise(page, SINGLE, token_for("pia", SINGLE))
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
     shot(page, "learn-phone-quiz")
@@ -409,6 +413,7 @@ def test_learn_html_in_exercise_text_and_learner_code_is_shown_as_text(page, tok
     page.locator("form.quiz input").first.check()
     page.get_by_role("button", name="Submit").click()
     expect(status(page)).to_contain_text("Graded")
+    shot(page, "learn-html-in-exercise-text")
 
     code = 'print("<script>alert(1)</script><b>printed</b>")\n# <img src=x onerror="alert(2)">\n'
     open_exercise(page, CODE, token_for("hal", CODE))
