@@ -17,7 +17,7 @@ import json
 import re
 import shutil
 import subprocess
-import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -471,26 +471,45 @@ def test_learn_token_from_an_lti_launch_block(page):
     expect(status(page)).to_have_text("Graded: correct, score 100%.")
 
 
-def test_learn_token_is_renewed_before_it_expires(page, token_for):
-    renewed = token_for("rene", CODE, lifetime=3600)
-    calls: list[str] = []
+def stored_session(page) -> dict:
+    return page.evaluate("() => JSON.parse(sessionStorage.getItem('gradquiz.learner-session') || '{}')")
 
-    def refresh(route):  # the backend's endpoint, as the page expects it to answer
-        calls.append(route.request.headers.get("authorization", ""))
-        route.fulfill(status=200, content_type="application/json",
-                      body=json.dumps({"token": renewed, "expires_in": 3600}))
 
-    page.route("**/api/v1/learner-tokens/refresh", refresh)
-    short = token_for("rene", CODE, lifetime=12)  # renewed 10 s before it expires
-    open_exercise(page, CODE, short)
+def test_learn_token_is_renewed_before_it_expires(page, token_for, live_server):
+    """POST /api/v1/learner-tokens/refresh (the server's), 10 s before the token expires; the page
+    then acts with the new token after the first one has run out."""
+    refreshes: list[str] = []
+    page.on("request", lambda r: refreshes.append(r.headers.get("authorization", ""))
+            if r.url.endswith("/api/v1/learner-tokens/refresh") else None)
+    short = token_for("rene", SINGLE, lifetime=12)
+    open_exercise(page, SINGLE, short)
     expect(page.locator("#session-status")).to_have_text("Signed in as rene")
-    page.wait_for_function("() => JSON.parse(sessionStorage.getItem('gradquiz.learner-session') || '{}').token !== undefined"
-                           " && JSON.parse(sessionStorage.getItem('gradquiz.learner-session')).expiresAt - Date.now() > 600000",
-                           timeout=15_000)
-    assert calls == [f"Bearer {short}"]
-    stored = page.evaluate("() => JSON.parse(sessionStorage.getItem('gradquiz.learner-session')).token")
-    assert stored == renewed
-    expect(page.get_by_role("button", name="Submit")).to_be_enabled()
+    page.wait_for_function("() => { const s = JSON.parse(sessionStorage.getItem('gradquiz.learner-session') || '{}');"
+                           " return s.expiresAt - Date.now() > 600000; }", timeout=15_000)
+    assert refreshes == [f"Bearer {short}"]
+    renewed = stored_session(page)["token"]
+    assert renewed != short and not renewed.startswith(short)
+    page.wait_for_timeout(12_500)  # the first token has expired by now
+    page.get_by_label("None, one for each such input").check()
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+    assert refreshes == [f"Bearer {short}"]  # renewed once, not again and again
+
+
+def test_learn_session_at_its_maximum_age_runs_out_without_hammering(page, live_server, client_id):
+    """A session 12 s from LEARNER_SESSION_MAX_SECONDS: the renewal cannot reach further, so the page
+    keeps the token it got, asks no more, and says the session ended when it runs out."""
+    settings = live_server.app.config["SETTINGS"]
+    scope = LearnerScope(client_id=client_id, learner="maxi", exercise=CODE, role=LEARNER, link_id=None,
+                         session_started=int(time.time()) - settings.learner_session_max_seconds + 12)
+    token = issue_learner_token(live_server.app.config["SECRET_KEY"], scope, 12, settings.learner_session_max_seconds)
+    refreshes: list[str] = []
+    page.on("request", lambda r: refreshes.append(r.url) if r.url.endswith("/learner-tokens/refresh") else None)
+    open_exercise(page, CODE, token)
+    replace_code(page, "# almost out of time\n")
+    expect(page.get_by_role("alert")).to_contain_text("Your session has ended", timeout=20_000)
+    assert len(refreshes) == 1, refreshes
+    assert "# almost out of time" in editor_text(page)
 
 
 def test_learn_session_ended_keeps_the_draft(page, token_for):

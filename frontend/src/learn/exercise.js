@@ -149,7 +149,8 @@ export function initExercise({ api, session }) {
         const r = run.result || {};
         status.textContent = run.status !== "finished" ? `The run is ${run.status}.`
           : r.error ? "Run finished: your code raised an exception."
-            : r.gradcheck ? `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.` : "Run finished.";
+            : r.gradcheck ? `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.`
+              : r.forward ? "Run finished, with no numerical check (see why below)." : "Run finished.";
       } catch (error) {
         status.textContent = `Run failed. ${errorText(error)}`;
       } finally {

@@ -102,16 +102,21 @@ export function renderRun(run, { note } = {}) {
   if (err) box.append(h("h4", {}, "Your code raised an exception"), err);
   box.append(...outputBlocks(r.output));
   if (r.inputs && r.inputs.length) {
-    box.append(table("Inputs", ["input", "type", "values"], r.inputs.map((i) => [i.name, i.dtype ? `${i.type} ${i.dtype}` : i.type, inputValue(i)])));
+    box.append(table("Inputs", ["input", "type", "values"], r.inputs.map((i) => [i.name,
+      i.type === "tensor" ? `tensor ${values(i.shape || [])} ${i.dtype}` : i.type, inputValue(i)])));
   }
   if (r.forward && r.forward.outputs) {
     box.append(table("Forward", ["output", "shape and dtype", "values"], r.forward.outputs.map((o, i) => [
-      `output ${i}`, o.kind === "tensor" ? `${values(o.shape || [])} ${o.dtype}${o.requires_grad ? ", requires grad" : ""}` : String(o.kind ?? ""),
+      `output ${i}`, o.kind === "tensor" ? `${values(o.shape || [])} ${o.dtype}${o.requires_grad ? ", requires grad" : ""}` : String(o.type || o.kind || ""),
       o.values !== undefined ? values(o.values) : (o.value !== undefined ? values(o.value) : "")])));
   }
   if (r.gradients) {
     box.append(table("Gradients (of y.sum(), grad_output = ones)", ["input", "gradient"],
       Object.entries(r.gradients).map(([name, g]) => [name, values(g)])));
+  }
+  if (r.forward && !r.gradcheck && !(r.checks && r.checks.length) && !r.error) {
+    const returned = (r.forward.outputs || []).map((o) => (o.kind === "tensor" ? "a tensor" : o.type || o.kind)).join(", ");
+    box.append(h("p", { class: "notice" }, `No gradients and no numerical check: forward returned ${returned || "nothing"}, not a tensor that requires grad.`));
   }
   if (r.gradcheck) {
     const g = r.gradcheck;

@@ -64,6 +64,8 @@ function normalise(raw, apiBase) {
     lifetime: Number.isFinite(lifetime) ? lifetime : null,
     // The token is sent to this origin only (the page's connect-src says the same).
     refresh: sameOrigin(refresh) ? refresh : `${apiBase}/learner-tokens/refresh`,
+    // The last token of the session (its maximum age reached): it is not renewed, it runs out.
+    final: Boolean(raw.final),
   };
 }
 
@@ -195,6 +197,10 @@ export class LearnerSession extends EventTarget {
     clearTimeout(this.timer);
     const s = this.current;
     if (!s || s.expiresAt === null) return;
+    if (s.final) {
+      this.timer = setTimeout(() => this.current === s && this.end("expired"), Math.max(0, s.expiresAt - Date.now()));
+      return;
+    }
     const margin = Math.min(MAX_MARGIN_MS, Math.max(MIN_MARGIN_MS, (s.lifetime || 0) * 0.2));
     const delay = Math.max(0, s.expiresAt - margin - Date.now());
     this.timer = setTimeout(() => this.renew(), delay);
@@ -225,6 +231,11 @@ export class LearnerSession extends EventTarget {
       const next = normalise({ ...body, learner: body.learner || s.learner, role: body.role || s.role,
         exercise: body.exercise || s.exercise, refresh: body.refresh || body.refresh_url || s.refresh }, this.apiBase);
       if (next) {
+        // A renewal that does not reach further (the session's maximum age) is the last one:
+        // asking again would only hammer the server until the session ends.
+        const sessionEnd = body.session_expires_at ? Date.parse(body.session_expires_at) : NaN;
+        next.final = next.expiresAt !== null && ((s.expiresAt !== null && next.expiresAt <= s.expiresAt + 1000) ||
+          (Number.isFinite(sessionEnd) && sessionEnd <= next.expiresAt + 1000));
         this.set(next);
         this.dispatchEvent(new Event("renewed"));
         return;
