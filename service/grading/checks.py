@@ -14,12 +14,26 @@ ones, each compared as torch compares them (``|a - n| <= atol + rtol * |n|``, Na
 Its verdict therefore agrees with torch's on the same inputs; ``tests/grading/test_agreement.py``
 holds it to that. The other checks are hygiene that torch's gradcheck does not make, each named for
 what it checks.
+
+``projections`` is the Jacobian check for Jacobians too large to send element by element: numbers
+for k random input directions u and k random grad_outputs v, drawn from a seed of the judge
+(``projection_vectors``, the same generator in the child), the judge comparing v·(f(x+eps u) -
+f(x-eps u))/(2 eps) with (v^T J)·u for every pair. Its escape probability is bounded in
+``projection_escape_bound`` (derived in docs/grading.md).
+
+``gradgradcheck`` is torch.autograd.gradgradcheck (fast_mode off): gradcheck of the function
+(x, v) -> backward's gradients for grad_output v (torch's ``new_func``), decided by ``jacobian``
+(or ``projections`` when large) from the numbers the child computes for that function.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import math
+import operator
+import random
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -29,6 +43,10 @@ from .spec import LIKELY_CAUSES, numel
 RUN_CHECKS: dict[str, str] = {
     "gradcheck": "torch.autograd.gradcheck's checks (fast_mode off): the full Jacobian by finite differences "
                  "against backward for every basis grad_output, reentrancy, zero and undefined grad_outputs.",
+    "jacobian_projections": "For a Jacobian too large to compare element by element: v^T J u by finite differences "
+                            "along random input directions u against backward's v^T J times u, for random "
+                            "grad_outputs v (every pair of k directions and k grad_outputs), reentrancy, zero and "
+                            "undefined grad_outputs.",
     "random_vjp": "backward's vector-Jacobian products for random grad_outputs match finite differences.",
     "backward_arity": "backward returns one value per forward input, None for each input that is not a tensor, "
                       "each gradient shaped like its input.",
@@ -36,8 +54,17 @@ RUN_CHECKS: dict[str, str] = {
                         "(ctx.needs_input_grad honoured).",
     "inputs_unchanged": "forward leaves its inputs unchanged (unless it returns them, marked dirty).",
     "grad_output_unchanged": "backward leaves grad_output unchanged.",
-    "gradgradcheck": "double backward agrees with finite differences of backward (torch.autograd.gradgradcheck).",
+    "gradgradcheck": "torch.autograd.gradgradcheck's checks (fast_mode off): the Jacobian of backward's gradients "
+                     "with respect to the inputs and grad_output, by finite differences of backward against double "
+                     "backward, reentrancy, zero and undefined grad_outputs (random projections when large).",
 }
+
+#: Random projections: k input directions and k grad_outputs (every pair compared), made when the
+#: differentiable input elements and the output elements of a Jacobian number at most
+#: MAX_PROJECTED_ELEMENTS together (the numbers of a run's first- and second-order checks then fit
+#: one result frame; tests/grading/test_projections.py measures the largest).
+PROJECTIONS = 8
+MAX_PROJECTED_ELEMENTS = 6144
 
 
 @dataclass(frozen=True)
@@ -137,7 +164,10 @@ def fsum(values) -> float:
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:
-    return fsum(x * y for x, y in zip(a, b))
+    try:
+        return math.fsum(map(operator.mul, a, b))
+    except (ValueError, OverflowError):
+        return sum(map(operator.mul, a, b))
 
 
 def detect_cause(a: list, r: list, r_ones: list | None, v_is_ones: bool, atol: float, rtol: float,
@@ -185,6 +215,53 @@ def all_points(args: Sequence[dict]) -> list[list[int]]:
     return [[i, j] for i in diff_inputs(args) for j in range(numel(args[i]["shape"]))]
 
 
+def plan_points(plan: dict, args: Sequence[dict]) -> list[list[int]] | None:
+    """The finite-difference points of a Jacobian plan: a list, or "all" (every element of every
+    input that requires grad: the judge did not know every input's size when it planned), or None
+    (no full Jacobian planned)."""
+    points = plan.get("points")
+    return all_points(args) if points == "all" else points
+
+
+def jacobian_mode(plan: dict, args: Sequence[dict], out_shapes: Sequence[Sequence[int]]) -> str:
+    """How a Jacobian plan is carried out once forward's outputs are known: "full" (every element,
+    as torch.autograd.gradcheck), "projections" (random directions: the Jacobian is too large to
+    send), or "too_large" (not even projections fit a result frame). The child applies the same
+    rule (harness._jacobian_mode); the judge refuses a report that chose otherwise."""
+    points = plan_points(plan, args)
+    width = sum(numel(list(s)) for s in out_shapes)
+    side = plan.get("max_side")
+    if points is not None and (side is None or (len(points) <= side and width <= side)):
+        return "full"
+    proj = plan.get("projections")
+    n_in = sum(numel(args[i]["shape"]) for i in diff_inputs(args))
+    if proj is not None and n_in + width <= proj["max_elements"]:
+        return "projections"
+    return "too_large"
+
+
+@functools.lru_cache(maxsize=16)
+def projection_vectors(seed: int, kind: str, k: int, n: int) -> tuple[tuple[float, ...], ...]:
+    """k standard Gaussian vectors of n elements: input directions (kind "u") or grad_outputs
+    ("v") of a projection check. harness._projection_vectors draws the same numbers (a string seed
+    is hashed with SHA-512 by random.Random, so both processes agree whatever PYTHONHASHSEED)."""
+    out = []
+    for j in range(k):
+        gen = random.Random(f"{seed}/{kind}/{j}")
+        out.append(tuple(gen.gauss(0.0, 1.0) for _ in range(n)))
+    return tuple(out)
+
+
+def projection_escape_bound(t: float, k: int = 1) -> float:
+    """An upper bound on the probability that a backward whose Jacobian is off by D passes k
+    independent projection pairs, where t = tolerance / ||D||_2 (spectral norm), for Gaussian u, v:
+    one pair escapes with probability at most (2t/pi)(ln(1/t) + 1.63) (docs/grading.md)."""
+    if t <= 0:
+        return 0.0
+    p = 1.0 if t >= 1 else min(1.0, (2 * t / math.pi) * (math.log(1 / t) + 1.63))
+    return p ** k
+
+
 # --------------------------------------------------------------------------- the Jacobian
 
 
@@ -198,13 +275,22 @@ class Jacobians:
     diff_outputs: list[int]
 
 
+#: How a Jacobian check speaks: of forward and backward (gradcheck), or of backward and double
+#: backward (gradgradcheck: the Jacobian checked is that of backward's gradients).
+GRADCHECK_WORDS = {"check": "gradcheck", "mismatch": "Jacobian mismatch", "function": "forward",
+                   "backward": "backward", "fd": "finite differences"}
+GRADGRADCHECK_WORDS = {"check": "gradgradcheck", "mismatch": "Double-backward mismatch", "function": "backward",
+                       "backward": "double backward", "fd": "finite differences of backward"}
+
+
 def numerical_jacobian(args: Sequence[dict], gc: dict, plan: dict) -> Jacobians:
     """Central differences (x + eps) - (x - eps) over 2 eps, as torch computes them, from the rows of
     forward values the child reported at the plan's points. Raises ValueError on ragged rows."""
     eps = plan["eps"]
+    points = plan_points(plan, args) or []
     out_rg: list[bool] = gc["out_rg"]
     minus, plus = gc["minus"], gc["plus"]
-    if len(minus) != len(plan["points"]) or len(plus) != len(minus):
+    if len(minus) != len(points) or len(plus) != len(minus):
         raise ValueError("rows")
     width = len(minus[0]) if minus else 0
     n_out = len(out_rg)
@@ -217,7 +303,7 @@ def numerical_jacobian(args: Sequence[dict], gc: dict, plan: dict) -> Jacobians:
     num: dict[int, dict[int, list[list[float]]]] = {
         k: {i: [[0.0] * numel(args[i]["shape"]) for _ in range(numels[k])] for i in diff_inputs(args)}
         for k in range(n_out)}
-    for p, (arg_i, flat_j) in enumerate(plan["points"]):
+    for p, (arg_i, flat_j) in enumerate(points):
         a, b = minus[p], plus[p]
         if len(a) != width or len(b) != width:
             raise ValueError("row length")
@@ -232,24 +318,80 @@ def _grad_or_zeros(g: list | None, n: int) -> list[float]:
     return g if g is not None else [0.0] * n
 
 
-def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[str], *, label: str = "",
-             float32: bool = False) -> Outcome:
-    """torch.autograd.gradcheck's verdict (fast_mode off), from the child's numbers for `plan`."""
-    atol, rtol = plan["atol"], plan["rtol"]
-    where = f" ({label})" if label else ""
-    diff_in = diff_inputs(args)
-    if not diff_in:
-        return Outcome(False, "gradcheck needs at least one input tensor that requires grad.", "wrong_value")
-    if gc is None:
-        return Outcome(False, "gradcheck was not computed.", "forward_error")
+def grads_by_input(args: Sequence[dict], grads: Sequence[list | None]) -> dict[int, list[float]]:
+    """A backward's gradients by the position of their input (an undefined one as zeros)."""
+    return {i: _grad_or_zeros(g, numel(args[i]["shape"])) for g, i in zip(grads, diff_inputs(args))}
+
+
+def _out_label(k: int, n_out: int, out_names: Sequence[str] | None) -> str:
+    if out_names is not None and k < len(out_names):
+        return out_names[k]
+    return f"output {k}" if n_out > 1 else "output"
+
+
+def _numerical_stage_error(gc: dict, words: dict, where: str) -> Outcome | None:
     if not gc["ok"] and gc["stage"] in ("forward", "numerical"):
         err = gc["error"]
-        return Outcome(False, f"forward raised {err['type']} while gradcheck ran it{where}: {err['message']}",
-                       "forward_error", error=err)
+        return Outcome(False, f"{words['function']} raised {err['type']} while {words['check']} ran it{where}: "
+                              f"{err['message']}", "forward_error", error=err)
+    return None
+
+
+def _zero_and_undefined(gc: dict, args: Sequence[dict], names: Sequence[str], n_diff_out: int, where: str,
+                        words: dict) -> Outcome | None:
+    """torch's last two steps: backward for zero grad_outputs gives zero; backward accepts undefined
+    (None) grad_outputs, all at once and one output at a time, and gives zero or None."""
+    diff_in = diff_inputs(args)
+    bw = words["backward"]
+    if not gc["ok"] and gc["stage"] == "analytical":
+        err = gc["error"]
+        return Outcome(False, f"{bw} raised {err['type']}{where}: {err['message']}",
+                       error_cause(err, "backward", n_diff_out), error=err)
+    zero = gc.get("zero_grad_output")
+    if zero is None:
+        err = gc.get("error") or {"type": "Error", "message": "not computed", "where": "backward"}
+        return Outcome(False, f"{bw} raised {err['type']} for a zero grad_output{where}: {err['message']}",
+                       error_cause(err, "backward", n_diff_out), error=err)
+    for g, i in zip(zero, diff_in):
+        if g is not None and any(x != 0 for x in g):
+            return Outcome(False, f"{bw} is not multiplied by grad_output: for a zero grad_output it returned a "
+                                  f"nonzero gradient for {names[i]}{where}.", "forgot_grad_output")
+    undefined = gc.get("undefined_grad_output")
+    if not gc["ok"] or undefined is None:
+        err = gc.get("error") or {"type": "Error", "message": "not computed", "where": "backward"}
+        return Outcome(False, f"{bw} fails when a grad_output is undefined (None){where}: {err['type']}: {err['message']}. "
+                              "With ctx.set_materialize_grads(False), backward must accept None.",
+                       "backward_error", error=err)
+    for grads in undefined:
+        for g, i in zip(grads, diff_in):
+            if g is not None and any(x != 0 for x in g):
+                return Outcome(False, f"{bw} returned a nonzero gradient for {names[i]} when every grad_output is "
+                                      f"zero or undefined{where}.", "forgot_grad_output")
+    return None
+
+
+def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[str], *, label: str = "",
+             float32: bool = False, words: dict = GRADCHECK_WORDS, out_names: Sequence[str] | None = None,
+             zero_cause: str | None = None) -> Outcome:
+    """torch.autograd.gradcheck's verdict (fast_mode off), from the child's numbers for `plan`.
+    `zero_cause`: the cause to name when backward's block of the Jacobian is zero and finite
+    differences' is not (gradgradcheck: backward's graph is cut)."""
+    atol, rtol = plan["atol"], plan["rtol"]
+    where = f" ({label})" if label else ""
+    check, bw, fd = words["check"], words["backward"], words["fd"]
+    diff_in = diff_inputs(args)
+    if not diff_in:
+        return Outcome(False, f"{check} needs at least one input tensor that requires grad.", "wrong_value")
+    if gc is None:
+        return Outcome(False, f"{check} was not computed.", "forward_error")
+    failed = _numerical_stage_error(gc, words, where)
+    if failed is not None:
+        return failed
     try:
         jac = numerical_jacobian(args, gc, plan)
     except (ValueError, IndexError, TypeError):
-        return Outcome(False, "forward's outputs changed size while gradcheck perturbed the inputs.", "wrong_shape")
+        return Outcome(False, f"{words['function']}'s outputs changed size while {check} perturbed the inputs.", "wrong_shape")
+    n_out = len(jac.out_shapes)
     if not jac.diff_outputs:
         # torch: with no differentiable output, the numerical gradient must be zero
         for k, per_in in jac.numerical.items():
@@ -257,29 +399,29 @@ def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[
                 for e, row in enumerate(rows):
                     j = next((j for j, v in enumerate(row) if v != 0), None)
                     if j is not None:
-                        return Outcome(False, f"No output requires grad, yet output {k} changes with {names[arg_i]} "
-                                              f"(at index {unravel(j, args[arg_i]['shape'])}): the output is cut off "
-                                              "from autograd.", "output_detached")
+                        return Outcome(False, f"No output requires grad, yet {_out_label(k, n_out, out_names)} changes "
+                                              f"with {names[arg_i]} (at index {unravel(j, args[arg_i]['shape'])}): the "
+                                              "output is cut off from autograd.", "output_detached")
         return Outcome(True, f"No output requires grad and none depends on the inputs{where}.")
     rows = gc.get("rows") or []
     for pos, k in enumerate(jac.diff_outputs):
         if pos >= len(rows):
-            err = gc.get("error") or {"type": "Error", "message": "backward was not computed", "where": "backward"}
-            return Outcome(False, f"backward raised {err['type']}{where}: {err['message']}",
+            err = gc.get("error") or {"type": "Error", "message": f"{bw} was not computed", "where": "backward"}
+            return Outcome(False, f"{bw} raised {err['type']}{where}: {err['message']}",
                            error_cause(err, "backward", len(jac.diff_outputs)), error=err)
         first, second = rows[pos]
         sizes = {i: numel(args[i]["shape"]) for i in diff_in}
         for row in first + second:
             for g, i in zip(row, diff_in):
                 if g is not None and len(g) != sizes[i]:
-                    return Outcome(False, f"backward's gradient for {names[i]} has {len(g)} elements; the input has {sizes[i]}.",
+                    return Outcome(False, f"{bw}'s gradient for {names[i]} has {len(g)} elements; the input has {sizes[i]}.",
                                    "wrong_shape")
         # reentrancy: the same grad_output twice must give the same gradient (torch's nondet_tol is 0)
         for row1, row2 in zip(first, second):
             for g1, g2, i in zip(row1, row2, diff_in):
                 a1, a2 = _grad_or_zeros(g1, sizes[i]), _grad_or_zeros(g2, sizes[i])
                 if any(abs(x - y) > 0 for x, y in zip(a1, a2)):
-                    return Outcome(False, f"backward is not reentrant: called twice with the same grad_output it returned "
+                    return Outcome(False, f"{bw} is not reentrant: called twice with the same grad_output it returned "
                                           f"different gradients for {names[i]}{where}.", "not_reentrant")
         for i in diff_in:
             for e, row in enumerate(first):
@@ -294,47 +436,391 @@ def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[
                 rows_i = [_grad_or_zeros(r[col], sizes[i]) for r in first]
                 num_rows = [[n[ee][jj] for jj in range(sizes[i])] for ee in range(len(n))]
                 j = worst(a, col_n, atol, rtol)
-                if len(rows_i) > 1 and all(r == rows_i[0] for r in rows_i) and any(rows_i[0]) \
+                if zero_cause is not None and not any(x for r in rows_i for x in r):
+                    cause, info = zero_cause, {}
+                elif len(rows_i) > 1 and all(r == rows_i[0] for r in rows_i) and any(rows_i[0]) \
                         and any(r != num_rows[0] for r in num_rows):
                     cause, info = "forgot_grad_output", {}  # the same answer whichever output element is asked about
                 else:
                     cause, info = detect_cause([x for r in rows_i for x in r], [x for r in num_rows for x in r],
                                                None, True, atol, rtol, float32)
-                diag = Diagnostic("gradcheck", names[i], unravel(j, args[i]["shape"]), a[j], col_n[j],
+                diag = Diagnostic(check, names[i], unravel(j, args[i]["shape"]), a[j], col_n[j],
                                   args[i]["values"][j], f"basis vector e{unravel(e, jac.out_shapes[k])}", atol, rtol,
                                   cause, output=k, extra=info)
-                out = f"output {k}" if len(jac.out_shapes) > 1 else "output"
-                return Outcome(False, f"Jacobian mismatch{where}: d {out}{list(unravel(e, jac.out_shapes[k]))} / d {names[i]}"
-                                      f"{diag.index} is {fmt(a[j])} by backward and {fmt(col_n[j])} by finite differences.",
+                out = _out_label(k, n_out, out_names)
+                return Outcome(False, f"{words['mismatch']}{where}: d {out}{list(unravel(e, jac.out_shapes[k]))} / d {names[i]}"
+                                      f"{diag.index} is {fmt(a[j])} by {bw} and {fmt(col_n[j])} by {fd}.",
                                cause, (diag,))
-    if not gc["ok"] and gc["stage"] == "analytical":
-        err = gc["error"]
-        return Outcome(False, f"backward raised {err['type']}{where}: {err['message']}",
-                       error_cause(err, "backward", len(jac.diff_outputs)), error=err)
-    zero = gc.get("zero_grad_output")
-    if zero is None:
-        err = gc.get("error") or {"type": "Error", "message": "not computed", "where": "backward"}
-        return Outcome(False, f"backward raised {err['type']} for a zero grad_output{where}: {err['message']}",
-                       error_cause(err, "backward", len(jac.diff_outputs)), error=err)
-    for g, i in zip(zero, diff_in):
-        if g is not None and any(x != 0 for x in g):
-            return Outcome(False, f"backward is not multiplied by grad_output: for a zero grad_output it returned a "
-                                  f"nonzero gradient for {names[i]}{where}.", "forgot_grad_output")
-    undefined = gc.get("undefined_grad_output")
-    if not gc["ok"] or undefined is None:
-        err = gc.get("error") or {"type": "Error", "message": "not computed", "where": "backward"}
-        return Outcome(False, f"backward fails when a grad_output is undefined (None){where}: {err['type']}: {err['message']}. "
-                              "With ctx.set_materialize_grads(False), backward must accept None.",
-                       "backward_error", error=err)
-    for grads in undefined:
-        for g, i in zip(grads, diff_in):
-            if g is not None and any(x != 0 for x in g):
-                return Outcome(False, f"backward returned a nonzero gradient for {names[i]} when every grad_output is "
-                                      f"zero or undefined{where}.", "forgot_grad_output")
+    failed = _zero_and_undefined(gc, args, names, len(jac.diff_outputs), where, words)
+    if failed is not None:
+        return failed
     n_cols = sum(numel(args[i]["shape"]) for i in diff_in)
     n_rows = sum(numel(jac.out_shapes[k]) for k in jac.diff_outputs)
-    return Outcome(True, f"gradcheck passed{where}: the {n_rows}x{n_cols} Jacobian of backward matches finite differences "
-                         f"(atol {atol:g}, rtol {rtol:g}), backward is reentrant and handles zero and undefined grad_outputs.")
+    return Outcome(True, f"{check} passed{where}: the {n_rows}x{n_cols} Jacobian of {words['function']} matches {fd} "
+                         f"(atol {atol:g}, rtol {rtol:g}), {bw} is reentrant and handles zero and undefined grad_outputs.")
+
+
+# --------------------------------------------------------------------------- random projections
+
+
+@dataclass(frozen=True)
+class Projections:
+    """What the judge makes of a projection report: its own directions u and grad_outputs v, and
+    the directional finite differences d_k = (f(x + eps u_k) - f(x - eps u_k)) / (2 eps) over the
+    differentiable outputs (flattened, concatenated), d_all over every output."""
+
+    us: Sequence[Sequence[float]]
+    vs: Sequence[Sequence[float]]
+    d: list[list[float]]
+    d_all: list[list[float]]
+    n_in: int
+    n_out: int
+
+
+def projection_numbers(args: Sequence[dict], rep: dict, plan: dict) -> Projections:
+    """The judge's side of a projection report. Raises ValueError on rows of the wrong shape."""
+    proj = plan["projections"]
+    k, eps = proj["k"], plan["eps"]
+    shapes, out_rg = rep["out_shapes"], rep["out_rg"]
+    numels = [numel(s) for s in shapes]
+    width = sum(numels)
+    minus, plus = rep["minus"], rep["plus"]
+    if len(minus) != k or len(plus) != k or any(len(r) != width for r in minus + plus):
+        raise ValueError("rows")
+    keep = [e for kk, n in enumerate(numels) if out_rg[kk] for e in range(sum(numels[:kk]), sum(numels[:kk]) + n)]
+    d_all = [[(b - a) / (2 * eps) for a, b in zip(mr, pr)] for mr, pr in zip(minus, plus)]
+    n_in = sum(numel(args[i]["shape"]) for i in diff_inputs(args))
+    return Projections(us=projection_vectors(proj["seed"], "u", k, n_in),
+                       vs=projection_vectors(proj["seed"], "v", k, len(keep)),
+                       d=[[row[e] for e in keep] for row in d_all], d_all=d_all, n_in=n_in, n_out=len(keep))
+
+
+def _norm(v: Sequence[float]) -> float:
+    return math.sqrt(dot(v, v))
+
+
+def _flat_grads(grads: Sequence[list | None], args: Sequence[dict]) -> list[float]:
+    return [x for g, i in zip(grads, diff_inputs(args)) for x in _grad_or_zeros(g, numel(args[i]["shape"]))]
+
+
+def projection_tolerance(atol: float, rtol: float, u: Sequence[float], d: Sequence[float], v_scale: float,
+                         n_out: int) -> float:
+    """gradcheck's atol and rtol carried to one projection v^T J u: atol * ||u|| * sqrt(m) + rtol * ||d||,
+    times v's scale (1 for a standard Gaussian v; ||v|| / sqrt(m) for any other). Given u it does
+    not depend on a Gaussian v, which the bound in docs/grading.md needs."""
+    return (atol * _norm(u) * math.sqrt(n_out) + rtol * _norm(d)) * v_scale
+
+
+def _pair_failures(pr: Projections, grads: Sequence[list[float]], vs: Sequence[list[float]], scales: Sequence[float],
+                   atol: float, rtol: float) -> list[tuple[float, int, int, float, float, float]]:
+    """(excess, q, k, analytical, numerical, tolerance) for every pair (grad_output q, direction k)
+    outside tolerance: analytical (v_q^T J) . u_k against numerical v_q . d_k. NaN is never close."""
+    bad = []
+    for k, (u, d) in enumerate(zip(pr.us, pr.d)):
+        tol_k = projection_tolerance(atol, rtol, u, d, 1.0, pr.n_out)
+        for q, (g, v, s) in enumerate(zip(grads, vs, scales)):
+            a, n = dot(g, u), dot(v, d)
+            tol = tol_k * s
+            excess = abs(a - n) - tol
+            if excess != excess or not math.isfinite(a) or not math.isfinite(n):
+                excess = math.inf
+            if excess > 0:
+                bad.append((excess / max(tol, 1e-300), q, k, a, n, tol))
+    return bad
+
+
+def _projection_cause(pr: Projections, grads: Sequence[list[float]], vs: Sequence[list[float]], scales: Sequence[float],
+                      atol: float, rtol: float, float32: bool, skip_ones: Sequence[int] = ()) -> tuple[str, dict]:
+    """detect_cause over every pair of a projection check (not only the failing ones: a factor is
+    seen in all of them), each pair with its own tolerance."""
+    pairs = [(q, k) for k in range(len(pr.us)) for q in range(len(grads))]
+    a = [dot(grads[q], pr.us[k]) for q, k in pairs]
+    n = [dot(vs[q], pr.d[k]) for q, k in pairs]
+    tol = [projection_tolerance(atol, rtol, pr.us[k], pr.d[k], scales[q], pr.n_out) for q, k in pairs]
+    ones = [fsum(pr.d[k]) for _, k in pairs]  # (1^T J)·u_k: what a backward that ignores grad_output gives
+
+    def near(xs: Sequence[float], ys: Sequence[float], keep=lambda p: True) -> bool:
+        return all(abs(x - y) <= t for p, (x, y, t) in enumerate(zip(xs, ys, tol)) if keep(p))
+
+    if not all(math.isfinite(x) for x in a):
+        return "wrong_value", {"nan": True}
+    random_pairs = lambda p: pairs[p][0] not in skip_ones  # noqa: E731
+    if any(random_pairs(p) for p in range(len(pairs))) and near(a, ones, random_pairs) and not near(n, ones, random_pairs):
+        return "forgot_grad_output", {}
+    if near(a, [-x for x in n]):
+        return "wrong_sign", {}
+    nn = dot(n, n)
+    if nn > 0:
+        c = dot(a, n) / nn
+        if abs(c - 1) > 1e-3 and abs(c) > 1e-6 and near(a, [c * x for x in n]):
+            return "constant_factor", {"factor": round(c, 4)}
+    return ("float32_imprecise" if float32 else "wrong_value"), {}
+
+
+def projections(args: Sequence[dict], rep: dict | None, plan: dict, names: Sequence[str], *, label: str = "",
+                float32: bool = False, words: dict = GRADCHECK_WORDS, check: str = "jacobian_projections") -> Outcome:
+    """The Jacobian check by random projections, from a report the child made for `plan` (mode
+    "projections"): for k directions u and k grad_outputs v drawn from the plan's seed by the judge,
+    every pair's v·d_k against (v^T J)·u_k, then reentrancy, zero and undefined grad_outputs."""
+    atol, rtol = plan["atol"], plan["rtol"]
+    where = f" ({label})" if label else ""
+    bw, fd = words["backward"], words["fd"]
+    diff_in = diff_inputs(args)
+    if not diff_in:
+        return Outcome(False, f"{check} needs at least one input tensor that requires grad.", "wrong_value")
+    if rep is None:
+        return Outcome(False, f"{check} was not computed.", "forward_error")
+    failed = _numerical_stage_error(rep, words, where)
+    if failed is not None:
+        return failed
+    try:
+        pr = projection_numbers(args, rep, plan)
+    except (ValueError, IndexError, TypeError, KeyError):
+        return Outcome(False, f"{words['function']}'s outputs changed size while {check} perturbed the inputs.", "wrong_shape")
+    k = len(pr.us)
+    if pr.n_out == 0:  # torch: no differentiable output, so the numerical derivative must be zero
+        for j, row in enumerate(pr.d_all):
+            if any(x != 0 for x in row):
+                return Outcome(False, f"No output requires grad, yet the output changes along random direction {j + 1}: "
+                                      "the output is cut off from autograd.", "output_detached")
+        return Outcome(True, f"No output requires grad and none depends on the inputs{where}.")
+    grads, grads2 = rep.get("grads") or [], rep.get("grads2") or []
+    if len(grads) < k or len(grads2) < 1:
+        err = rep.get("error") or {"type": "Error", "message": f"{bw} was not computed", "where": "backward"}
+        return Outcome(False, f"{bw} raised {err['type']}{where}: {err['message']}",
+                       error_cause(err, "backward", len(rep["out_shapes"])), error=err)
+    for g_set in grads + grads2:
+        for g, i in zip(g_set, diff_in):
+            if g is not None and len(g) != numel(args[i]["shape"]):
+                return Outcome(False, f"{bw}'s gradient for {names[i]} has {len(g)} elements; the input has "
+                                      f"{numel(args[i]['shape'])}.", "wrong_shape")
+    for g1, g2 in zip(grads, grads2):
+        for a1, a2, i in zip(g1, g2, diff_in):
+            n = numel(args[i]["shape"])
+            if any(abs(x - y) > 0 for x, y in zip(_grad_or_zeros(a1, n), _grad_or_zeros(a2, n))):
+                return Outcome(False, f"{bw} is not reentrant: called twice with the same grad_output it returned "
+                                      f"different gradients for {names[i]}{where}.", "not_reentrant")
+    flat = [_flat_grads(g, args) for g in grads]
+    bad = _pair_failures(pr, flat, pr.vs, [1.0] * k, atol, rtol)
+    if bad:
+        diag_first = sorted(bad, key=lambda b: (b[1] != b[2], -b[0]))  # an independent pair first, the worst
+        _, q, kk, a, n, tol = diag_first[0]
+        cause, info = _projection_cause(pr, flat, pr.vs, [1.0] * k, atol, rtol, float32)
+        who = ", ".join(names[i] for i in diff_in)
+        diag = Diagnostic(check, who, [], a, n, None, f"random grad_output v{q + 1}", atol, rtol, cause,
+                          extra={"direction": f"random u{kk + 1}", "tolerance": tol, **info})
+        return Outcome(False, f"{words['mismatch']}{where} along random directions: for input direction u{kk + 1} and "
+                              f"grad_output v{q + 1}, v^T J u is {fmt(a)} by {bw} ((v^T J)·u) and {fmt(n)} by {fd} "
+                              f"along u (tolerance {fmt(tol)}); {len(bad)} of {k * k} pairs disagree.", cause, (diag,))
+    failed = _zero_and_undefined(rep, args, names, len(rep["out_shapes"]), where, words)
+    if failed is not None:
+        return failed
+    return Outcome(True, f"{bw.capitalize()} agrees with {fd}{where} along {k} random directions for {k} random "
+                         f"grad_outputs ({k * k} projections v^T J u of the {pr.n_out}x{pr.n_in} Jacobian, too large to "
+                         f"compare element by element; atol {atol:g} and rtol {rtol:g} carried to each projection); "
+                         f"{bw} is reentrant and handles zero and undefined grad_outputs.")
+
+
+def projected_vjps(args: Sequence[dict], rep: dict, plan: dict, vsets: Sequence, vjps: Sequence[dict],
+                   names: Sequence[str], *, float32: bool = False) -> Outcome:
+    """backward's gradients for the grad_output of ones and the random ones (the gradients a run
+    shows), each against finite differences along every random direction of the projection check."""
+    atol, rtol = plan["atol"], plan["rtol"]
+    try:
+        pr = projection_numbers(args, rep, plan)
+    except (ValueError, IndexError, TypeError, KeyError):
+        return Outcome(False, "Not checked: forward's outputs changed size along the random directions.", "wrong_shape")
+    grads, vs, scales, labels = [], [], [], []
+    for m, (vset, vr) in enumerate(zip(vsets, vjps)):
+        if not vr["ok"]:
+            err = vr["error"]
+            return Outcome(False, f"backward raised {err['type']}: {err['message']}",
+                           error_cause(err, "backward", len(vset)), error=err)
+        v = [x for part in vset for x in part]
+        if len(v) != pr.n_out:
+            return Outcome(False, "Not checked: the grad_outputs do not match the differentiable outputs.", "wrong_shape")
+        grads.append(_flat_grads(vr["grads"], args))
+        vs.append(v)
+        scales.append(_norm(v) / math.sqrt(pr.n_out) if pr.n_out else 1.0)
+        labels.append("the grad_output of ones" if m == 0 else "a random grad_output")
+    bad = _pair_failures(pr, grads, vs, scales, atol, rtol)
+    if bad:
+        _, q, k, a, n, tol = max(bad)
+        cause, info = _projection_cause(pr, grads, vs, scales, atol, rtol, float32, skip_ones=(0,))
+        diag = Diagnostic("random_vjp", ", ".join(names[i] for i in diff_inputs(args)), [], a, n, None,
+                          "ones" if q == 0 else "random", atol, rtol, cause,
+                          extra={"direction": f"random u{k + 1}", "tolerance": tol, **info})
+        return Outcome(False, f"For {labels[q]}, backward's gradient projected on random direction u{k + 1} is {fmt(a)}; "
+                              f"finite differences along u{k + 1} give {fmt(n)} (tolerance {fmt(tol)}).", cause, (diag,))
+    return Outcome(True, f"backward's gradients for {len(grads)} grad_output(s) (ones and random) match finite differences "
+                         f"along {len(pr.us)} random directions.")
+
+
+# --------------------------------------------------------------------------- double backward
+
+
+def _double_backward_cause(err: dict) -> str:
+    msg = err.get("message", "")
+    if "once_differentiable" in msg or "differentiate twice" in msg or "does not require grad" in msg:
+        return "backward_not_differentiable"
+    return "backward_error"
+
+
+def seeded_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
+    """The grad_outputs a run's child draws from `seed` for gradgradcheck (harness._gradgrad), one
+    per differentiable output: magnitudes in [0.25, 2] with random signs."""
+    gen = random.Random(seed)
+    return [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(n)] for n in sizes]
+
+
+def same_grad_output(item: dict, planned: Sequence[float]) -> bool:
+    """Whether the child's reported grad_output holds the judge's values, as its dtype stores them."""
+    values = item["values"]
+    if len(values) != len(planned):
+        return False
+    if item["dtype"] == "float64":
+        return all(a == b for a, b in zip(values, planned))
+    if item["dtype"] == "float32":
+        return all(a == _to_float32(b) for a, b in zip(values, planned))
+    return all(close(a, b, 1e-2, 1e-2) for a, b in zip(values, planned))  # half precision: rounded by torch
+
+
+def _to_float32(x: float) -> float:
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def gradgrad_args(args: Sequence[dict], gg: dict) -> list[dict]:
+    """The arguments of torch.autograd.gradgradcheck's function: the inputs, then one grad_output per
+    differentiable output (the values the child reported using), each requiring grad."""
+    return list(args) + [{"t": "tensor", "dtype": v["dtype"], "shape": list(v["shape"]), "values": v["values"], "rg": True}
+                         for v in gg["v"]]
+
+
+def gradgrad_names(names: Sequence[str], gg: dict) -> list[str]:
+    n = len(gg["v"])
+    return list(names) + (["grad_output"] if n == 1 else [f"grad_output {k}" for k in range(n)])
+
+
+def gradgradcheck(args: Sequence[dict], gg: dict | None, plan: dict, names: Sequence[str], *, label: str = "") -> Outcome:
+    """torch.autograd.gradgradcheck's verdict (fast_mode off) from the child's numbers: gradcheck of
+    the function (inputs, grad_outputs) -> backward's gradients (torch's new_func), by ``jacobian``
+    (or ``projections`` for a large one), with the causes a double backward has."""
+    where = f" ({label})" if label else ""
+    if gg is None:
+        return Outcome(False, "Double backward was not computed.", "backward_error")
+    if not gg["ok"]:
+        err = gg["error"]
+        if err.get("where") == "forward":
+            return Outcome(False, f"forward raised {err['type']} before gradgradcheck could run{where}: {err['message']}",
+                           "forward_error", error=err)
+        return Outcome(False, f"gradgradcheck could not run{where}: {err['message']}.", "output_detached")
+    numbers = gg["numbers"]
+    if not numbers["ok"] and numbers["stage"] in ("forward", "numerical"):
+        err = numbers["error"]
+        if err.get("where") == "forward":
+            return Outcome(False, f"forward raised {err['type']} while gradgradcheck ran it{where}: {err['message']}",
+                           "forward_error", error=err)
+        return Outcome(False, f"backward raised {err['type']} when gradgradcheck called it (with create_graph=True)"
+                              f"{where}: {err['message']}", "backward_error", error=err)
+    ext, ext_names = gradgrad_args(args, gg), gradgrad_names(names, gg)
+    diff_in = diff_inputs(args)
+    out_names = [f"(gradient for {names[diff_in[p]]})" for p in gg["present"]]
+    mode = numbers.get("mode", "full")
+    if mode == "too_large":
+        n = sum(numel(a["shape"]) for a in ext if a["t"] == "tensor" and a.get("rg"))
+        return Outcome(False, f"Not checked: gradgradcheck's Jacobian ({n} inputs and grad_output elements) is too large "
+                              "even for random projections in one run. Use smaller inputs.")
+    if mode == "projections":
+        out = projections(ext, numbers, plan, ext_names, label=label, words=GRADGRADCHECK_WORDS, check="gradgradcheck")
+    else:
+        out = jacobian(ext, numbers, plan, ext_names, label=label, words=GRADGRADCHECK_WORDS, out_names=out_names,
+                       zero_cause="backward_not_differentiable")
+    if out.passed:
+        if "w" in plan:
+            vjp = double_backward_vjp(args, gg, plan, names)
+            if not vjp.passed:
+                return vjp
+        return out
+    if out.error is not None:
+        return Outcome(False, out.message, _double_backward_cause(out.error), out.diagnostics, out.error)
+    if out.likely_cause == "output_detached":
+        return Outcome(False, f"backward's result does not require grad, yet it changes with the inputs{where}: backward "
+                              "is not differentiable (it runs under torch.no_grad(), detaches, or leaves torch).",
+                       "backward_not_differentiable")
+    cause = out.likely_cause
+    if cause in ("forgot_grad_output", "float32_imprecise"):
+        cause = "wrong_value"
+    if mode == "projections" and out.diagnostics and all(
+            g is None or not any(g) for grads in numbers.get("grads") or [] for g in grads[:len(diff_in)]):
+        cause = "backward_not_differentiable"  # double backward gives nothing for the inputs: backward's graph is cut
+    diags = tuple(Diagnostic(d.check, d.input, d.index, d.analytical, d.expected, d.input_value, d.grad_output, d.atol,
+                             d.rtol, cause, d.output, d.extra) for d in out.diagnostics)
+    return Outcome(False, out.message, cause, diags, out.error)
+
+
+def double_backward_vjp(args: Sequence[dict], gg: dict, plan: dict, names: Sequence[str]) -> Outcome:
+    """Double backward for the judge's random grad_output w (over backward's gradients), made apart
+    from the Jacobian's numbers: for a full Jacobian it must be the combination of the child's own
+    double-backward rows (rows fabricated beside a backward that is not differentiable earn
+    nothing; an honest child meets this exactly, so it adds nothing torch's gradgradcheck would
+    not pass); for projections, w·d_k along every random direction (one more pair per direction)."""
+    atol, rtol = plan["atol"], plan["rtol"]
+    numbers, got = gg["numbers"], gg.get("w_product")
+    ext, ext_names = gradgrad_args(args, gg), gradgrad_names(names, gg)
+    diff_ext = diff_inputs(ext)
+    diff_out = [k for k, rg in enumerate(numbers["out_rg"]) if rg]
+    if not diff_out:
+        return Outcome(True, "")
+    w = [plan["w"][gg["present"][k]] for k in diff_out]  # w for each of backward's gradients that requires grad
+    if got is None:
+        err = gg.get("w_error")
+        return Outcome(False, "Double backward for a random grad_output gives no gradient at all"
+                              + (f" ({err['type']}: {err['message']})" if err else "") + ": backward is not differentiable.",
+                       "backward_not_differentiable", error=err)
+    if numbers.get("mode", "full") == "projections":
+        flat_got = [x for g, i in zip(got, diff_ext) for x in _grad_or_zeros(g, numel(ext[i]["shape"]))]
+        not_differentiable = not any(flat_got[:sum(numel(ext[i]["shape"]) for i in diff_inputs(args))])
+        pr = projection_numbers(ext, numbers, plan)
+        w_flat = [x for wk in w for x in wk]
+        bad = _pair_failures(pr, [flat_got], [w_flat], [_norm(w_flat) / math.sqrt(pr.n_out)], atol, rtol)
+        if bad:
+            _, _, k, a, n, tol = max(bad)
+            return Outcome(False, f"Double backward for a random grad_output, projected on random direction u{k + 1}, is "
+                                  f"{fmt(a)}; finite differences of backward along u{k + 1} give {fmt(n)} (tolerance "
+                                  f"{fmt(tol)}).", "backward_not_differentiable" if not_differentiable else "wrong_value")
+        return Outcome(True, "")
+    rows = numbers.get("rows") or []
+    for pos, i in enumerate(diff_ext):
+        n = numel(ext[i]["shape"])
+        combined = [fsum(wk[e] * _grad_or_zeros(both[0][e][pos], n)[j] for wk, both in zip(w, rows)
+                         for e in range(len(both[0]))) for j in range(n)]
+        if not allclose(_grad_or_zeros(got[pos], n), combined, atol, rtol):
+            return Outcome(False, f"Double backward's gradient for {ext_names[i]} for a random grad_output is not the "
+                                  "combination of its own rows: double backward answers inconsistently.", "not_reentrant")
+    return Outcome(True, "")
+
+
+def double_backward_product(args: Sequence[dict], sub: dict, ref: dict, plan: dict, names: Sequence[str]) -> Outcome:
+    """A grade's look at double backward beyond gradgradcheck (which checked it against the child's
+    own numbers, double_backward_vjp): its product with the judge's secret w must match the
+    reference's, computed in a trusted process."""
+    atol, rtol = plan["atol"], plan["rtol"]
+    got, want = sub.get("w_product"), ref.get("w_product")
+    ext = gradgrad_args(args, sub)
+    ext_names = gradgrad_names(names, sub)
+    if want is not None and got is not None:
+        for pos, i in enumerate(diff_inputs(ext)):
+            n = numel(ext[i]["shape"])
+            a, e = _grad_or_zeros(got[pos], n), _grad_or_zeros(want[pos], n)
+            if not allclose(a, e, atol, rtol):
+                j = worst(a, e, atol, rtol)
+                cause = "backward_not_differentiable" if all(x == 0 for x in a) else "wrong_value"
+                diag = Diagnostic("gradgradcheck", ext_names[i], unravel(j, ext[i]["shape"]), a[j], e[j],
+                                  ext[i]["values"][j], "random", atol, rtol, cause)
+                return Outcome(False, f"Double backward for a random grad_output differs from the reference's: the "
+                                      f"gradient for {ext_names[i]} at index {diag.index} is {fmt(a[j])}; expected "
+                                      f"{fmt(e[j])}.", cause, (diag,))
+    return Outcome(True, "")
 
 
 def _significant_bits(v: float) -> int:
@@ -409,14 +895,15 @@ def uses_needs_input_grad(source: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "needs_input_grad" for n in ast.walk(tree))
 
 
-def needs_input_grad(args: Sequence[dict], jac: Jacobians | None, vset: Sequence, alone: Sequence[dict],
+def needs_input_grad(args: Sequence[dict], expected: dict[int, list[float]] | None, alone: Sequence[dict],
                      names: Sequence[str], atol: float, rtol: float, *, consulted: bool,
-                     returned: dict | None = None) -> Outcome:
-    """backward with each input alone requiring grad must give that input's true gradient; and a
-    backward that consults ctx.needs_input_grad must return None where it says False."""
-    if jac is None:
+                     returned: dict | None = None, source: str = "finite differences give") -> Outcome:
+    """backward with each input alone requiring grad must give that input's gradient as `expected`
+    has it (v^T J by finite differences; or, when the Jacobian is checked by projections, backward's
+    own gradient with every input requiring grad, which those projections checked); and a backward
+    that consults ctx.needs_input_grad must return None where it says False."""
+    if expected is None:
         return Outcome(False, "Not checked: finite differences were not computed.", "forward_error")
-    num = numerical_vjp(jac, args, vset)
     configs: list[tuple[set[int], dict | None]] = [(set(diff_inputs(args)), returned)]
     for rep in alone:
         i = rep["arg"]
@@ -425,12 +912,12 @@ def needs_input_grad(args: Sequence[dict], jac: Jacobians | None, vset: Sequence
             err = rep["error"]
             return Outcome(False, f"With only {label} requiring grad, backward raised {err['type']}: {err['message']} "
                                   "(check how backward uses ctx.needs_input_grad).", "needs_input_grad", error=err)
-        n = num[i]
+        n = expected[i]
         a = _grad_or_zeros(rep["grad"], len(n))
         if not allclose(a, n, atol, rtol):
             j = worst(a, n, atol, rtol)
             what = "no gradient" if rep["grad"] is None else f"{fmt(a[j])} at index {unravel(j, args[i]['shape'])}"
-            return Outcome(False, f"With only {label} requiring grad, backward gave {what}; finite differences give "
+            return Outcome(False, f"With only {label} requiring grad, backward gave {what}; {source} "
                                   f"{fmt(n[j])}: the gradient of {label} must not depend on which other inputs need one "
                                   "(is it gated on the right ctx.needs_input_grad entry?).", "needs_input_grad")
         configs.append(({i}, rep.get("returned")))

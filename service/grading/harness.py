@@ -230,11 +230,11 @@ def _run_case(fn_cls, case: dict, recorder: _Recorder) -> tuple[dict, tuple]:
         vjps.append(_vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain=True))
     rep["vjps"] = vjps
     if case.get("gradcheck"):
-        rep["gradcheck"] = _gradcheck_numbers(fn_cls, case["args"], case["gradcheck"])
+        rep["gradcheck"] = _gradcheck_numbers(fn_cls.apply, case["args"], case["gradcheck"])
     if case.get("needs_input_grad") and vsets and sum(a["t"] == "tensor" for a in case["args"]) > 1:
         rep["needs_input_grad"] = _needs_input_grad_numbers(fn_cls, case["args"], diff_out_idx, vsets[-1], recorder)
     if case.get("gradgrad"):
-        rep["gradgrad"] = _gradgrad(fn_cls, case, diff_idx, diff_out_idx, recorder)
+        rep["gradgrad"] = _gradgrad(fn_cls, case)
     rep["ms"] = _ms(t0)
     return rep, (args, outs)
 
@@ -264,17 +264,6 @@ def _vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain: bool) -> dic
     return res
 
 
-def _perturbed(base_args, specs, point, h):
-    arg_i, flat_i, sign = point
-    args = list(base_args)
-    t = torch.Tensor.detach(base_args[arg_i]).clone()
-    t.view(-1)[flat_i] += sign * h
-    if specs[arg_i].get("rg"):
-        t.requires_grad_(True)
-    args[arg_i] = t
-    return args
-
-
 def _flat_out(o) -> list:
     """An output's values for finite differences (every output, as torch's gradcheck differences them)."""
     if not isinstance(o, torch.Tensor):
@@ -282,8 +271,49 @@ def _flat_out(o) -> list:
     return _flat(o)
 
 
-def _gradcheck_numbers(fn_cls, specs: list, plan: dict) -> dict:
-    """The numbers torch.autograd.gradcheck (fast_mode off) computes, computed the way it computes
+def _jacobian_mode(plan: dict, specs: list, points, out_shapes: list) -> str:
+    """checks.jacobian_mode, in the child: "full", "projections" or "too_large" (the judge refuses a
+    report whose mode is not the one this rule gives for the shapes it reports)."""
+    width = sum(_numel(s) for s in out_shapes)
+    side = plan.get("max_side")
+    if points is not None and (side is None or (len(points) <= side and width <= side)):
+        return "full"
+    proj = plan.get("projections")
+    n_in = sum(_numel(a["shape"]) for a in specs if a["t"] == "tensor" and a.get("rg"))
+    if proj is not None and n_in + width <= proj["max_elements"]:
+        return "projections"
+    return "too_large"
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _projection_vectors(seed, kind: str, k: int, n: int) -> list[list[float]]:
+    """checks.projection_vectors, in the child: the judge draws the same numbers from the same seed."""
+    out = []
+    for j in range(k):
+        gen = random.Random(f"{seed}/{kind}/{j}")
+        out.append([gen.gauss(0.0, 1.0) for _ in range(n)])
+    return out
+
+
+def _split(flat: list, like: list) -> list:
+    """Tensors shaped and typed like the tensors of `like`, from one flat list of numbers."""
+    out, off = [], 0
+    for t in like:
+        n = t.numel()
+        out.append(torch.tensor(flat[off:off + n], dtype=t.dtype).reshape(t.shape))
+        off += n
+    return out
+
+
+def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
+    """The numbers torch.autograd.gradcheck (fast_mode off) computes for `fn` (the Function's apply,
+    or gradgradcheck's function of the inputs and grad_outputs), computed the way it computes
     them, in its order, so that the judge's comparison of them agrees with torch's verdict:
 
     1. one forward on fresh inputs (its outputs are the ones differentiated below);
@@ -294,28 +324,38 @@ def _gradcheck_numbers(fn_cls, specs: list, plan: dict) -> dict:
        grad_output), twice (torch calls a backward that answers differently "not reentrant");
     4. backward for zero grad_outputs (torch: "backward not multiplied by grad_output");
     5. backward with undefined grad_outputs, all at once, then one output at a time.
-    The first exception stops the list; the judge knows the stage it happened in."""
+    When the Jacobian is too large to send (mode "projections", decided by _jacobian_mode from the
+    outputs of step 1), steps 2 and 3 are made along the plan's k random directions u instead: all
+    inputs set to x -/+ eps u at once, and backward for k random grad_outputs v (the first twice),
+    both drawn from the plan's seed. The first exception stops the list; the judge knows the stage it
+    happened in."""
     eps = plan["eps"]
     rep: dict = {"ok": True, "stage": None}
+    stage = "forward"
     try:
         args = [_build_arg(a) for a in specs]
         diff = [args[i] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
-        stage = "forward"
-        func_out = _as_tuple(fn_cls.apply(*args))
+        func_out = _as_tuple(fn(*args))
         rep["out_rg"] = [bool(isinstance(o, torch.Tensor) and o.requires_grad) for o in func_out]
         rep["out_shapes"] = [list(o.shape) if isinstance(o, torch.Tensor) else [] for o in func_out]
         outputs = [o for o in func_out if o.requires_grad]  # as torch: a non-tensor output raises here
+        points = plan.get("points")
+        if points == "all":
+            points = [[i, j] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")
+                      for j in range(_numel(a["shape"]))]
+        mode = rep["mode"] = _jacobian_mode(plan, specs, points, rep["out_shapes"])
+        if mode == "too_large":
+            return rep
         stage = "numerical"
         minus_rows, plus_rows = [], []
         rep["minus"], rep["plus"] = minus_rows, plus_rows
-        for arg_i, flat_i in plan["points"]:
-            entry = torch.Tensor.reshape(args[arg_i].data, (-1,))[flat_i]
-            orig = entry.clone()
-            entry.copy_(orig - eps)
-            outa = [o.clone() for o in _as_tuple(fn_cls.apply(*args))]
-            entry.copy_(orig + eps)
-            outb = [o.clone() for o in _as_tuple(fn_cls.apply(*args))]
-            entry.copy_(orig)
+
+        def row_pair(perturb, restore):
+            perturb(-1.0)
+            outa = [o.clone() for o in _as_tuple(fn(*args))]
+            perturb(1.0)
+            outb = [o.clone() for o in _as_tuple(fn(*args))]
+            restore()
             row_a, row_b = [], []
             for a, b in zip(outa, outb):
                 if a.shape != b.shape or a.dtype != b.dtype:
@@ -324,24 +364,57 @@ def _gradcheck_numbers(fn_cls, specs: list, plan: dict) -> dict:
                 row_b.extend(_flat_out(b))
             minus_rows.append(row_a)
             plus_rows.append(row_b)
+
+        if mode == "full":
+            for arg_i, flat_i in points:
+                entry = torch.Tensor.reshape(args[arg_i].data, (-1,))[flat_i]
+                orig = entry.clone()
+                row_pair(lambda sign, entry=entry, orig=orig: entry.copy_(orig + sign * eps), lambda: entry.copy_(orig))
+        else:
+            proj = plan["projections"]
+            datas = [torch.Tensor.reshape(d.data, (-1,)) for d in diff]
+            for u in _projection_vectors(proj["seed"], "u", proj["k"], sum(d.numel() for d in datas)):
+                deltas = [du * eps for du in _split(u, datas)]
+                origs = [d.clone() for d in datas]
+
+                def perturb(sign, deltas=deltas, origs=origs):
+                    for d, o, du in zip(datas, origs, deltas):
+                        d.copy_(o + sign * du)
+
+                def restore(origs=origs):
+                    for d, o in zip(datas, origs):
+                        d.copy_(o)
+
+                row_pair(perturb, restore)
         if not plan.get("analytical", True):
             return rep
         stage = "analytical"
-        rep["rows"] = []
-        for o in outputs:
-            def vjp(g, o=o):
-                return torch.autograd.grad(o, diff, g, retain_graph=True, allow_unused=True)
-            both = []
-            for _ in range(2):
-                base = torch.zeros_like(o.clone(), memory_format=torch.legacy_contiguous_format)
-                flat = base.view(-1)
-                rows = []
-                for j in range(flat.numel()):
-                    flat.zero_()
-                    flat[j] = 1.0
-                    rows.append([None if d is None else _flat(d) for d in vjp(base)])
-                both.append(rows)
-            rep["rows"].append(both)
+        if mode == "full":
+            rep["rows"] = []
+            for o in outputs:
+                def vjp(g, o=o):
+                    return torch.autograd.grad(o, diff, g, retain_graph=True, allow_unused=True)
+                both = []
+                for _ in range(2):
+                    base = torch.zeros_like(o.clone(), memory_format=torch.legacy_contiguous_format)
+                    flat = base.view(-1)
+                    rows = []
+                    for j in range(flat.numel()):
+                        flat.zero_()
+                        flat[j] = 1.0
+                        rows.append([None if d is None else _flat(d) for d in vjp(base)])
+                    both.append(rows)
+                rep["rows"].append(both)
+        elif outputs:
+            proj = plan["projections"]
+            rep["grads"], rep["grads2"] = [], []
+            for k, v in enumerate(_projection_vectors(proj["seed"], "v", proj["k"], sum(o.numel() for o in outputs))):
+                vs = _split(v, outputs)
+                # twice for the first grad_output (reentrancy: the numbers of one more backward
+                # per pair would grow the report by a third for what one pair shows)
+                for key in ("grads", "grads2") if k == 0 else ("grads",):
+                    grads = torch.autograd.grad(outputs, diff, vs, retain_graph=True, allow_unused=True)
+                    rep[key].append([None if d is None else _flat(d) for d in grads])
         if not outputs:
             return rep
         stage = "zero_grad_output"
@@ -352,7 +425,7 @@ def _gradcheck_numbers(fn_cls, specs: list, plan: dict) -> dict:
         patterns = [None] + (list(range(len(outputs))) if len(outputs) > 1 else [])
         undefined = torch._C._functions.UndefinedGrad
         for k in patterns:
-            outs = [o for o in _as_tuple(fn_cls.apply(*args)) if o.requires_grad]
+            outs = [o for o in _as_tuple(fn(*args)) if o.requires_grad]
             outs = [undefined()(o) if k is None or idx == k else o for idx, o in enumerate(outs)]
             grads = torch.autograd.grad(outs, diff, [torch.zeros_like(o) for o in outs], allow_unused=True)
             rep["undefined_grad_output"].append([None if g is None else _flat(g) for g in grads])
@@ -387,60 +460,110 @@ def _needs_input_grad_numbers(fn_cls, specs: list, diff_out_idx, vset, recorder)
     return out
 
 
-def _gradgrad(fn_cls, case, diff_idx, diff_out_idx, recorder) -> dict:
-    """First-order VJP g(x; v) at perturbed x, and d(g.w)/dx, d(g.w)/dv at x."""
-    gg = case["gradgrad"]
-    specs = case["args"]
-    h = gg["h"]
+def _double_backward_fn(fn_cls, specs: list, n_out: int, state: dict):
+    """torch.autograd.gradgradcheck's function of the inputs and the grad_outputs (its `new_func`):
+    backward's gradients, with create_graph=True, the undefined ones left out. `state` records
+    which differentiable inputs have a gradient ("present") and what ran last ("phase")."""
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+
+    def new_func(*args):
+        state["phase"] = "forward"
+        input_args = tuple(x.requires_grad_() if i in diff_idx else x for i, x in enumerate(args[:-n_out]))
+        outputs = tuple(o for o in _as_tuple(fn_cls.apply(*input_args)) if o.requires_grad)
+        grad_outputs = tuple(x.requires_grad_() for x in args[-n_out:])
+        state["phase"] = "backward"
+        grads = torch.autograd.grad(outputs, tuple(input_args[i] for i in diff_idx), grad_outputs, create_graph=True,
+                                    allow_unused=True)
+        state.setdefault("present", [p for p, g in enumerate(grads) if g is not None])
+        state["phase"] = "double backward"
+        return tuple(g for g in grads if g is not None)
+
+    return new_func
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _gradgrad(fn_cls, case: dict) -> dict:
+    """The numbers of torch.autograd.gradgradcheck (fast_mode off): _gradcheck_numbers of its
+    function of (inputs, grad_outputs), for grad_outputs v given by the judge (a grade) or drawn
+    from its seed (a run: only the child knows the outputs' shapes; it reports the v it used).
+    A grade also gets double backward for the judge's w (compared with the reference's)."""
+    gg, specs = case["gradgrad"], case["args"]
     try:
         args = [_build_arg(a) for a in specs]
-        diff_in = [args[i] for i in diff_idx]
-        outs = _as_tuple(fn_cls.apply(*args))
-        sel = [outs[i] for i in diff_out_idx]
-        vs = [torch.tensor(v, dtype=sel[k].dtype).reshape(sel[k].shape).requires_grad_(True) for k, v in enumerate(gg["v"])]
-        g = torch.autograd.grad(sel, diff_in, vs, create_graph=True, allow_unused=True)
-        ws = [torch.tensor(w, dtype=diff_in[k].dtype).reshape(diff_in[k].shape) for k, w in enumerate(gg["w"])]
-        terms = [(gi * wi).sum() for gi, wi in zip(g, ws) if gi is not None and gi.requires_grad]
-        if terms:
-            s = terms[0]
-            for t in terms[1:]:
-                s = s + t
-            second = torch.autograd.grad(s, diff_in + vs, allow_unused=True)
-            hx = [None if t is None else _flat(t) for t in second[: len(diff_in)]]
-            hv = [None if t is None else _flat(t) for t in second[len(diff_in):]]
-            differentiable = True
+        outs = tuple(o for o in _as_tuple(fn_cls.apply(*args)) if o.requires_grad)  # torch's _differentiable_outputs
+        if "v" in gg:
+            values = gg["v"]
         else:
-            hx, hv, differentiable = [None] * len(diff_in), [None] * len(vs), False
-        # first-order VJPs at perturbed points (numerical second derivative, by the judge)
-        base = [torch.Tensor.detach(a) if isinstance(a, torch.Tensor) else a for a in args]
-        vs0 = [torch.Tensor.detach(v) for v in vs]
-        g_points = []
-        for arg_i, flat_i in gg["points"]:
-            for sign in (1.0, -1.0):
-                pargs = _perturbed(base, specs, (arg_i, flat_i, sign), h)
-                pouts = _as_tuple(fn_cls.apply(*pargs))
-                pdiff = [pargs[i] for i in diff_idx]
-                pg = torch.autograd.grad([pouts[i] for i in diff_out_idx], pdiff, vs0, allow_unused=True)
-                row = []
-                for gi, xi in zip(pg, pdiff):
-                    row.extend(_flat(gi) if gi is not None else [0.0] * xi.numel())
-                g_points.append(row)
-        return {"ok": True, "hx": hx, "hv": hv, "differentiable": differentiable, "g_points": g_points}
-    except BaseException as exc:
-        return {"ok": False, "error": _error(exc, "double backward")}
+            gen = random.Random(gg["v_seed"])
+            values = [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(o.numel())] for o in outs]
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": _error(exc, "forward")}
+    try:
+        if len(values) != len(outs) or not outs:
+            raise ValueError(f"gradgradcheck differentiates backward for each output that requires grad: the judge "
+                             f"planned for {len(values)}, forward returned {len(outs)}")
+        vts = [torch.tensor(v, dtype=o.dtype).reshape(o.shape) for v, o in zip(values, outs)]
+        v_specs = [{"t": "tensor", "dtype": _dtype_name(t.dtype), "shape": list(t.shape), "values": _flat(t), "rg": True}
+                   for t in vts]
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": _error(exc, "gradgradcheck")}
+    state: dict = {}
+    ext = list(specs) + v_specs
+    numbers = _gradcheck_numbers(_double_backward_fn(fn_cls, specs, len(v_specs), state), ext, gg)
+    if not numbers["ok"] and numbers["stage"] in ("forward", "numerical"):
+        numbers["error"]["where"] = state.get("phase", "forward")  # forward or the first backward raised
+    rep = {"ok": True, "numbers": numbers, "present": state.get("present", []),
+           "v": [{"shape": s["shape"], "dtype": s["dtype"], "values": s["values"] if numbers.get("mode") != "too_large" else None}
+                 for s in v_specs]}
+    if "w" in gg and numbers["ok"]:
+        try:
+            ext_args = [_build_arg(a) for a in ext]
+            state.pop("present", None)
+            g = _double_backward_fn(fn_cls, specs, len(v_specs), state)(*ext_args)
+            ws = [torch.tensor(gg["w"][p]).to(gi.dtype).reshape(gi.shape) for p, gi in zip(state["present"], g)]
+            terms = [(gi * wi).sum() for gi, wi in zip(g, ws) if gi.requires_grad]
+            if terms:
+                total = terms[0]
+                for t in terms[1:]:
+                    total = total + t
+                ext_diff = [a for a, s in zip(ext_args, ext) if s["t"] == "tensor" and s.get("rg")]
+                rep["w_product"] = [None if t is None else _flat(t)
+                                    for t in torch.autograd.grad(total, ext_diff, allow_unused=True)]
+            else:
+                rep["w_product"] = None
+        except BaseException as exc:  # noqa: BLE001
+            rep["w_product"] = None
+            rep["w_error"] = _error(exc, "double backward")
+    return rep
 
 
-def _torch_checks(fn_cls, case: dict) -> dict:
-    """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally."""
+def _torch_checks(fn_cls, case: dict, rep: dict | None = None) -> dict:
+    """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally: for a
+    Jacobian checked in full only (the slow mode on a large one would take seconds), gradgradcheck
+    with the grad_outputs the numbers used."""
     res: dict = {"id": case["id"]}
+    rep = rep or {}
     for key, check in (("torch_gradcheck", torch.autograd.gradcheck), ("torch_gradgradcheck", torch.autograd.gradgradcheck)):
         opts = case.get(key)
         if not opts:
             continue
+        kwargs = {}
+        if key == "torch_gradcheck" and (rep.get("gradcheck") or {}).get("mode", "full") != "full":
+            continue
+        if key == "torch_gradgradcheck":
+            gg = rep.get("gradgrad") or {}
+            if not gg.get("ok") or gg["numbers"].get("mode") in ("projections", "too_large"):
+                continue
         t0 = _perf()
         try:
             args = tuple(_build_arg(a) for a in case["args"])
-            check(lambda *a: fn_cls.apply(*a), args, eps=opts["eps"], atol=opts["atol"], rtol=opts["rtol"], raise_exception=True)
+            if key == "torch_gradgradcheck":
+                kwargs["grad_outputs"] = tuple(_build_arg(dict(v, t="tensor", rg=True)) for v in rep["gradgrad"]["v"])
+            check(lambda *a: fn_cls.apply(*a), args, eps=opts["eps"], atol=opts["atol"], rtol=opts["rtol"],
+                  raise_exception=True, **kwargs)
             res[key] = {"ok": True, "message": f"{check.__name__} passed", "ms": _ms(t0)}
         except BaseException as exc:
             err = _error(exc, key[6:])
@@ -511,8 +634,9 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
         return
     if fn_cls is not None:
         wanted = [c for c in task.get("cases", []) if c.get("torch_gradcheck") or c.get("torch_gradgradcheck")]
+        reps = {r.get("id"): r for r in report["cases"]}
         if wanted:
-            checks = {"type": "torch_checks", "cases": [_torch_checks(fn_cls, c) for c in wanted]}
+            checks = {"type": "torch_checks", "cases": [_torch_checks(fn_cls, c, reps.get(c["id"])) for c in wanted]}
             _flush_std()
             _write_all(result_fd, _write_frame(checks))
 
@@ -650,7 +774,9 @@ def warm_up(gradcheck: bool = True) -> None:
         "diff_outputs": [0],
         "vjps": [[[1.0, 2.0]]],
         "gradcheck": {"eps": 1e-6, "points": [[0, 0], [0, 1]]},
-        "gradgrad": {"h": 1e-6, "v": [[1.0, 2.0]], "w": [[0.5, 0.5]], "points": [[0, 0]]},
+        "gradgrad": {"eps": 1e-6, "v": [[1.0, 2.0]], "w": [[0.5, 0.5]], "points": [[0, 0], [1, 1]]},
     }
-    _warm_run({"source": _WARM_CODE, "entry_point": "WarmFn", "cases": [case]})
+    projected = {"id": "warm-projections", "args": case["args"], "diff_outputs": [0], "vjps": [],
+                 "gradcheck": {"eps": 1e-6, "max_side": 1, "projections": {"seed": 1, "k": 1, "max_elements": 8}}}
+    _warm_run({"source": _WARM_CODE, "entry_point": "WarmFn", "cases": [case, projected]})
     math.fsum([0.0])

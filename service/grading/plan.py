@@ -18,6 +18,7 @@ import random
 import struct
 from typing import Any
 
+from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
 from .spec import FLOAT_DTYPES, INT_BOUNDS, CodeSpec, InputSpec, flatten, numel
 
 MAX_FD_POINTS = 256
@@ -173,12 +174,18 @@ def complete_cases(
                                  "points": points}
             case["torch_gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
             if code.gradgradcheck:
-                case["gradgrad"] = {
-                    "h": tol.eps,
-                    "v": rand_v(),
-                    "w": [_random_vector(rng, numel(case["args"][i]["shape"]), case["args"][i]["dtype"]) for i in diff_in],
-                    "points": points,
-                }
+                # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,
+                # its points every input element then every element of v (random projections when large)
+                v = rand_v()
+                w = [_random_vector(rng, numel(case["args"][i]["shape"]), case["args"][i]["dtype"]) for i in diff_in]
+                gg_points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
+                gg_points += [[len(case["args"]) + k, j] for k, vk in enumerate(v) for j in range(len(vk))]
+                case["gradgrad"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "v": v, "w": w}
+                if len(gg_points) <= MAX_FD_POINTS:
+                    case["gradgrad"]["points"] = gg_points
+                else:
+                    seed = seeded(secret, "projections", slug, case["id"]).getrandbits(62)
+                    case["gradgrad"]["projections"] = {"seed": seed, "k": PROJECTIONS, "max_elements": MAX_PROJECTED_ELEMENTS}
                 case["torch_gradgradcheck"] = case["torch_gradcheck"]
         full.append(case)
     return full

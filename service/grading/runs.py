@@ -11,23 +11,30 @@ The case sent to the child:
   first (the gradients shown, as after ``y.sum().backward()``), then two random ones;
 - the numbers of torch.autograd.gradcheck (fast_mode off), and backward again with each input
   alone requiring grad, on float64 copies when an input is float32 (float32 cannot meet gradcheck's
-  tolerances; torch itself warns so).
+  tolerances; torch itself warns so);
+- when the Jacobian is too large to send element by element (more than MAX_JACOBIAN_SIDE input or
+  output elements), the numbers of random projections instead (checks.projections: k directions
+  and k grad_outputs from a seed of ours), and beyond MAX_PROJECTED_ELEMENTS none;
+- when asked (``gradgradcheck=True``), the numbers of torch.autograd.gradgradcheck (fast_mode off)
+  for grad_outputs the child draws from another seed of ours (and reports: the judge redraws them),
+  by projections when large.
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass
 from typing import Any
 
 from . import checks
-from .checks import RUN_CHECKS, Jacobians, Outcome, jnum
+from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .errors import BadOutput
 from .plan import run_cases
 from .spec import DEFAULT_TOLERANCES, CodeSpec, load_run_inputs, numel
 
-#: The full Jacobian is checked up to this many input elements and output elements; beyond that
-#: the run's gradcheck says it was not made (the numbers would not fit a result frame in time).
+#: The full Jacobian is checked up to this many input elements and output elements (each side);
+#: beyond that, by random projections (the full numbers would not fit a result frame in time).
 MAX_JACOBIAN_SIDE = 256
 RANDOM_VJPS = 2
 VALUES_SHOWN = 100
@@ -45,7 +52,21 @@ class RunPlan:
         return bool(self.cases)
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list | None) -> RunPlan:
+def _seed(source: str, purpose: str) -> int:
+    """A seed of the run's own (repeatable: the same source gets the same numbers)."""
+    data = purpose.encode() + b"\0" + source.encode("utf-8", "replace")
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
+
+
+def _jacobian_plan(tol, *, points: bool, seed: int) -> dict:
+    plan = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "max_side": MAX_JACOBIAN_SIDE,
+            "projections": {"seed": seed, "k": PROJECTIONS, "max_elements": MAX_PROJECTED_ELEMENTS}}
+    if points:
+        plan["points"] = "all"
+    return plan
+
+
+def plan_run(source: str, entry_point: str | None, inputs: list | None, *, gradgradcheck: bool = False) -> RunPlan:
     """The cases of a run. Raises ValueError for an invalid input spec."""
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
@@ -66,12 +87,22 @@ def plan_run(source: str, entry_point: str | None, inputs: list | None) -> RunPl
                       "diff_outputs": "auto", "vjp_seed": seed, "random_vjps": RANDOM_VJPS}
         cases.append(check_case)
     points = checks.all_points(check_case["args"])
-    if points and len(points) <= MAX_JACOBIAN_SIDE:
+    if points:
         tol = DEFAULT_TOLERANCES
-        check_case["gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol,
-                                   "points": points, "max_rows": MAX_JACOBIAN_SIDE}
+        torch_opts = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
+        small = len(points) <= MAX_JACOBIAN_SIDE
+        check_case["gradcheck"] = _jacobian_plan(tol, points=small, seed=_seed(source, "projections"))
         check_case["needs_input_grad"] = True
-        check_case["torch_gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
+        if small:
+            check_case["torch_gradcheck"] = torch_opts  # torch's message, when the Jacobian is made in full
+        if gradgradcheck:
+            # w: a random grad_output for backward's gradients (double backward for it is checked too)
+            gen = random.Random(_seed(source, "gradgrad w"))
+            w = [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(numel(check_case["args"][i]["shape"]))]
+                 for i in checks.diff_inputs(check_case["args"])]
+            check_case["gradgrad"] = dict(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")),
+                                          v_seed=_seed(source, "gradgrad grad_outputs"), w=w)
+            check_case["torch_gradgradcheck"] = torch_opts
     return RunPlan(cases, names, check_case["id"])
 
 
@@ -173,57 +204,90 @@ def summarize_run(plan: RunPlan, report: dict, torch_frame: dict, entry_point: s
     rep = reps[case["id"]]
     float32 = case is not run_case
     outcomes = _run_checks(case, rep, run_case, run_rep, plan.names, source)
-    gc = outcomes["gradcheck"]
-    torch_msg = (torch_frame.get(case["id"]) or {}).get("torch_gradcheck")
-    result["gradcheck"] = {"passed": gc.passed, "message": gc.message, "diagnostics": [d.to_json() for d in gc.diagnostics],
-                           "torch_message": torch_msg["message"] if torch_msg else None}
-    if not gc.passed and gc.likely_cause:
-        result["gradcheck"]["likely_cause"] = gc.likely_cause
+    torch_msgs = torch_frame.get(case["id"]) or {}
+    name = "jacobian_projections" if "jacobian_projections" in outcomes else "gradcheck"
+    result["gradcheck"] = _summary(name, outcomes[name], torch_msgs.get("torch_gradcheck"))
     if float32:
         result["gradcheck"]["note"] = ("float32 cannot be checked to gradcheck's tolerances: the checks ran on float64 "
                                        "copies of your inputs; the values and gradients shown are your float32 ones.")
-    result["checks"] = [_check_json(name, outcomes[name]) for name in RUN_CHECKS if name in outcomes]
+    if "gradgradcheck" in outcomes:
+        result["gradgradcheck"] = _summary("gradgradcheck", outcomes["gradgradcheck"], torch_msgs.get("torch_gradgradcheck"))
+        gg = rep.get("gradgrad") or {}
+        if gg.get("ok"):
+            result["gradgradcheck"]["grad_outputs"] = [{"shape": v["shape"], "dtype": v["dtype"], "values": _shown(v["values"])}
+                                                       for v in gg["v"]]
+    result["checks"] = [_check_json(n, outcomes[n]) for n in RUN_CHECKS if n in outcomes]
     result["passed"] = all(o.passed for o in outcomes.values())
     result["likely_causes"] = list(dict.fromkeys(o.likely_cause for o in outcomes.values() if not o.passed and o.likely_cause))
-    if gc.error is not None and result["error"] is None:
-        result["error"] = gc.error
+    for o in outcomes.values():
+        if o.error is not None and result["error"] is None:
+            result["error"] = o.error
     return result
 
 
+def _summary(name: str, outcome: Outcome, torch_msg: dict | None) -> dict:
+    """A Jacobian check at the top of a run's result: which check was made, its verdict, and torch's
+    own message (informative only; given when the Jacobian is made in full)."""
+    out = {"check": name, "passed": outcome.passed, "message": outcome.message,
+           "diagnostics": [d.to_json() for d in outcome.diagnostics],
+           "torch_message": torch_msg["message"] if torch_msg else None}
+    if not outcome.passed and outcome.likely_cause:
+        out["likely_cause"] = outcome.likely_cause
+    return out
+
+
 def _run_checks(case: dict, rep: dict, run_case: dict, run_rep: dict, names: list[str], source: str) -> dict[str, Outcome]:
-    """Every check of a run, on the check case (`rep`), from the one engine."""
+    """Every check of a run, on the check case (`rep`), from the one engine: the Jacobian in full
+    (gradcheck) or by random projections (jacobian_projections), then the hygiene checks."""
     args = case["args"]
     out: dict[str, Outcome] = {}
-    plan_gc = case.get("gradcheck")
-    if plan_gc is None:
-        n = len(checks.all_points(args))
-        out["gradcheck"] = Outcome(False, f"Not checked: gradcheck's full Jacobian is made for at most {MAX_JACOBIAN_SIDE} "
-                                          f"input elements that require grad; these inputs have {n}. Use smaller inputs.")
-        return out
+    plan_gc = case["gradcheck"]
     gc_rep = rep.get("gradcheck")
+    mode = gc_rep.get("mode", "full") if gc_rep else "full"
     float32 = rep["forward"]["ok"] and checks.computes_in_float32(args, rep["forward"]["outputs"])
-    out["gradcheck"] = checks.jacobian(args, gc_rep, plan_gc, names, float32=float32)
-    jac: Jacobians | None = None
-    if gc_rep is not None and gc_rep.get("stage") not in ("forward", "numerical"):
-        try:
-            jac = checks.numerical_jacobian(args, gc_rep, plan_gc)
-        except (ValueError, IndexError, TypeError):
-            jac = None
     vjps = rep.get("vjps") or []
     vsets = _validate_vjp_sets(rep, case) if vjps else []
-    if jac is not None and jac.diff_outputs and rep.get("diff_outputs") != jac.diff_outputs:
-        jac = None  # two forwards disagree on which outputs require grad
     atol, rtol = plan_gc["atol"], plan_gc["rtol"]
-    if vjps and jac is not None and jac.diff_outputs:
-        out["random_vjp"] = checks.random_vjps(args, jac, vsets, vjps, 0, names, atol, rtol, float32=float32)
-        returned = next((vr.get("returned") for vr in vjps if vr.get("returned") is not None), None)
-        out["backward_arity"] = checks.backward_arity(args, returned, names)
-        alone = rep.get("needs_input_grad")
-        if alone is not None:
-            out["needs_input_grad"] = checks.needs_input_grad(args, jac, vsets[-1], alone, names, atol, rtol,
-                                                              consulted=checks.uses_needs_input_grad(source), returned=returned)
-        out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
+    alone = rep.get("needs_input_grad")
+    returned = next((vr.get("returned") for vr in vjps if vr.get("returned") is not None), None)
+    consulted = checks.uses_needs_input_grad(source)
+    if mode == "too_large":
+        n_in = sum(numel(args[i]["shape"]) for i in checks.diff_inputs(args))
+        width = sum(numel(s) for s in gc_rep["out_shapes"])
+        out["gradcheck"] = Outcome(False, f"Not checked: the Jacobian ({width} output elements by {n_in} input elements) "
+                                          f"is too large to check in one run, even by random projections (made up to "
+                                          f"{MAX_PROJECTED_ELEMENTS} input and output elements together). Use smaller inputs.")
+    elif mode == "projections":
+        out["jacobian_projections"] = checks.projections(args, gc_rep, plan_gc, names, float32=float32)
+        projected = gc_rep["stage"] not in ("forward", "numerical") and any(gc_rep["out_rg"])
+        if vjps and projected and rep.get("diff_outputs") == [k for k, rg in enumerate(gc_rep["out_rg"]) if rg]:
+            out["random_vjp"] = checks.projected_vjps(args, gc_rep, plan_gc, vsets, vjps, names, float32=float32)
+            out["backward_arity"] = checks.backward_arity(args, returned, names)
+            if alone is not None and vjps[-1]["ok"]:
+                out["needs_input_grad"] = checks.needs_input_grad(
+                    args, checks.grads_by_input(args, vjps[-1]["grads"]), alone, names, atol, rtol, consulted=consulted, returned=returned,
+                    source="with every input requiring grad (checked by projections) it gave")
+            out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
+    else:
+        out["gradcheck"] = checks.jacobian(args, gc_rep, plan_gc, names, float32=float32)
+        jac: Jacobians | None = None
+        if gc_rep is not None and gc_rep.get("stage") not in ("forward", "numerical"):
+            try:
+                jac = checks.numerical_jacobian(args, gc_rep, plan_gc)
+            except (ValueError, IndexError, TypeError):
+                jac = None
+        if jac is not None and jac.diff_outputs and rep.get("diff_outputs") != jac.diff_outputs:
+            jac = None  # two forwards disagree on which outputs require grad
+        if vjps and jac is not None and jac.diff_outputs:
+            out["random_vjp"] = checks.random_vjps(args, jac, vsets, vjps, 0, names, atol, rtol, float32=float32)
+            out["backward_arity"] = checks.backward_arity(args, returned, names)
+            if alone is not None:
+                out["needs_input_grad"] = checks.needs_input_grad(args, checks.numerical_vjp(jac, args, vsets[-1]), alone,
+                                                                  names, atol, rtol, consulted=consulted, returned=returned)
+            out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
     run_forward = run_rep["forward"]
     out["inputs_unchanged"] = checks.inputs_unchanged(run_case["args"], run_forward["inputs_after"], names,
                                                       run_rep.get("returned_inputs") or [])
+    if "gradgrad" in case:
+        out["gradgradcheck"] = checks.gradgradcheck(args, rep.get("gradgrad"), case["gradgrad"], names)
     return out

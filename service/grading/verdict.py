@@ -13,7 +13,6 @@ self-consistent but wrong (e.g. all-zero) function earns nothing there either.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from . import checks
@@ -32,8 +31,11 @@ def _is_num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+_NUMBER_TYPES = frozenset({int, float})  # what JSON numbers decode to (bool is neither)
+
+
 def _numlist(x: Any, n: int | None = None) -> bool:
-    return isinstance(x, list) and (n is None or len(x) == n) and all(_is_num(v) for v in x)
+    return isinstance(x, list) and (n is None or len(x) == n) and set(map(type, x)) <= _NUMBER_TYPES
 
 
 def _require(cond: bool, what: str) -> None:
@@ -109,7 +111,7 @@ def validate_report(report: Any, cases: list[dict]) -> None:
             _require(vr.get("v_changed") is None or isinstance(vr.get("v_changed"), bool), "v_changed")
             _check_returned(vr.get("returned"))
         if "gradcheck" in case:
-            _check_gradcheck_numbers(rep.get("gradcheck"), case, n_in)
+            _check_gradcheck_numbers(rep.get("gradcheck"), case["gradcheck"], case["args"])
         if "needs_input_grad" in rep:
             alone = rep["needs_input_grad"]
             _require(isinstance(alone, list) and len(alone) <= n_in, "needs_input_grad")
@@ -118,14 +120,8 @@ def validate_report(report: Any, cases: list[dict]) -> None:
                     _require(a.get("grad") is None or _numlist(a["grad"]), "needs_input_grad.grad")
                     _check_returned(a.get("returned"))
                 _require(isinstance(a.get("arg"), int) and 0 <= a["arg"] < len(case["args"]), "needs_input_grad.arg")
-        if "gradgrad" in rep:
-            gg = rep["gradgrad"]
-            if _check_ok_block(gg, "gradgrad"):
-                for k in ("hx", "hv"):
-                    _require(isinstance(gg.get(k), list) and all(v is None or _numlist(v) for v in gg[k]), f"gradgrad.{k}")
-                _require(isinstance(gg.get("differentiable"), bool), "gradgrad.differentiable")
-                pts = gg.get("g_points")
-                _require(isinstance(pts, list) and len(pts) == 2 * len(case["gradgrad"]["points"]) and all(_numlist(r) for r in pts), "g_points")
+        if "gradgrad" in case:
+            _check_gradgrad(rep.get("gradgrad"), case, n_in)
 
 
 def _check_returned(ret: Any) -> None:
@@ -145,8 +141,14 @@ def _grad_rows(rows: Any, n_in: int) -> bool:
         isinstance(r, list) and len(r) == n_in and all(g is None or _numlist(g) for g in r) for r in rows)
 
 
-def _check_gradcheck_numbers(gc: Any, case: dict, n_in: int) -> None:
-    """The structure of harness._gradcheck_numbers' report (its numbers are judged in checks.py)."""
+def _is_shape(sh: Any) -> bool:
+    return isinstance(sh, list) and len(sh) <= 16 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh)
+
+
+def _check_gradcheck_numbers(gc: Any, plan: dict, args: list[dict]) -> None:
+    """The structure of harness._gradcheck_numbers' report for `plan` over `args` (its numbers are
+    judged in checks.py), the mode included: the one checks.jacobian_mode gives for the shapes."""
+    n_in = len(checks.diff_inputs(args))
     _require(isinstance(gc, dict) and isinstance(gc.get("ok"), bool), "gradcheck.ok")
     _require(gc.get("stage") in (None, "forward", "numerical", "analytical", "zero_grad_output", "undefined_grad_output"),
              "gradcheck.stage")
@@ -156,29 +158,67 @@ def _check_gradcheck_numbers(gc: Any, case: dict, n_in: int) -> None:
         return
     out_rg, shapes = gc.get("out_rg"), gc.get("out_shapes")
     _require(isinstance(out_rg, list) and len(out_rg) <= _MAX_OUTPUTS and all(isinstance(b, bool) for b in out_rg), "out_rg")
-    _require(isinstance(shapes, list) and len(shapes) == len(out_rg) and all(
-        isinstance(sh, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh) for sh in shapes),
-        "out_shapes")
+    _require(isinstance(shapes, list) and len(shapes) == len(out_rg) and all(_is_shape(sh) for sh in shapes), "out_shapes")
+    mode = gc.get("mode")
+    _require(mode == checks.jacobian_mode(plan, args, shapes), "gradcheck.mode")
+    if mode == "too_large":
+        _require(gc["ok"] and gc["stage"] is None, "gradcheck.too_large")
+        return
     width = sum(numel(sh) for sh in shapes)
-    n_points = len(case["gradcheck"]["points"])
+    n_points = len(checks.plan_points(plan, args)) if mode == "full" else plan["projections"]["k"]
     for key in ("minus", "plus"):
         rows = gc.get(key)
         _require(isinstance(rows, list) and len(rows) <= n_points and all(_numlist(r, width) for r in rows), f"gradcheck.{key}")
     if gc["ok"] or gc["stage"] not in ("numerical",):
         _require(len(gc["minus"]) == n_points and len(gc["plus"]) == n_points, "gradcheck rows")
+    diff_out = [k for k, rg in enumerate(out_rg) if rg]
     rows = gc.get("rows")
     if rows is not None:
-        diff_out = [k for k, rg in enumerate(out_rg) if rg]
-        _require(isinstance(rows, list) and len(rows) <= len(diff_out), "gradcheck.rows")
+        _require(mode == "full" and isinstance(rows, list) and len(rows) <= len(diff_out), "gradcheck.rows")
         for pos, both in enumerate(rows):
             n_rows = numel(shapes[diff_out[pos]])
             _require(isinstance(both, list) and len(both) == 2 and all(
                 isinstance(r, list) and len(r) == n_rows and _grad_rows(r, n_in) for r in both), "gradcheck.rows")
+    for key, most in (("grads", n_points), ("grads2", 1)):  # grads2: backward again for the first grad_output
+        if gc.get(key) is not None:
+            _require(mode == "projections" and len(gc[key]) <= most and _grad_rows(gc[key], n_in), f"gradcheck.{key}")
+    if mode == "projections" and diff_out and (gc["ok"] or gc["stage"] not in ("numerical", "analytical")):
+        _require(len(gc.get("grads") or []) == n_points and len(gc.get("grads2") or []) == 1, "gradcheck.grads")
     for key in ("zero_grad_output",):
         if gc.get(key) is not None:
             _require(_grad_rows([gc[key]], n_in), f"gradcheck.{key}")
     if gc.get("undefined_grad_output") is not None:
         _require(_grad_rows(gc["undefined_grad_output"], n_in), "gradcheck.undefined_grad_output")
+
+
+def _check_gradgrad(gg: Any, case: dict, n_in: int) -> None:
+    """The structure of harness._gradgrad's report: the grad_outputs it used (the judge's, or those
+    its seed gives), then gradcheck numbers of the function (inputs, grad_outputs) -> gradients."""
+    plan = case["gradgrad"]
+    if not _check_ok_block(gg, "gradgrad"):
+        return
+    v = gg.get("v")
+    _require(isinstance(v, list) and 1 <= len(v) <= _MAX_OUTPUTS, "gradgrad.v")
+    for item in v:
+        _require(isinstance(item, dict) and _is_shape(item.get("shape")) and isinstance(item.get("dtype"), str), "gradgrad.v")
+        _require(item.get("values") is None or _numlist(item["values"], numel(item["shape"])), "gradgrad.v values")
+    numbers = gg.get("numbers")
+    _require(isinstance(numbers, dict), "gradgrad.numbers")
+    ext = checks.gradgrad_args(case["args"], gg)
+    _check_gradcheck_numbers(numbers, plan, ext)
+    if any(item["values"] is None for item in v):
+        _require(numbers.get("mode") == "too_large", "gradgrad.v values")
+    else:
+        planned = plan["v"] if "v" in plan else checks.seeded_grad_outputs(plan["v_seed"], [numel(it["shape"]) for it in v])
+        _require(len(planned) == len(v) and all(checks.same_grad_output(it, p) for it, p in zip(v, planned)),
+                 "gradgrad.v: not the judge's grad_outputs")
+    present = gg.get("present")
+    _require(isinstance(present, list) and all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < n_in
+                                                for p in present) and present == sorted(set(present)), "gradgrad.present")
+    if numbers.get("stage") != "forward" and numbers.get("out_shapes") is not None:
+        _require(len(present) == len(numbers["out_shapes"]), "gradgrad.present")
+    if gg.get("w_product") is not None:
+        _require(_grad_rows([gg["w_product"]], len(checks.diff_inputs(ext))), "gradgrad.w_product")
 
 
 def torch_messages(frame: Any) -> dict[str, dict]:
@@ -561,6 +601,10 @@ class Verdict:
         self._result("boundary", False, msg, cause)
 
     def gradgradcheck(self) -> None:
+        """The check engine's double-backward check (torch.autograd.gradgradcheck, fast_mode off: the
+        Jacobian of backward's gradients in the inputs and grad_output) on the submission's own
+        numbers, gated on its gradients at the perturbed points matching the reference's; its double
+        backward for the judge's secret w must match the reference's and combine its own rows."""
         tol_a, tol_r = self.tol.gradcheck_atol, self.tol.gradcheck_rtol
         for case in self.cases:
             if "gradgrad" not in case:
@@ -569,48 +613,29 @@ class Verdict:
             if not s or not s["forward"]["ok"]:
                 self._result("gradgradcheck", False, "Not checked: forward raised an exception.", "forward_error")
                 return
-            sg, rg = s.get("gradgrad"), r["gradgrad"]
-            if not sg or not sg["ok"]:
-                if sg:
-                    self._note_error(sg["error"])
-                    cause = "backward_not_differentiable" if sg["error"]["where"] == "double backward" else "backward_error"
-                    self._result("gradgradcheck", False, f"Double backward raised {sg['error']['type']}: {sg['error']['message']}", cause)
-                else:
-                    self._result("gradgradcheck", False, "Double backward was not computed.", "backward_error")
+            sg, rg = s["gradgrad"], r["gradgrad"]
+            outcome = checks.gradgradcheck(case["args"], sg, case["gradgrad"], self.names, label=self._case_label(case))
+            if outcome.error is not None:
+                self._note_error(outcome.error)
+            sn, rn = (sg.get("numbers") or {}) if sg["ok"] else {}, rg["numbers"]
+            gate = all(len(sn.get(key) or []) == len(rn[key]) and all(
+                allclose(a, b, self.tol.grad_atol + tol_a * 0.1, self.tol.grad_rtol + tol_r * 0.1)
+                for a, b in zip(sn[key], rn[key])) for key in ("minus", "plus"))
+            if not gate and outcome.likely_cause not in ("forward_error", "backward_error"):
+                self._result("gradgradcheck", False, "Double backward is checked on a correct first-order backward: "
+                                                     "fix backward first.", "wrong_value")
                 return
-            gate = len(sg["g_points"]) == len(rg["g_points"]) and all(
-                allclose(a, b, self.tol.grad_atol + tol_a * 0.1, self.tol.grad_rtol + tol_r * 0.1) for a, b in zip(sg["g_points"], rg["g_points"]))
-            if not gate:
-                self._result("gradgradcheck", False, "Double backward is checked on a correct first-order backward: fix backward first.", "wrong_value")
+            if outcome.passed:
+                outcome = checks.double_backward_product(case["args"], sg, rg, case["gradgrad"], self.names)
+            if not outcome.passed:
+                for d in outcome.diagnostics:
+                    self.diagnostics.append(d.to_json(case=case["name"]))
+                tm = self.torch_msgs.get(case["id"], {}).get("torch_gradgradcheck")
+                self._result("gradgradcheck", False, outcome.message, outcome.likely_cause,
+                             **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
                 return
-            gg = case["gradgrad"]
-            w_flat = [x for w in gg["w"] for x in w]
-            diff_in = self._diff_in(case)
-            sizes = [numel(case["args"][i]["shape"]) for i in diff_in]
-            offsets = [sum(sizes[:k]) for k in range(len(sizes))]
-            num = {i: [0.0] * n for i, n in zip(diff_in, sizes)}
-            h = gg["h"]
-            for p, (arg_i, flat_i) in enumerate(gg["points"]):
-                plus, minus = sg["g_points"][2 * p], sg["g_points"][2 * p + 1]
-                num[arg_i][flat_i] = math.fsum(w * (a - b) for w, a, b in zip(w_flat, plus, minus)) / (2 * h)
-            for k, arg_i in enumerate(diff_in):
-                a = sg["hx"][k] if sg["hx"][k] is not None else [0.0] * sizes[k]
-                n = num[arg_i]
-                if not allclose(a, n, tol_a, tol_r):
-                    flat = not sg["differentiable"] or all(x == 0 for x in a)
-                    cause = "backward_not_differentiable" if flat else "wrong_value"
-                    d = self._diag("gradgradcheck", case, arg_i, a, n, n, tol_a, tol_r, cause, {}, "random")
-                    self._result("gradgradcheck", False,
-                                 f"Second derivative for {d['input']} at index {d['index']}: numerical {fmt(d['numerical'])}, analytical {fmt(d['analytical'])}.", cause)
-                    return
-            for k, (a, e) in enumerate(zip(sg["hv"], rg["hv"])):
-                n = len(e or a or [])
-                a, e = a if a is not None else [0.0] * n, e if e is not None else [0.0] * n
-                if not allclose(a, e, tol_a, tol_r):
-                    self._result("gradgradcheck", False, "Double backward through grad_output differs: backward must use grad_output in a differentiable way.", "backward_not_differentiable")
-                    return
-            del offsets
-        self._result("gradgradcheck", True, "Double backward agrees with finite differences (gradgradcheck).")
+        self._result("gradgradcheck", True, "Double backward agrees with finite differences of backward (gradgradcheck): "
+                                            "the Jacobian of backward's gradients in the inputs and grad_output.")
 
     def grad_output_unchanged(self) -> None:
         vjps = [vr for case in self.cases for vr in (self.sub_cases.get(case["id"]) or {}).get("vjps", [])

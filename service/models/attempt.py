@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..logs import current_request_id
@@ -145,6 +145,8 @@ class Run(GradingJob, Base):
     code: Mapped[str] = mapped_column(Text)
     entry_point: Mapped[str | None] = mapped_column(String(100))
     inputs: Mapped[Any] = mapped_column(JSONType, nullable=True)
+    # Also check double backward (torch.autograd.gradgradcheck), as the request asked.
+    gradgradcheck: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class AttemptEvent(Base):

@@ -53,7 +53,7 @@ class Runs(MethodView):
                               errors=[{"field": f"json.{f}", "message": m} for f, m in problems])
         session = db_session()
         run = Run(id=uuid.uuid4(), client_id=client.id, code=payload["code"], entry_point=entry_point,
-                  inputs=inputs, status=AttemptStatus.QUEUED.value)
+                  inputs=inputs, gradgradcheck=payload["gradgradcheck"], status=AttemptStatus.QUEUED.value)
         session.add(run)
         session.commit()
         dispatch_job(Run, run.id)

@@ -84,6 +84,10 @@ class RunCreateSchema(Schema):
                        "{\"type\": \"tensor\", \"dtype\": \"int64\", \"value\": [0, 2]}, {\"type\": \"float\", "
                        "\"value\": 1.0} or {\"type\": \"ints\", \"value\": [2, 3], \"container\": \"size\"} "
                        "(the [[code.inputs]] format of service/grading/spec.py; validated there)"})
+    gradgradcheck = fields.Boolean(load_default=False, metadata={
+        "description": "Also check double backward, as torch.autograd.gradgradcheck (fast_mode off) would, for "
+                       "random grad_outputs (shown in result.gradgradcheck.grad_outputs): the check 'gradgradcheck' "
+                       "of the result. With entry_point and inputs; default false"})
     wait = fields.Float(load_default=DEFAULT_RUN_WAIT, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS),
                         metadata={"description": "Seconds to hold the request for the result (default 10)"})
 
@@ -95,9 +99,11 @@ class RunSchema(Schema):
         "description": "finished: the code ran (whatever it did); error: the sandbox itself failed"})
     entry_point = fields.String(allow_none=True)
     inputs = fields.List(fields.Dict(), allow_none=True)
+    gradgradcheck = fields.Boolean(required=True, metadata={"description": "Whether double backward is checked too"})
     result = fields.Dict(allow_none=True, metadata={
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "
-                       "gradient and gradcheck with diagnostics"})
+                       "gradients, the checks with diagnostics (gradcheck: the full Jacobian, or "
+                       "jacobian_projections for a large one; gradgradcheck when asked), passed and likely_causes"})
     created_at = fields.DateTime(required=True)
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True, attribute="graded_at")

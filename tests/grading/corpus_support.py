@@ -6,9 +6,13 @@ starts with a header of comment lines, then plain Python source defining the Fun
     # corpus: correct | incorrect
     # entry_point: ClampFn
     # inputs: [{"name": "x", "type": "tensor", "value": [1.0, 2.0]}, {"type": "float", "value": 1.0}]
+    # options: {"gradgradcheck": true}   (optional: the run request's options)
     # failing_check: gradcheck          (incorrect only)
     # cause: forgot_grad_output         (incorrect only)
     # why: one sentence
+
+A tensor gives its values (at most 16), or, for a large input, a ``shape`` and a ``range`` (up to
+the run API's 1024 elements): the run draws the values from a generator seeded with the source.
 
 ``load_corpus()`` parses every file strictly (a malformed header raises ``CorpusError`` naming the
 file); ``torch_gradcheck(entry)`` builds the inputs the way the run API does and runs
@@ -25,7 +29,7 @@ import linecache
 import math
 import pathlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 CORPUS_DIR = pathlib.Path(__file__).resolve().parent / "corpus"
@@ -35,12 +39,15 @@ CAUSES = frozenset({
     "forgot_grad_output", "wrong_sign", "constant_factor", "gradient_for_non_tensor",
     "wrong_number_of_returns", "not_reduced", "needs_input_grad", "grad_output_modified",
     "input_modified", "forward_error", "backward_error", "output_detached", "wrong_value",
-    "float32_imprecise", "not_reentrant", "wrong_shape",
+    "float32_imprecise", "not_reentrant", "wrong_shape", "backward_not_differentiable",
 })
 #: Checks an incorrect entry may name as the one its run must fail.
 FAILING_CHECKS = frozenset({
-    "gradcheck", "random_vjp", "inputs_unchanged", "grad_output_unchanged", "backward_arity", "needs_input_grad",
+    "gradcheck", "jacobian_projections", "random_vjp", "inputs_unchanged", "grad_output_unchanged", "backward_arity",
+    "needs_input_grad", "gradgradcheck",
 })
+#: Options an entry may give its run (the run request's fields besides code, entry_point, inputs).
+OPTIONS = {"gradgradcheck": bool}
 #: Checks that torch.autograd.gradcheck itself is expected to reproduce (the entry must fail it).
 TORCH_GRADCHECK_CHECKS = frozenset({"gradcheck"})
 
@@ -48,6 +55,8 @@ TENSOR_DTYPES = ("float64", "float32", "int64", "int32", "bool")
 FLOAT_DTYPES = ("float64", "float32")
 CONTAINERS = ("tuple", "list", "size")
 MAX_TENSOR_NUMEL = 16
+#: A large input (shape and range instead of values): at most the run API's elements per tensor.
+MAX_DRAWN_NUMEL = 1024
 
 #: Header keys, in the order they must appear.
 _CORRECT_KEYS = ("corpus", "entry_point", "inputs", "why")
@@ -74,6 +83,12 @@ class CorpusEntry:
     cause: str | None              # incorrect only
     why: str
     source: str                    # the whole file (header comments included, so line numbers match)
+    options: dict = field(default_factory=dict)  # the run request's options, e.g. {"gradgradcheck": true}
+
+    @property
+    def large(self) -> bool:
+        """Whether an input is drawn (shape and range) rather than given: a large input."""
+        return any("shape" in raw for raw in self.inputs)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -109,10 +124,19 @@ def _check_input(raw: Any, where: str) -> None:
     allowed = {"name", "type"}
     if "name" in raw and not (isinstance(raw["name"], str) and _IDENT.match(raw["name"])):
         raise CorpusError(f"{where}: name must be an identifier")
-    if typ == "tensor":
+    if typ == "tensor" and "value" not in raw:
+        allowed |= {"shape", "range", "dtype", "requires_grad"}
+        shape, rng = raw.get("shape"), raw.get("range")
+        if not (isinstance(shape, list) and shape and all(_is_int(d) and d > 0 for d in shape)):
+            raise CorpusError(f"{where}: a tensor needs a value, or a shape (positive integers) and a range")
+        if math.prod(shape) > MAX_DRAWN_NUMEL:
+            raise CorpusError(f"{where}: a drawn tensor has at most {MAX_DRAWN_NUMEL} elements")
+        if not (isinstance(rng, list) and len(rng) == 2 and all(isinstance(v, (int, float)) for v in rng) and rng[0] < rng[1]):
+            raise CorpusError(f"{where}: range must be [low, high] with low < high")
+        if raw.get("dtype", "float64") not in FLOAT_DTYPES or not isinstance(raw.get("requires_grad", True), bool):
+            raise CorpusError(f"{where}: a drawn tensor is a float tensor")
+    elif typ == "tensor":
         allowed |= {"value", "dtype", "requires_grad"}
-        if "value" not in raw:
-            raise CorpusError(f"{where}: a tensor needs an explicit value")
         dtype = raw.get("dtype", "float64")
         if dtype not in TENSOR_DTYPES:
             raise CorpusError(f"{where}: dtype must be one of {', '.join(TENSOR_DTYPES)}")
@@ -203,6 +227,8 @@ def _parse(path: pathlib.Path) -> CorpusEntry:
     if not path.name.startswith(kind + "_"):
         raise CorpusError(f"'# corpus: {kind}' but the file name does not start with {kind}_")
     expected = _CORRECT_KEYS if correct else _INCORRECT_KEYS
+    if "options" in order:  # optional, right after inputs
+        expected = expected[:3] + ("options",) + expected[3:]
     if tuple(order) != expected:
         raise CorpusError(f"header keys must be, in order: {', '.join(expected)} (got {', '.join(order)})")
 
@@ -220,6 +246,15 @@ def _parse(path: pathlib.Path) -> CorpusEntry:
         _check_input(raw, f"inputs[{i}]")
     if not any(_requires_grad(raw) for raw in inputs):
         raise CorpusError("no input requires grad")
+
+    options: dict = {}
+    if "options" in header:
+        try:
+            options = json.loads(header["options"])
+        except json.JSONDecodeError as e:
+            raise CorpusError(f"options is not valid JSON: {e}") from None
+        if not isinstance(options, dict) or any(k not in OPTIONS or not isinstance(v, OPTIONS[k]) for k, v in options.items()):
+            raise CorpusError(f"options must be an object of {', '.join(OPTIONS)}")
 
     failing_check = cause = None
     if not correct:
@@ -243,7 +278,7 @@ def _parse(path: pathlib.Path) -> CorpusEntry:
 
     return CorpusEntry(
         path=path, name=path.stem, correct=correct, entry_point=entry_point, inputs=inputs,
-        failing_check=failing_check, cause=cause, why=why, source=source,
+        failing_check=failing_check, cause=cause, why=why, source=source, options=options,
     )
 
 
@@ -277,10 +312,13 @@ def build_args(entry: CorpusEntry, *, float64_copies: bool = True) -> tuple:
 
     Tensors are float64 unless their dtype says otherwise; float tensors require grad unless
     ``requires_grad`` is false; other dtypes never do. With ``float64_copies`` (what gradcheck runs
-    on), float32 tensors that require grad become float64 copies.
+    on), float32 tensors that require grad become float64 copies. Not for a large entry (its values
+    are drawn by the run: take them from the run's result).
     """
     import torch
 
+    if entry.large:
+        raise CorpusError(f"{entry.name}: a large entry's values are drawn by the run")
     args: list[Any] = []
     for raw in entry.inputs:
         typ = raw["type"]

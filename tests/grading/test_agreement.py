@@ -61,12 +61,16 @@ def _args_from_run(inputs: list[dict]) -> tuple:
     return tuple(args)
 
 
-def _torch_gradcheck(source: str, entry_point: str, args: tuple) -> tuple[bool, str]:
+def _load(source: str, entry_point: str):
     filename = f"<agreement {entry_point}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict = {"__name__": "agreement"}
     exec(compile(source, filename, "exec"), namespace)  # our own exercises and corpus
-    fn = namespace[entry_point]
+    return namespace[entry_point]
+
+
+def _torch_gradcheck(source: str, entry_point: str, args: tuple) -> tuple[bool, str]:
+    fn = _load(source, entry_point)
     try:
         return bool(torch.autograd.gradcheck(lambda *a: fn.apply(*a), args, **GRADCHECK_KWARGS)), ""
     except Exception as exc:  # noqa: BLE001 - any failure is torch's verdict
