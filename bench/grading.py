@@ -10,12 +10,15 @@ Sections (add one by writing a function `(ctx) -> dict` and registering it in SE
              starts when grade() is called), then back-to-back throughput
   run    (5) Judge.run ("Try it yourself") of the same Function on the exercise's input specs: the
              check engine's full gradcheck, random VJPs and hygiene checks, with the spare warm
+  large  (6) Judge.run of x * sin(y) on two inputs of 1000 elements (a 1000x2000 Jacobian: random
+             projections), beside (7) bare torch.autograd.gradcheck(fast_mode=True) on the same
+             values in a warm process, and the full (slow-mode) gradcheck for scale
   cold   (3) a cold subprocess per submission that imports torch, execs the code and runs gradcheck
   layers     (2) again with no sandbox layer, each layer alone, and all of them: what each costs
   rss        memory of the warm worker: the zygote (torch loaded), the judge (torch-free), spares
   http   (4) end to end through HTTP and the database with the workers of `make run`
              (bench/http_grading.py: gunicorn + `flask worker` on a fresh SQLite database)
-Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (5) is reported beside (1); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
+Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (5) is reported beside (1), (6) beside (7); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
 a warm worker (the process that holds torch) <= 350 MB RSS; a web worker <= 100 MB RSS.
 """
 
@@ -163,6 +166,74 @@ def section_run(ctx: dict) -> dict:
     return res
 
 
+LARGE_SOURCE = """
+import torch
+
+
+class MulSinFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * torch.sin(y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return grad_output * torch.sin(y), grad_output * x * torch.cos(y)
+"""
+LARGE_INPUTS = [{"name": "x", "type": "tensor", "shape": [1000], "range": [-2, 2]},
+                {"name": "y", "type": "tensor", "shape": [1000], "range": [-2, 2]}]
+
+BARE_LARGE_SCRIPT = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+inputs, code, n, fast = json.loads(sys.stdin.read())
+ns = {}
+exec(compile(code, "submission.py", "exec"), ns)
+fn = ns["MulSinFn"]
+args = tuple(torch.tensor(i["values"], dtype=torch.float64).reshape(i["shape"]).requires_grad_(True) for i in inputs)
+for _ in range(3 if fast else 1):
+    torch.autograd.gradcheck(fn.apply, args, fast_mode=fast)
+out = []
+for _ in range(n):
+    t = time.perf_counter()
+    assert torch.autograd.gradcheck(fn.apply, args, fast_mode=fast)
+    out.append((time.perf_counter() - t) * 1000)
+print(json.dumps(out))
+"""
+
+
+def _bare_large(inputs: list, n: int, fast: bool) -> dict:
+    out = subprocess.run([sys.executable, "-c", BARE_LARGE_SCRIPT], input=json.dumps([inputs, LARGE_SOURCE, n, fast]),
+                         capture_output=True, text=True, env=clean_environment(), check=True)
+    return stats(json.loads(out.stdout))
+
+
+def section_large(ctx: dict) -> dict:
+    """(6) a run whose Jacobian is checked by random projections, and (7) bare torch gradcheck with
+    fast_mode=True on the values the run used (the slow mode too, for scale), in one run."""
+    judge: Judge = ctx["judge"]
+    first = judge.run(LARGE_SOURCE, "MulSinFn", LARGE_INPUTS)
+    assert first["passed"] is True and first["gradcheck"]["check"] == "jacobian_projections", first["checks"]
+    n = ctx.get("n_large", 100)
+    lat = []
+    for _ in range(n):
+        judge.wait_warm()
+        time.sleep(0.002)
+        t = time.perf_counter()
+        r = judge.run(LARGE_SOURCE, "MulSinFn", LARGE_INPUTS)
+        lat.append((time.perf_counter() - t) * 1000)
+        assert r["passed"] is True
+    inputs = [{"shape": i["shape"], "values": i["values"]} for i in first["inputs"]]
+    res = {"run_latency_warm_spare": stats(lat), "run_judge_ms_last": r["timings"].get("judge_ms"),
+           "bare_gradcheck_fast_mode": _bare_large(inputs, ctx.get("n_bare_large", 100), True),
+           "bare_gradcheck_slow_mode": _bare_large(inputs, ctx.get("n_bare_slow", 5), False),
+           "checks": [c["name"] for c in first["checks"]]}
+    ctx["large"] = res
+    return res
+
+
 def section_cold(ctx: dict) -> dict:
     n = ctx.get("n_cold", 10)
     payload = json.dumps([ctx["inputs"], ctx["code"]])
@@ -245,6 +316,7 @@ SECTIONS: dict[str, Callable[[dict], dict]] = {
     "bare": section_bare,
     "grade": section_grade,
     "run": section_run,
+    "large": section_large,
     "cold": section_cold,
     "layers": section_layers,
     "rss": section_rss,
@@ -262,6 +334,12 @@ def summary(ctx: dict) -> dict:
     if "bare" in ctx and "run" in ctx:
         r = ctx["run"]["latency_warm_spare"]["p50_ms"] / ctx["bare"]["p50_ms"]
         out["(5)/(1) p50, a run, warm spare"] = f"{r:.2f}x"
+    if "large" in ctx:
+        lg = ctx["large"]
+        run50, fast50 = lg["run_latency_warm_spare"]["p50_ms"], lg["bare_gradcheck_fast_mode"]["p50_ms"]
+        out["(6)/(7) p50, a large run by projections vs bare gradcheck fast_mode=True"] = (
+            f"{run50} ms vs {fast50} ms: {run50 / fast50:.2f}x (bare slow mode: "
+            f"{lg['bare_gradcheck_slow_mode']['p50_ms']} ms)")
     if "grade" in ctx and "cold" in ctx:
         r = ctx["cold"]["p50_ms"] / ctx["grade"]["latency_warm_spare"]["p50_ms"]
         out["(3)/(2) p50"] = f"{r:.0f}x faster (target >= 50x): {'OK' if r >= 50 else 'MISSED'}"
