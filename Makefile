@@ -32,6 +32,7 @@ run: $(VENV)/.installed-run
 	@echo "gradquiz API: http://$(BIND)/api/v1/exercises"
 	@echo "API docs:     http://$(BIND)/api/docs   (OpenAPI: http://$(BIND)/api/v1/openapi.json)"
 	@echo "Dashboard:    http://$(BIND)/admin      (sign in with an admin or instructor key)"
+	@echo "Lesson:       http://$(BIND)/learn      (exercise pages at /learn/<slug>; docs/learners.md)"
 	@# The grading workers run beside gunicorn and stop with it (Ctrl-C stops both).
 	@$(FLASK) worker & workers=$$!; \
 	trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT INT TERM; \

@@ -461,6 +461,13 @@ def test_learn_token_from_the_fragment_leaves_the_address_bar_and_stays_in_the_t
     other.close()
 
 
+def test_learn_token_for_another_exercise_says_so(page, token_for):
+    open_exercise(page, SINGLE, token_for("tess", CODE))
+    expect(page.locator("#session-status")).to_have_text("Signed in as tess")
+    expect(page.locator(".session-notice")).to_contain_text("Your sign-in is for other exercises")
+    expect(page.get_by_role("button", name="Submit")).to_be_disabled()
+
+
 def test_learn_token_from_an_lti_launch_block(page):
     page.goto(f"/test-launch/{SINGLE}")
     page.wait_for_selector("#exercise .prompt")

@@ -25,12 +25,17 @@ export function sessionNotice(session) {
     h("p", {}, "To sign in, open this page from your course in your learning platform (LMS), or from the site that gave you access: it opens the page with a learner token for you."));
 }
 
-export function showSession(session, notices) {
+// slug: the exercise on the page (none on the lesson page).
+export function showSession(session, notices, slug = null) {
   const status = document.getElementById("session-status");
   if (status) status.textContent = describeSession(session);
   for (const holder of notices) {
     clear(holder);
-    const notice = sessionNotice(session);
+    let notice = sessionNotice(session);
+    if (!notice && slug && !session.allows(slug)) {
+      notice = h("div", { class: "notice warn" }, h("p", {}, h("strong", {}, "Your sign-in is for other exercises, "),
+        "so Run and Submit are off here. Open this exercise from your course (or the site that sent you) to answer it."));
+    }
     if (notice) holder.append(notice);
   }
 }

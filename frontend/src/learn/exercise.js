@@ -92,7 +92,7 @@ export function initExercise({ api, session }) {
   let loadAttempts = async () => {};
 
   const setBusy = (busy) => {
-    for (const button of controls) button.disabled = busy || session.state !== "active";
+    for (const button of controls) button.disabled = busy || session.state !== "active" || !session.allows(slug);
   };
 
   if (isCode) {
@@ -296,7 +296,7 @@ export function initExercise({ api, session }) {
 
   // --- the session decides what can be done --------------------------------------------------
   const update = () => {
-    showSession(session, [notice]);
+    showSession(session, [notice], slug);
     setBusy(false);
   };
   session.addEventListener("change", update);

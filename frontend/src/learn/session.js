@@ -156,6 +156,16 @@ export class LearnerSession extends EventTarget {
     return this.state === "active" && this.current ? this.current.token : null;
   }
 
+  // Whether the token speaks for this exercise: its `exercises` claim (null: every exercise), or
+  // the older one-exercise `exercise` claim. The server decides; this only lets the page say so.
+  allows(slug) {
+    if (!this.token) return false;
+    const claims = claimsOf(this.token);
+    if (Array.isArray(claims.exercises)) return claims.exercises.includes(slug);
+    if (typeof claims.exercise === "string") return claims.exercise === slug;
+    return true;
+  }
+
   get learner() {
     return this.current ? this.current.learner : null;
   }
