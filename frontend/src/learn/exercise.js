@@ -179,7 +179,7 @@ export function initExercise({ api, session }) {
           resultBox.append(renderCodeGrade(data));
           status.textContent = data.status === "graded" ? `Graded: score ${Math.round((data.score ?? 0) * 100)}%.` : "The grader failed: try again later.";
         }
-        await loadAttempts();
+        loadAttempts(); // not awaited: the buttons come back at once
       } catch (error) {
         status.textContent = `Submit failed. ${errorText(error)}`;
       } finally {
@@ -219,7 +219,7 @@ export function initExercise({ api, session }) {
           { body: { answer: answer.value }, headers: { "Idempotency-Key": newKey() } });
         resultBox.append(renderQuizGrade(data, choiceText));
         status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${Math.round((data.score ?? 0) * 100)}%.`;
-        await loadAttempts();
+        loadAttempts(); // not awaited: the buttons come back at once
       } catch (error) {
         status.textContent = `Submit failed. ${errorText(error)}`;
       } finally {
@@ -238,7 +238,9 @@ export function initExercise({ api, session }) {
   const attemptsStatus = h("p", { class: "muted" });
   root.append(section("Your earlier attempts", attemptsStatus, attemptsList));
 
+  let loads = 0; // only the latest load fills the list
   loadAttempts = async () => {
+    const load = ++loads;
     clear(attemptsList);
     if (session.state !== "active") {
       attemptsStatus.textContent = "Sign in to see your earlier attempts.";
@@ -252,6 +254,7 @@ export function initExercise({ api, session }) {
     try {
       const { data, headers } = await api.call("GET",
         `learners/${encodeURIComponent(session.learner)}/attempts?exercise=${encodeURIComponent(slug)}&page_size=50`);
+      if (load !== loads) return;
       const attempts = data.attempts || [];
       let total = attempts.length;
       try {
