@@ -497,7 +497,7 @@ class _InputField(fields.Field[InputSpec]):
             raise ValidationError("must be a table")
         raw = dict(value)
         typ = raw.setdefault("type", "tensor")
-        if typ not in _INPUT_SCHEMAS:
+        if not isinstance(typ, str) or typ not in _INPUT_SCHEMAS:
             raise ValidationError({"type": [f"must be one of {', '.join(INPUT_TYPES)}"]})
         try:
             loaded = _INPUT_SCHEMAS[typ].load(raw)

@@ -285,3 +285,9 @@ def test_every_problem_of_a_table_is_reported_at_once():
     table["code"]["variants"][0]["set"]["nope"] = {"value": 1.0}
     table["code"]["boundary"][0]["expected_grad"] = {"x": [1.0]}
     assert {"code.inputs[0].shape", "code.inputs[2].type", "code.variants[0].set.nope"} <= _fields(load_code_spec(table)[1])
+
+
+@pytest.mark.parametrize("typ", [{}, [], 1, None, True])
+def test_a_type_that_is_not_a_string_is_a_problem_not_a_crash(typ):
+    # found by the OpenAPI fuzz test: {"type": {}} raised TypeError (an unhashable key)
+    assert "inputs[0].type" in _fields(validate_run_inputs([{"type": typ}]))

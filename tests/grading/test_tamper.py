@@ -107,39 +107,39 @@ def _backward(ctx, g):
 ClampFn.backward = staticmethod(_backward)
 ''',
     "forged_result_frame": '''
-import gc, json, os, struct
-task = next(o for o in gc.get_objects() if isinstance(o, dict) and "cases" in o and "code" in o)
-cases = []
-for case in task["cases"]:
-    args = case["args"]
-    x = torch.tensor(args[0]["values"], dtype=getattr(torch, args[0]["dtype"])).reshape(args[0]["shape"])
-    y = x.clamp(-1.0, 1.0)
-    out = {"kind": "tensor", "shape": list(y.shape), "dtype": args[0]["dtype"], "rg": True, "values": y.reshape(-1).tolist()}
-    rep = {"id": case["id"], "forward": {"ok": True, "outputs": [out], "count": 1, "tuple": False,
-           "inputs_after": [args[0]["values"], None, None]}}
-    n = x.numel()
-    ret = {"count": 3, "tuple": True, "items": [{"kind": "tensor", "shape": list(x.shape), "dtype": args[0]["dtype"]}, {"kind": "none"}, {"kind": "none"}]}
-    rep["vjps"] = [{"ok": True, "grads": [[0.0] * n], "v_changed": False, "returned": ret} for _ in case.get("vjps", [])]
-    if "gradcheck" in case:
-        # honest finite differences and the true Jacobian rows of clamp, beside zero VJPs
-        gc = case["gradcheck"]
-        minus, plus = [], []
-        for arg_i, j in gc["points"]:
-            for s, rows in ((-1, minus), (1, plus)):
-                xp = x.clone().reshape(-1); xp[j] += s * gc["eps"]
-                rows.append(xp.clamp(-1.0, 1.0).tolist())
-        mask = ((x >= -1.0) & (x <= 1.0)).to(x.dtype).reshape(-1).tolist()
-        jac = [[[mask[e] if k == e else 0.0 for k in range(n)]] for e in range(n)]
-        rep["gradcheck"] = {"ok": True, "stage": None, "out_rg": [True], "out_shapes": [list(y.shape)],
-                            "minus": minus, "plus": plus, "rows": [[jac, jac]],
-                            "zero_grad_output": [[0.0] * n], "undefined_grad_output": [[[0.0] * n]]}
-    cases.append(rep)
-frame = json.dumps({"type": "main", "load": {"ok": True}, "entry": {"found": True, "is_class": True, "is_function": True,
-                    "has_forward": True, "has_backward": True}, "cases": cases}).encode()
-fd = max(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
-for n in os.listdir("/proc/self/fd"):
+# The child's own harness runs a correct clamp on the judge's task (so every number in the report
+# is true and its structure is what the judge expects), then the vectors-Jacobian products are
+# zeroed and the frame written to every descriptor: true Jacobian rows beside wrong VJPs.
+import gc, json, os, struct, sys
+harness = sys.modules["harness"]
+task = next(o for o in gc.get_objects() if isinstance(o, dict) and "cases" in o and "source" in o)
+honest = dict(task, torch_checks="never", module_name="honest", source="""
+import torch
+class ClampFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return x.clamp(low, high)
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
+""")
+r, w = os.pipe()
+harness.run_task(honest, w)
+os.close(w)
+data = b""
+while chunk := os.read(r, 1 << 16):
+    data += chunk
+report = json.loads(data[4:4 + struct.unpack(">I", data[:4])[0]])
+for case in report["cases"]:
+    for vjp in case.get("vjps", []):
+        vjp["grads"] = [None if g is None else [0.0] * len(g) for g in vjp["grads"]]
+frame = json.dumps(report).encode()
+for n in range(3, 256):  # the sandbox hides /proc/self/fd: try every descriptor
     try:
-        os.write(int(n), struct.pack(">I", len(frame)) + frame) if int(n) > 2 else None
+        os.write(n, struct.pack(">I", len(frame)) + frame)
     except OSError:
         pass
 os._exit(0)
@@ -162,6 +162,15 @@ def test_tampering_earns_nothing_on_gradient_checks(judge, clamp_exercise, name)
     assert gradient_score(result) == 0.0, [c for c in result["checks"] if c["passed"]]
     # and the judge still grades the next correct submission
     assert judge.grade(clamp_exercise, clamp_exercise["files"]["reference.py"])["score"] == 1.0
+
+
+def test_the_forged_frame_reaches_the_judge(judge, clamp_exercise):
+    """The forgery really runs (it finds its task in memory by the wire's keys): the judge reads a
+    report whose forward values are right, and the gradients still earn nothing."""
+    result = judge.grade(clamp_exercise, HEADER + TAMPER["forged_result_frame"])
+    passed = {c["name"]: c["passed"] for c in result["checks"]}
+    assert passed.get("forward") is True, result["checks"]
+    assert gradient_score(result) == 0.0
 
 
 def test_untampered_wrong_backward_is_the_baseline(judge, clamp_exercise):
