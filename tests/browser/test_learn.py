@@ -560,6 +560,18 @@ def test_learn_lesson_page_runs_its_examples_and_lists_exercises_by_concept(page
     shot(page, "learn-lesson-concept", page.locator("#one-gradient-per-input"))
 
 
+def test_learn_lesson_page_without_a_token_reads_but_does_not_run(page):
+    page.goto("/learn")
+    page.wait_for_selector("#lesson .concept")
+    expect(page.locator("#session-status")).to_have_text("Not signed in")
+    expect(page.locator(".session-notice")).to_contain_text("You are not signed in")
+    runs = page.get_by_role("button", name="Run")
+    assert runs.count() == 5
+    for i in range(runs.count()):
+        expect(runs.nth(i)).to_be_disabled()
+    expect(page.get_by_role("textbox", name="Code of the example DoubleFn")).to_be_visible()
+
+
 def test_learn_unknown_exercise_is_a_404_page(page):
     response = page.goto("/learn/no-such-exercise")
     assert response.status == 404
