@@ -131,5 +131,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(dashboard.blp)
     app.register_blueprint(frontend.blp)
     app.register_blueprint(learn.blp)  # the learner's pages, /learn
+    # What an LTI launch opens (resources/lti.py; handed over here, as service.learn builds on
+    # service.resources): render_exercise_page(slug, *, launch=handoff).
+    app.extensions["gradquiz.exercise_page"] = learn.render_exercise_page
     register_cli(app)
     return app

@@ -2,22 +2,26 @@
 
 Login (/lti/login) answers the platform's login initiation with a redirect to its
 authorization endpoint, carrying a fresh `state` and `nonce`. The state is signed (it names the
-platform and the nonce, and expires after STATE_SECONDS) and is also set as a cookie, so the
-launch must come back to the browser that logged in. The launch (/lti/launch) then verifies the
-id_token completely before anything is written: signature (RS256, the platform's JWKS), iss,
-aud, azp, exp/iat, the nonce (the one this state issued, and never used before), deployment id,
-message type and LTI version.
+platform and the nonce, and expires after STATE_SECONDS), and the launch must come back to the
+browser that logged in: the state is bound to it by a cookie (a digest of the state) and, when
+the platform offers its storage (`lti_storage_target`, IMS "OIDC Login with LTI Client Side
+postMessages"), by the state and nonce kept in the platform's frame, for browsers that block the
+cookie of a site in a frame. The launch (/lti/launch) then verifies the id_token completely
+before anything is written: signature (RS256, the platform's JWKS), iss, aud, azp, exp/iat, the
+nonce (the one this state issued, and never used before), deployment id, message type and LTI
+version.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import jwt
 from itsdangerous import BadData, URLSafeTimedSerializer
@@ -33,6 +37,10 @@ from .platforms import UnknownKey, find, platform_keys
 STATE_SECONDS = 600
 CLOCK_LEEWAY_SECONDS = 60
 STATE_COOKIE = "gradquiz_lti_state"
+# lti_storage_target: "_parent" or the name of a frame of the platform's page.
+STORAGE_TARGET = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+# What the tool keeps in the platform's storage, as the IMS guide's examples name it.
+STORAGE_STATE_KEY, STORAGE_NONCE_KEY = "lti_state_", "lti_nonce_"
 LEARNER_PATTERN_CHARS = set(map(chr, range(0x20))) | {"/", "\x7f"}
 
 
@@ -44,8 +52,29 @@ class LaunchRejected(Exception):
 class Login:
     redirect_url: str
     state: str
+    nonce: str
     # What the browser keeps in the state cookie: a digest of the state.
     cookie: str
+    # The platform's storage frame (lti_storage_target), when it offered one; and the origin the
+    # tool's postMessages are addressed to: its authorization endpoint's.
+    storage_target: str | None
+    platform_origin: str
+
+
+@dataclass(frozen=True)
+class IssuedState:
+    """What a valid state says: the platform that logged in and the nonce this login issued."""
+
+    platform_id: int
+    nonce: str
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """What the tool's page read back from the platform's storage (lti.get_data) at the launch."""
+
+    state: str
+    nonce: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +108,24 @@ def cookie_value(state: str) -> str:
     return hashlib.sha256(state.encode()).hexdigest()
 
 
+def origin_of(url: str) -> str | None:
+    """scheme://host[:port] of an http(s) URL, or None (also for anything a header should not hold)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    host = parts.netloc.rpartition("@")[2].lower()
+    if parts.scheme not in ("http", "https") or not re.fullmatch(r"[a-z0-9.\-\[\]:]+", host or "!"):
+        return None
+    return f"{parts.scheme}://{host}"
+
+
+def storage_target(params: dict[str, str]) -> str | None:
+    """The login initiation's lti_storage_target, if it is one (anything else: no platform storage)."""
+    target = params.get("lti_storage_target")
+    return target if target and STORAGE_TARGET.fullmatch(target) else None
+
+
 def begin_login(session: Session, secret_key: str, params: dict[str, str], redirect_uri: str) -> Login:
     """The redirect answering a platform's login initiation (iss, login_hint, target_link_uri,
     and optionally lti_message_hint, client_id, lti_deployment_id)."""
@@ -91,13 +138,17 @@ def begin_login(session: Session, secret_key: str, params: dict[str, str], redir
         raise LaunchRejected(f"Deployment {deployment!r} is not registered for this platform.")
     nonce = secrets.token_urlsafe(24)
     state = _serializer(secret_key).dumps({"platform": platform.id, "nonce": nonce})
+    platform_origin = origin_of(platform.auth_login_url)
+    if platform_origin is None:
+        raise LaunchRejected("The platform's authorization URL is not an http(s) URL.")
     query = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post", "prompt": "none",
              "client_id": platform.client_id, "redirect_uri": redirect_uri, "login_hint": params["login_hint"],
              "state": state, "nonce": nonce}
     if params.get("lti_message_hint"):
         query["lti_message_hint"] = params["lti_message_hint"]
     separator = "&" if "?" in platform.auth_login_url else "?"
-    return Login(platform.auth_login_url + separator + urlencode(query), state, cookie_value(state))
+    return Login(platform.auth_login_url + separator + urlencode(query), state, nonce, cookie_value(state),
+                 storage_target(params), platform_origin)
 
 
 def _platform(session: Session, issuer: str, client_id: str | None) -> LtiPlatform:
@@ -114,25 +165,46 @@ def _platform(session: Session, issuer: str, client_id: str | None) -> LtiPlatfo
     return platform
 
 
-def verify_launch(session: Session, secret_key: str, id_token: str | None, state: str | None,
-                  state_cookie: str | None) -> Launch:
-    """Every check on a launch; uses up its nonce (in the session's transaction). Raises
-    LaunchRejected, having written nothing, on any failure."""
-    if not id_token or not state:
-        raise LaunchRejected("The launch lacks its id_token or state.")
+def read_state(secret_key: str, state: str | None) -> IssuedState:
+    """The platform and nonce of a state this tool issued less than STATE_SECONDS ago."""
+    if not state:
+        raise LaunchRejected("The launch lacks its state.")
     try:
         issued = _serializer(secret_key).loads(state, max_age=STATE_SECONDS)
     except BadData:
         raise LaunchRejected("The launch's state is not one this tool issued, or it expired: launch again.") from None
-    if state_cookie is None or not hmac.compare_digest(state_cookie, cookie_value(state)):
-        raise LaunchRejected("The launch did not come back to the browser that started it (the state cookie "
-                             "is missing or differs). If the LMS shows the exercise in a frame, allow this "
-                             "site's cookies or open it in a new window.")
-    platform = session.get(LtiPlatform, issued["platform"])
+    return IssuedState(issued["platform"], issued["nonce"])
+
+
+def bound_by_cookie(state: str, state_cookie: str | None) -> bool:
+    return state_cookie is not None and hmac.compare_digest(state_cookie.encode(), cookie_value(state).encode())
+
+
+def _bound_by_storage(state: str, issued: IssuedState, stored: StoredState | None) -> bool:
+    return (stored is not None and hmac.compare_digest(stored.state.encode(), state.encode())
+            and hmac.compare_digest(stored.nonce.encode(), issued.nonce.encode()))
+
+
+def verify_launch(session: Session, secret_key: str, id_token: str | None, state: str | None,
+                  state_cookie: str | None, stored: StoredState | None = None) -> Launch:
+    """Every check on a launch; uses up its nonce (in the session's transaction). Raises
+    LaunchRejected, having written nothing, on any failure.
+
+    The launch must come back to the browser that logged in: its state cookie matches, or
+    `stored` (what the tool's own page read from the platform's storage; the caller makes sure it
+    came from that page) holds this state and its nonce."""
+    if not id_token or not state:
+        raise LaunchRejected("The launch lacks its id_token or state.")
+    issued = read_state(secret_key, state)
+    if not bound_by_cookie(state, state_cookie) and not _bound_by_storage(state, issued, stored):
+        raise LaunchRejected("The launch did not come back to the browser that started it (neither the state "
+                             "cookie nor the LMS's storage holds its state). If the LMS shows the exercise in a "
+                             "frame, allow this site's cookies or open it in a new window.")
+    platform = session.get(LtiPlatform, issued.platform_id)
     if platform is None or platform.disabled_at is not None:
         raise LaunchRejected("This platform's registration is disabled.")
     claims = _verified_claims(platform, id_token)
-    if not hmac.compare_digest(str(claims["nonce"]), issued["nonce"]):
+    if not hmac.compare_digest(str(claims["nonce"]), issued.nonce):
         raise LaunchRejected("The id_token's nonce is not the one this login issued.")
     _check_lti_claims(platform, claims)
     _use_nonce(session, platform, claims["nonce"], claims["exp"])

@@ -3,29 +3,54 @@
 These are browser and platform endpoints (form posts and redirects), not JSON API operations,
 so they live on a plain Flask blueprint outside the OpenAPI document. Refusals are
 problem+json like every other error.
+
+Inside an LMS's frame a browser may keep no cookie of this site (Safari's default; Chrome's with
+third-party cookies blocked, where the cookie is not Partitioned). When the platform offers its
+storage (`lti_storage_target`), the login answers with a small page whose script
+(service/static/lti/storage.js) puts the state and nonce into the platform's storage frame with
+postMessage (lti.put_data) before going on to the platform; a launch that comes back without the
+state cookie gets a page whose script reads them back (lti.get_data) and posts them here again.
+That second post is accepted only from this site's own page (Sec-Fetch-Site: same-origin, or the
+Origin header), so a form on another site cannot stand in for the platform's storage.
 """
 
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, url_for
+from flask import (Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory,
+                   url_for)
 from sqlalchemy import select
 
 from ..config import Settings
 from ..errors import problem_response
 from ..extensions import db_session
-from ..learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, issue_learner_token
+from ..learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, mint_learner_token
 from ..lti import claims as c
 from ..lti import deep_linking, keys
-from ..lti.launch import STATE_COOKIE, STATE_SECONDS, Launch, LaunchRejected, begin_login, verify_launch
+from ..lti.launch import (STATE_COOKIE, STATE_SECONDS, STORAGE_NONCE_KEY, STORAGE_STATE_KEY, IssuedState, Launch,
+                          LaunchRejected, StoredState, begin_login, bound_by_cookie, origin_of, read_state,
+                          storage_target, verify_launch)
 from ..lti.links import LinkWithoutExercise, record_link
 from ..models import Exercise, LtiPlatform
 
 blp = Blueprint("lti", __name__, url_prefix="/lti")
 LAUNCH_REJECTED = "/problems/lti-launch-rejected"
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static" / "lti"
+# The fields the tool's own launch page posts back with what it read from the platform's storage.
+STORED_STATE, STORED_NONCE = "lti_storage_state", "lti_storage_nonce"
+# The pages of the storage flow: nothing but this site's script, posting only here. They show nothing
+# to click, so any page may frame them: the LMS's page is not known at login (Canvas, say, serves
+# courses from a school's host, not from its issuer's or its authorization endpoint's).
+STORAGE_PAGE_POLICY = "; ".join([
+    "default-src 'none'", "script-src 'self'", "form-action 'self'", "base-uri 'none'", "object-src 'none'"])
+# The state cookie: sent back on the platform's cross-site form post (SameSite=None, so Secure), and
+# Partitioned (CHIPS): a browser that blocks third-party cookies keeps it for this LMS's frame alone.
+COOKIE_OPTIONS: dict[str, Any] = {"path": "/lti/", "secure": True, "httponly": True, "samesite": "None",
+                                  "partitioned": True}
 
 
 def _settings() -> Settings:
@@ -42,7 +67,7 @@ def public_url(endpoint: str) -> str:
 def _rejected(error: LaunchRejected) -> Response:
     db_session().rollback()  # nothing of a refused launch is kept
     response = problem_response(401, "LTI launch refused", str(error), type=LAUNCH_REJECTED)
-    response.delete_cookie(STATE_COOKIE, path="/lti/", secure=True, httponly=True, samesite="None")
+    response.delete_cookie(STATE_COOKIE, **COOKIE_OPTIONS)
     return response
 
 
@@ -51,10 +76,15 @@ def login() -> Response:
     """OIDC third-party login initiation: redirect to the platform with a fresh state and nonce."""
     params = request.values.to_dict()
     started = begin_login(db_session(), current_app.config["SECRET_KEY"], params, public_url("lti.launch"))
-    response = redirect(started.redirect_url, code=302)
-    # SameSite=None: the launch is a cross-site POST from the LMS, which must carry it back.
-    response.set_cookie(STATE_COOKIE, started.cookie, max_age=STATE_SECONDS, path="/lti/", secure=True,
-                        httponly=True, samesite="None")
+    if started.storage_target is None:
+        response = redirect(started.redirect_url, code=302)
+    else:  # the page puts the state and nonce into the platform's storage, then goes on to the platform
+        response = _storage_page("lti/storage_login.html", {
+            "step": "login", "redirect": started.redirect_url, "target": started.storage_target,
+            "platform_origin": started.platform_origin, "state_key": STORAGE_STATE_KEY + started.state,
+            "state": started.state, "nonce_key": STORAGE_NONCE_KEY + started.nonce, "nonce": started.nonce},
+            redirect_url=started.redirect_url)
+    response.set_cookie(STATE_COOKIE, started.cookie, max_age=STATE_SECONDS, **COOKIE_OPTIONS)
     return response
 
 
@@ -63,14 +93,75 @@ def launch() -> Response:
     """The platform posts the id_token here (resource link launches and deep linking requests)."""
     session = db_session()
     settings = _settings()
-    verified = verify_launch(session, current_app.config["SECRET_KEY"], request.form.get("id_token"),
-                             request.form.get("state"), request.cookies.get(STATE_COOKIE))
+    secret_key = current_app.config["SECRET_KEY"]
+    id_token, state, cookie = request.form.get("id_token"), request.form.get("state"), request.cookies.get(STATE_COOKIE)
+    stored = None
+    if STORED_STATE in request.form or STORED_NONCE in request.form:
+        if not _from_own_page():
+            raise LaunchRejected("The LMS storage's values must come from this tool's own launch page.")
+        stored = StoredState(request.form.get(STORED_STATE, ""), request.form.get(STORED_NONCE, ""))
+    elif state and id_token and not bound_by_cookie(state, cookie) and storage_target(request.form.to_dict()):
+        return _storage_check_page(read_state(secret_key, state))  # nothing verified or written yet
+    verified = verify_launch(session, secret_key, id_token, state, cookie, stored)
     if verified.message_type == c.DEEP_LINKING_REQUEST:
         response = _exercise_picker(verified)
     else:
         response = _open_exercise(verified, settings)
     session.commit()
-    response.delete_cookie(STATE_COOKIE, path="/lti/", secure=True, httponly=True, samesite="None")
+    response.delete_cookie(STATE_COOKIE, **COOKIE_OPTIONS)
+    return response
+
+
+def _from_own_page() -> bool:
+    """Whether this POST was sent by a page of this site (not by a form on another site)."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site == "same-origin"
+    own = origin_of(_settings().public_url or request.host_url)
+    return own is not None and request.headers.get("Origin") == own
+
+
+def _storage_page(template: str, config: dict[str, Any], **context: Any) -> Response:
+    response = Response(render_template(template, config=config, **context))
+    response.headers["Content-Security-Policy"] = STORAGE_PAGE_POLICY
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Cache-Control"] = "no-store"
+    # Same-origin: the page's post back carries Origin, checked where Sec-Fetch-Site is not sent.
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+def _storage_check_page(issued: IssuedState) -> Response:
+    """The launch came back without the state cookie, from a platform that offers its storage: a
+    page that reads the state and nonce back from the platform's frame and posts them with the launch."""
+    state, target = request.form["state"], request.form["lti_storage_target"]
+    platform = db_session().get(LtiPlatform, issued.platform_id)
+    if platform is None or platform.disabled_at is not None:
+        raise LaunchRejected("This platform's registration is disabled.")
+    fields = {"id_token": request.form["id_token"], "state": state, "lti_storage_target": target}
+    return _storage_page("lti/storage_launch.html", {
+        "step": "launch", "target": target, "platform_origin": origin_of(platform.auth_login_url),
+        "state_key": STORAGE_STATE_KEY + state, "nonce_key": STORAGE_NONCE_KEY + issued.nonce,
+        "state_field": STORED_STATE, "nonce_field": STORED_NONCE}, action=url_for("lti.launch"), fields=fields)
+
+
+def _frame_ancestors(launch: Launch) -> list[str]:
+    """The origins that may show the launched page in a frame: the platform's (its issuer, its
+    authorization endpoint, and the LMS page the launch says to return to; all signed)."""
+    presentation = launch.claims.get(c.LAUNCH_PRESENTATION)
+    return_url = presentation.get("return_url") if isinstance(presentation, dict) else None
+    candidates = [launch.platform.issuer, launch.platform.auth_login_url,
+                  return_url if isinstance(return_url, str) else ""]
+    return sorted({origin for origin in map(origin_of, candidates) if origin})
+
+
+def framed_by(response: Response, origins: list[str]) -> Response:
+    """The response's Content-Security-Policy with frame-ancestors `origins` (nobody if none)."""
+    directives = [d.strip() for d in response.headers.get("Content-Security-Policy", "").split(";")
+                  if d.strip() and d.split()[0].lower() != "frame-ancestors"]
+    directives.append("frame-ancestors " + (" ".join(origins) or "'none'"))
+    response.headers["Content-Security-Policy"] = "; ".join(directives)
+    response.headers.pop("X-Frame-Options", None)  # frame-ancestors says it; DENY/SAMEORIGIN would overrule
     return response
 
 
@@ -80,18 +171,21 @@ def _open_exercise(launch: Launch, settings: Settings) -> Response:
     except LinkWithoutExercise as exc:
         raise LaunchRejected(str(exc)) from None
     scope = LearnerScope(client_id=launch.platform.api_client_id, learner=launch.claims["sub"],
-                         exercise=link.exercise.slug, role=INSTRUCTOR if launch.is_instructor else LEARNER,
+                         exercises=[link.exercise.slug], role=INSTRUCTOR if launch.is_instructor else LEARNER,
                          link_id=link.id)
-    handoff = {"token": issue_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds),
-               "exercise": scope.exercise, "learner": scope.learner, "role": scope.role,
-               "api": (settings.public_url.rstrip("/") or request.host_url.rstrip("/")) + "/api/v1",
-               "expires_in": settings.learner_token_seconds}
+    issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
+                                settings.learner_session_max_seconds)
+    api = (settings.public_url.rstrip("/") or request.host_url.rstrip("/")) + "/api/v1"
+    handoff = {"token": issued.token, "exercise": link.exercise.slug, "learner": scope.learner, "role": scope.role,
+               "api": api, "expires_in": issued.expires_in, "expires_at": issued.expires_at,
+               "session_expires_at": issued.session_expires_at, "refresh_url": api + "/learner-tokens/refresh"}
     if settings.lti_frontend_url:
         # In the fragment: browsers never send it to a server, so the token stays out of logs.
         return redirect(f"{settings.lti_frontend_url}#{urlencode(handoff)}", code=303)
-    response = Response(render_template("lti/launched.html", exercise=link.exercise, launch=handoff))
-    response.headers["Cache-Control"] = "no-store"
-    return response
+    # The learner's page (service/learn/), the token in a JSON block of the page, never in its URL.
+    page = current_app.extensions["gradquiz.exercise_page"](link.exercise.slug, launch=handoff)
+    page.headers["Cache-Control"] = "no-store"
+    return framed_by(page, _frame_ancestors(launch))
 
 
 def _exercise_picker(launch: Launch) -> Response:
@@ -145,4 +239,13 @@ def jwks() -> Response:
     response = jsonify(keys.jwks(session, _settings()))
     session.commit()
     response.headers["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+@blp.route("/storage.js")
+def storage_script() -> Response:
+    """The script of the storage pages (a file: the pages allow no inline script)."""
+    response = send_from_directory(STATIC_DIR, "storage.js", max_age=0, mimetype="text/javascript")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Cache-Control"] = "no-cache"
     return response

@@ -150,6 +150,7 @@ MATRIX = [
     # platform's id_token and a deep-link return the picker's signed token (with them, no key:
     # tests/lti/test_lti.py), so here, without them, every caller is refused.
     Row("GET",    "/lti/jwks",                                               PUBLIC,         200),
+    Row("GET",    "/lti/storage.js",                                         PUBLIC,         200),
     Row("GET",    "/lti/login",                                              PUBLIC,         302, query=LOGIN),
     Row("POST",   "/lti/login",                                              PUBLIC,         302, form=LOGIN),
     Row("POST",   "/lti/launch",                                             PLATFORM_ONLY,  401, form={"state": "x"}),

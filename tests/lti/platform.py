@@ -9,12 +9,20 @@ Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cr
 * HTTP (`with TestPlatform() as platform:`): GET /jwks, POST /token (client credentials with a JWT
   client assertion), and the AGS line item container, line items and score endpoints.
 * `read_deep_linking_response()` verifies the tool's LtiDeepLinkingResponse JWT.
+* For a browser (tests/browser): GET /course/<mode> is a course page showing the tool in a frame,
+  as an LMS does, its login initiated by the frame's address; GET /auth is the authorization
+  endpoint the tool sends the browser to, answering with a form that posts the launch to the
+  tool. The platform's storage ("LTI postMessage Storage": lti.capabilities, lti.put_data,
+  lti.get_data, answered only for `tool_origin`) is offered with `lti_storage_target` in mode
+  "frame" (a hidden sibling frame, /storage-frame, as Canvas does) or "parent" (the course page
+  itself); mode "none" offers none. Each page keeps what it was asked in `window.ltiStorageLog`.
 
 Everything the tool sends is recorded (`token_requests`, `scores`, `rejected`, `jwks_requests`).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import secrets
 import threading
@@ -49,6 +57,8 @@ DEEP_LINK_DATA = "opaque-data-123"
 LEARNER_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"]
 INSTRUCTOR_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"]
 LINEITEMS_PATH = "/courses/c1/lineitems"
+STORAGE_FRAME = "lti_storage_frame"
+STORAGE_MODES = ("frame", "parent", "none")
 _DEFAULT: Any = object()  # "use the default line item" for id_token(lineitem=...)
 
 
@@ -60,6 +70,10 @@ class AuthResponse:
     redirect_uri: str
     form: dict[str, str]
     nonce: str
+
+
+class _Html(str):
+    """An HTML page to answer with (the other answers are JSON)."""
 
 
 class _Reject(Exception):
@@ -121,7 +135,9 @@ class TestPlatform:
     Attributes tests read or set: `tool_jwks` (callable returning the tool's JWKS), `fail_next_scores`,
     and the records `token_requests`, `scores`, `rejected` (refused AGS requests: method, path,
     status, reason, body, authorization), `lineitems`, `access_tokens` (token -> {"scopes",
-    "expires_at"}; clear it to revoke every token) and `jwks_requests`.
+    "expires_at"}; clear it to revoke every token) and `jwks_requests`. For the course page:
+    `tool_login_url` and `tool_origin` (the tool's address as the browser reaches it; the storage
+    answers that origin only) and `launch_claims` (the claims /auth puts in the id_token).
     """
 
     __test__ = False
@@ -139,6 +155,9 @@ class TestPlatform:
         self._keys: list[tuple[str, rsa.RSAPrivateKey]] = []
         self._used_jtis: set[str] = set()
         self._logins: dict[tuple[str, str | None], dict[str, str]] = {}
+        self.tool_login_url: str | None = None
+        self.tool_origin: str | None = None
+        self.launch_claims: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -213,19 +232,23 @@ class TestPlatform:
     # -- OIDC launch ------------------------------------------------------------------------------
 
     def login_initiation(self, target_link_uri: str, *, login_hint: str = "user-1",
-                         lti_message_hint: str | None = "hint-1") -> dict:
+                         lti_message_hint: str | None = "hint-1", lti_storage_target: str | None = None) -> dict:
         """The third-party-initiated login parameters the platform sends to the tool's login URL
-        (lti_message_hint omitted when None). authorize() accepts only hints issued here."""
+        (lti_message_hint omitted when None; lti_storage_target, the frame of the platform's
+        storage, when given). authorize() accepts only hints issued here."""
         params = {"iss": self.issuer, "login_hint": login_hint, "target_link_uri": target_link_uri,
                   "client_id": self.client_id, "lti_deployment_id": self.deployment_id}
         if lti_message_hint is not None:
             params["lti_message_hint"] = lti_message_hint
+        if lti_storage_target is not None:
+            params["lti_storage_target"] = lti_storage_target
         self._logins[(login_hint, lti_message_hint)] = params
         return params
 
     def authorize(self, redirect_location: str, **claims: Any) -> AuthResponse:
         """Play the OIDC authorization endpoint for the tool's redirect URL: check the
-        authentication request (AssertionError if wrong) and answer with a signed id_token.
+        authentication request (AssertionError if wrong) and answer with a signed id_token (and
+        the login's lti_storage_target, as platforms that offer their storage send it back).
 
         `claims` go to id_token(); target_link_uri defaults to the one of the login initiation."""
         url = urllib.parse.urlsplit(redirect_location)
@@ -245,7 +268,10 @@ class TestPlatform:
                                    f"{params.get('lti_message_hint')!r} do not echo a login_initiation()")
         claims.setdefault("target_link_uri", login["target_link_uri"])
         token = self.id_token(nonce=params["nonce"], **claims)
-        return AuthResponse(params["redirect_uri"], {"id_token": token, "state": params["state"]}, params["nonce"])
+        form = {"id_token": token, "state": params["state"]}
+        if login.get("lti_storage_target"):
+            form["lti_storage_target"] = login["lti_storage_target"]
+        return AuthResponse(params["redirect_uri"], form, params["nonce"])
 
     def id_token(self, *, nonce: str, message_type: str = "LtiResourceLinkRequest", sub: str = "learner-1",
                  roles: list[str] = LEARNER_ROLES, resource_link_id: str = "link-1",
@@ -330,8 +356,10 @@ class TestPlatform:
     # -- HTTP -------------------------------------------------------------------------------------
 
     def _handle(self, method: str, target: str, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
-        """Route one request: (status, headers, JSON payload or None)."""
+        """Route one request: (status, headers, JSON payload, _Html page or None)."""
         path, _, query = target.partition("?")
+        if method == "GET" and (path.startswith("/course/") or path in ("/storage-frame", "/auth")):
+            return self._page(path, target)
         try:
             if (method, path) == ("GET", "/jwks"):
                 with self._lock:
@@ -365,6 +393,85 @@ class TestPlatform:
                                           "body": body.decode(errors="replace"),
                                           "authorization": headers.get("Authorization")})
             return exc.status, exc.headers, {"error": exc.error, "error_description": exc.description}
+
+    # -- the browser's side: course page, storage, authorization endpoint --------------------------
+
+    def _page(self, path: str, target: str) -> tuple[int, dict[str, str], Any]:
+        page_headers = {"Cache-Control": "no-store"}
+        if path == "/auth":
+            try:
+                auth = self.authorize(self.issuer + target, **self.launch_claims)
+            except AssertionError as exc:
+                return 400, page_headers, _Html(f"<!doctype html><title>Refused</title><p>{html.escape(str(exc))}")
+            fields = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
+                             for k, v in auth.form.items())
+            return 200, page_headers, _Html(
+                f'<!doctype html><title>Signing in</title><form method="post" action="{html.escape(auth.redirect_uri)}">'
+                f"{fields}</form><script>document.forms[0].submit()</script>")
+        if path == "/storage-frame":
+            return 200, page_headers, _Html(f"<!doctype html><title>storage</title>{self._storage_script(None)}")
+        mode = path.removeprefix("/course/")
+        if mode not in STORAGE_MODES or self.tool_login_url is None:
+            return 404, page_headers, _Html("<!doctype html><title>Not found</title><p>No such course page.")
+        storage_target = {"frame": STORAGE_FRAME, "parent": "_parent", "none": None}[mode]
+        login = self.login_initiation(self.launch_claims.get("target_link_uri", "http://localhost/lti/launch"),
+                                      lti_storage_target=storage_target)
+        tool = f"{self.tool_login_url}?{urllib.parse.urlencode(login)}"
+        parts = ["<!doctype html><html lang=en><title>Deep Learning 101</title>",
+                 "<h1>Deep Learning 101: Autograd quiz</h1>",
+                 f'<iframe name="tool" title="Autograd quiz" data-src="{html.escape(tool)}" '
+                 'style="width:100%;height:720px;border:1px solid #999"></iframe>']
+        if mode != "none":
+            parts.append(self._storage_script(STORAGE_FRAME if mode == "frame" else "_parent"))
+        # The tool is opened once the storage answers (as an LMS would make sure of).
+        start_tool = "var tool = document.querySelector('iframe[name=tool]'); tool.src = tool.dataset.src;"
+        if mode == "frame":
+            parts.append(f'<iframe name="{STORAGE_FRAME}" src="/storage-frame" title="storage" hidden></iframe>'
+                         f"<script>document.querySelector('iframe[name={STORAGE_FRAME}]')"
+                         f".addEventListener('load', function () {{ {start_tool} }});</script>")
+        else:
+            parts.append(f"<script>{start_tool}</script>")
+        return 200, page_headers, _Html("".join(parts))
+
+    def _storage_script(self, capabilities_frame: str | None) -> str:
+        """The platform's side of LTI postMessage Storage: data kept per origin for the tool's
+        origin only. The course page answers lti.capabilities (naming the storage frame, as Canvas
+        does); the page holding the data answers lti.put_data and lti.get_data."""
+        answers_storage = capabilities_frame in (None, "_parent")
+        frame = json.dumps(capabilities_frame if capabilities_frame != "_parent" else None)
+        return f"""<script>
+(function () {{
+  var allowed = {json.dumps(self.tool_origin)}, frame = {frame}, storage = {json.dumps(answers_storage)};
+  var store = {{}};
+  window.ltiStorageLog = [];
+  window.addEventListener("message", function (event) {{
+    var data = event.data;
+    if (!data || typeof data !== "object" || typeof data.subject !== "string") return;
+    window.ltiStorageLog.push({{subject: data.subject, key: data.key, origin: event.origin}});
+    var reply = {{subject: data.subject + ".response", message_id: data.message_id}};
+    if (data.subject === "lti.capabilities" && {json.dumps(capabilities_frame is not None)}) {{
+      var where = frame ? {{frame: frame}} : {{}};
+      reply.supported_messages = [{{subject: "lti.capabilities"}}, Object.assign({{subject: "lti.put_data"}}, where),
+                                  Object.assign({{subject: "lti.get_data"}}, where)];
+    }} else if ((data.subject === "lti.put_data" || data.subject === "lti.get_data") && storage) {{
+      if (event.origin !== allowed) {{
+        reply.error = {{code: "unauthorized", message: "not this platform's tool"}};
+      }} else if (!data.key) {{
+        reply.error = {{code: "bad_request", message: "no key"}};
+      }} else if (data.subject === "lti.put_data") {{
+        if (typeof data.value === "string" && data.value) store[data.key] = data.value; else delete store[data.key];
+        reply.key = data.key;
+      }} else {{
+        reply.key = data.key;
+        if (data.key in store) reply.value = store[data.key];
+      }}
+    }} else {{
+      return;
+    }}
+    event.source.postMessage(reply, event.origin);
+  }});
+}})();
+</script>"""
 
     def _token(self, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
         """OAuth 2 client credentials grant with a JWT client assertion (RFC 7523, IMS SF §4.1)."""
@@ -481,9 +588,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, method: str) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         status, headers, payload = self.server.platform._handle(method, self.path, self.headers, body)
-        data = b"" if payload is None else json.dumps(payload).encode()
+        if isinstance(payload, _Html):
+            data = payload.encode()
+            headers = {"Content-Type": "text/html; charset=utf-8", **headers}
+        else:
+            data = b"" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
-        if payload is not None:
+        if payload is not None and not isinstance(payload, _Html):
             headers = {"Content-Type": "application/json", **headers}
         for name, value in headers.items():
             self.send_header(name, value)
