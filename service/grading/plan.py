@@ -19,9 +19,8 @@ import struct
 from typing import Any
 
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
-from .spec import FLOAT_DTYPES, INT_BOUNDS, CodeSpec, InputSpec, flatten, numel
+from .spec import FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, flatten, numel
 
-MAX_FD_POINTS = 256
 
 
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
@@ -167,9 +166,8 @@ def complete_cases(
         case.setdefault("vjp_kinds", [])
         wants_fd = case["id"] in fd_case_ids and diff_out and diff_in and (code.differentiable or case["kind"] == "run")
         if wants_fd:
+            # every column of the Jacobian (the table has at most MAX_JACOBIAN_SIDE: spec.load_code_spec)
             points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
-            if len(points) > MAX_FD_POINTS:
-                points = sorted(rng.sample(points, MAX_FD_POINTS))
             case["gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol,
                                  "points": points}
             case["torch_gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
@@ -181,7 +179,7 @@ def complete_cases(
                 gg_points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
                 gg_points += [[len(case["args"]) + k, j] for k, vk in enumerate(v) for j in range(len(vk))]
                 case["gradgrad"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "v": v, "w": w}
-                if len(gg_points) <= MAX_FD_POINTS:
+                if len(gg_points) <= MAX_JACOBIAN_SIDE:
                     case["gradgrad"]["points"] = gg_points
                 else:
                     seed = seeded(secret, "projections", slug, case["id"]).getrandbits(62)

@@ -31,11 +31,10 @@ from . import checks
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .errors import BadOutput
 from .plan import run_cases
-from .spec import DEFAULT_TOLERANCES, CodeSpec, load_run_inputs, numel
+from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, load_run_inputs, numel
 
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
 #: beyond that, by random projections (the full numbers would not fit a result frame in time).
-MAX_JACOBIAN_SIDE = 256
 RANDOM_VJPS = 2
 VALUES_SHOWN = 100
 

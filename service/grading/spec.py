@@ -85,6 +85,9 @@ INT_BOUNDS = {"int64": (-(2**63), 2**63 - 1), "int32": (-(2**31), 2**31 - 1)}
 INTS_CONTAINERS = ("tuple", "list", "size")
 MAX_INTS = 8
 MAX_ELEMENTS = 1024
+#: gradcheck's full Jacobian is made column by column up to this many input elements that require
+#: grad (and row by row up to as many output elements); a run checks larger ones by projections.
+MAX_JACOBIAN_SIDE = 256
 MAX_DIMS = 4
 MAX_CODE_BYTES = 64 * 1024
 TIMEOUT_RANGE = (0.5, 30.0)
@@ -705,6 +708,11 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
             problems.append((f"code.inputs[{i}].name", f"duplicate name {n!r}"))
     if inputs and not any(inp.requires_grad for inp in inputs):
         problems.append(("code.inputs", "at least one input must be a float tensor that requires grad"))
+    columns = sum(numel(list(inp.shape or ())) for inp in inputs if inp.type == "tensor" and inp.requires_grad)
+    if data.get("differentiable", True) and columns > MAX_JACOBIAN_SIDE:
+        # a grade's gradcheck compares the whole Jacobian: every element that requires grad is a column
+        problems.append(("code.inputs", f"gradcheck's Jacobian is made for at most {MAX_JACOBIAN_SIDE} input elements "
+                                        f"that require grad; these inputs have {columns}"))
     variants = _cases(data.get("variants", []), "variants", inputs, all_names, problems)
     boundary = _cases(data.get("boundary", []), "boundary", inputs, all_names, problems)
     if problems:

@@ -291,3 +291,19 @@ def test_every_problem_of_a_table_is_reported_at_once():
 def test_a_type_that_is_not_a_string_is_a_problem_not_a_crash(typ):
     # found by the OpenAPI fuzz test: {"type": {}} raised TypeError (an unhashable key)
     assert "inputs[0].type" in _fields(validate_run_inputs([{"type": typ}]))
+
+
+def test_a_table_whose_jacobian_is_too_wide_for_a_grade_is_refused():
+    """A grade's gradcheck compares whole rows of the Jacobian: a sample of its columns would fail
+    every submission, so the table is refused instead (a run checks such inputs by projections)."""
+    from service.grading.spec import MAX_JACOBIAN_SIDE
+
+    table = copy.deepcopy(SEED_TABLE)
+    table["code"]["inputs"][0]["shape"] = [MAX_JACOBIAN_SIDE - 4 + 1]  # with w's 4 elements: one too many
+    code, problems = load_code_spec(table)
+    assert code is None and any(f == "code.inputs" and "at most 256" in m for f, m in problems), problems
+    table["code"]["inputs"][0]["shape"] = [MAX_JACOBIAN_SIDE - 4]
+    assert load_code_spec(table)[1] == []
+    table["code"]["inputs"][0]["shape"] = [MAX_JACOBIAN_SIDE]
+    table["code"]["differentiable"] = False  # no gradcheck: no limit
+    assert load_code_spec(table)[1] == []
