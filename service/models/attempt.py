@@ -134,7 +134,8 @@ class Attempt(GradingJob, Base):
 
 
 class Run(GradingJob, Base):
-    """Code run in the sandbox outside any exercise: the lesson's "Try it yourself" button."""
+    """Code run in the sandbox: the lesson's "Try it yourself" button, and an exercise page's "Run"
+    (with the exercise's entry point and sample inputs; never graded)."""
 
     __tablename__ = "runs"
     JOB_KIND = "run"
@@ -145,6 +146,13 @@ class Run(GradingJob, Base):
     code: Mapped[str] = mapped_column(Text)
     entry_point: Mapped[str | None] = mapped_column(String(100))
     inputs: Mapped[Any] = mapped_column(JSONType, nullable=True)
+    # The learner whose token made the run (null: made with an API key); only they see it.
+    learner: Mapped[str | None] = mapped_column(String(255))
+    # The exercise whose entry point and sample inputs the run used (a page's "Run" button).
+    exercise_id: Mapped[int | None] = mapped_column(ForeignKey("exercises.id"))
+
+    # Loaded when read (never joined: the workers claim runs with SELECT ... FOR UPDATE).
+    exercise: Mapped[Exercise | None] = relationship()
     # Also check double backward (torch.autograd.gradgradcheck), as the request asked.
     gradgradcheck: Mapped[bool] = mapped_column(default=False, server_default=false())
 

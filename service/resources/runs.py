@@ -7,41 +7,82 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from ..auth import BEARER, current_client, require_client
+from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
-from ..grading.spec import validate_run_inputs
-from ..models import AttemptStatus, Run
+from ..grading.runs import exercise_run_inputs
+from ..grading.spec import load_code_spec, validate_run_inputs
+from ..models import AttemptStatus, Exercise, Run
 from ..ratelimit import rate_limited
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
-from ..services.attempts import wait_until_finished
+from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
-                description="'Try it yourself': run code in the grading sandbox, outside any exercise.")
+                description="'Try it yourself': run code in the grading sandbox, never graded: with an API key, or "
+                            "a learner token (the learner's own runs).")
 
 
 def _visible(run_id: uuid.UUID):
-    client = current_client()
+    """The run, if the caller may see it: a client its own runs (an admin every run), a learner
+    token only its learner's."""
+    client, scope = current_client(), learner_scope()
     stmt = select(Run).where(Run.id == run_id)
-    return stmt if client.is_admin else stmt.where(Run.client_id == client.id)
+    if not client.is_admin:
+        stmt = stmt.where(Run.client_id == client.id)
+    if scope is not None:
+        stmt = stmt.where(Run.learner == scope.learner)
+    return stmt
+
+
+def _exercise_call(slug: str) -> tuple[Exercise, str, list[dict]]:
+    """The exercise a run names, with the entry point and sample inputs its "Run" uses."""
+    scope = learner_scope()
+    if scope is not None and not scope.allows(slug):
+        problem_abort(403, f"This learner token is not for exercise {slug!r}.")
+    try:
+        exercise = published_exercise(db_session(), slug)
+    except ExerciseNotFound:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    if exercise.kind != "code":
+        problem_abort(422, f"Exercise {slug!r} is a {exercise.kind} exercise: only code exercises run.",
+                      type=VALIDATION_ERROR, errors=[{"field": "json.exercise", "message": "not a code exercise"}])
+    code_spec, problems = load_code_spec(exercise.version.spec)
+    if code_spec is None:  # the catalog checked it when it was synced
+        raise RuntimeError(f"exercise {slug!r} has an invalid [code] table: {problems}")
+    return exercise, code_spec.entry_point, exercise_run_inputs(code_spec)
 
 
 @blp.route("")
 class Runs(MethodView):
     @blp.doc(security=BEARER)
-    @require_client
+    @require_client(allow_learner_token=True)
     @rate_limited("runs")
     @blp.arguments(RunCreateSchema)
     @blp.response(200, RunSchema, description="The run finished within `wait` seconds")
     @blp.alt_response(202, schema=RunSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Still queued or running: follow Location")
-    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (429, "Too many runs; see Retry-After"))
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token for another exercise"),
+              (404, "No published exercise has the slug in `exercise`"),
+              (422, "Not valid: the inputs, a non-code exercise, or entry_point/inputs beside exercise"),
+              (429, "Too many runs by this caller (a key, or one learner); see Retry-After"))
     def post(self, payload):
-        """Run code in the sandbox; with a Function name and inputs, gradcheck it too."""
-        client = current_client()
+        """Run code in the sandbox; with a Function name and inputs, gradcheck it too.
+
+        With `exercise` (a code exercise's slug), the run uses that exercise's entry point and
+        sample inputs, as its page's "Run" button does. With a learner token, the run is the
+        learner's: only they (and the client's key) see it, and the rate limit counts per learner."""
+        client, scope = current_client(), learner_scope()
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
+        exercise = None
+        if payload.get("exercise") is not None:
+            given = [name for name in ("entry_point", "inputs") if name in payload]
+            if given:
+                problem_abort(422, "An exercise's run uses its own entry point and inputs: leave them out.",
+                              type=VALIDATION_ERROR, errors=[{"field": f"json.{name}", "message": "not with exercise"}
+                                                              for name in given])
+            exercise, entry_point, inputs = _exercise_call(payload["exercise"])
         if (entry_point is None) != (inputs is None):
             missing = "inputs" if inputs is None else "entry_point"
             problem_abort(422, "Give both entry_point and inputs, or neither.", type=VALIDATION_ERROR,
@@ -52,7 +93,8 @@ class Runs(MethodView):
                 problem_abort(422, "The input specs are not valid.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.{f}", "message": m} for f, m in problems])
         session = db_session()
-        run = Run(id=uuid.uuid4(), client_id=client.id, code=payload["code"], entry_point=entry_point,
+        run = Run(id=uuid.uuid4(), client_id=client.id, learner=None if scope is None else scope.learner,
+                  exercise=exercise, code=payload["code"], entry_point=entry_point,
                   inputs=inputs, gradgradcheck=payload["gradgradcheck"], status=AttemptStatus.QUEUED.value)
         session.add(run)
         session.commit()
@@ -64,7 +106,7 @@ class Runs(MethodView):
 @blp.route("/<uuid:run_id>")
 class RunDetail(MethodView):
     @blp.doc(security=BEARER)
-    @require_client
+    @require_client(allow_learner_token=True)
     @blp.arguments(WaitQuerySchema, location="query")
     @blp.response(200, RunSchema)
     @problems(blp, UNAUTHORIZED, (404, "No run with this id is visible to the caller"))

@@ -74,6 +74,11 @@ def _input_spec_schema() -> dict:
 class RunCreateSchema(Schema):
     code = fields.String(required=True, validate=validate.Length(min=1, max=MAX_CODE_CHARS),
                          metadata={"description": "Python source to run in the sandbox"})
+    exercise = fields.String(
+        validate=[validate.Length(min=3, max=64), validate.Regexp(r"^[a-z0-9]+(?:-[a-z0-9]+)*$", error="a slug")],
+        metadata={"description": "A published code exercise's slug: run with its entry point and sample inputs "
+                                 "(its page's \"Run\" button), instead of entry_point and inputs. A learner token "
+                                 "names only its own exercises"})
     entry_point = fields.String(
         validate=validate.Regexp(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", error="a Python class name"),
         metadata={"description": "Name of a torch.autograd.Function subclass in the code; with inputs, "
@@ -99,6 +104,10 @@ class RunSchema(Schema):
         "description": "finished: the code ran (whatever it did); error: the sandbox itself failed"})
     entry_point = fields.String(allow_none=True)
     inputs = fields.List(fields.Dict(), allow_none=True)
+    exercise = fields.Function(lambda run: run.exercise.slug if run.exercise_id is not None else None, metadata={
+        "type": ["string", "null"], "description": "The exercise whose entry point and sample inputs the run used"})
+    learner = fields.String(allow_none=True, metadata={
+        "description": "The learner whose token made the run; null for a run made with an API key"})
     gradgradcheck = fields.Boolean(required=True, metadata={"description": "Whether double backward is checked too"})
     result = fields.Dict(allow_none=True, metadata={
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "

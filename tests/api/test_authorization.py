@@ -95,6 +95,10 @@ ANY_KEY            = policy(    401, 401,  401,    401,     401,    OK,   403, 4
 LEARNER_TOKENS     = policy(    401, 401,  401,    401,     401,    403,  OK,  OK,   OK,  OK,     403,   403,  403)
 # A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
 OWNER_OR_ADMIN     = policy(    401, 401,  401,    401,     401,    404,  403, 403,  403, 403,    OK,    404,  OK)
+# Any valid key or learner token (a learner's runs are their own).
+ANY_CALLER         = policy(    401, 401,  401,    401,     401,    OK,   OK,  OK,   OK,  OK,     OK,    OK,   OK)
+# Ada's run (made with her token): she, A and admins; any other learner or client is told it does not exist.
+ADAS_RUN           = policy(    401, 401,  401,    401,     401,    404,  404, 404,  OK,  404,    OK,    404,  OK)
 # Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
 SUBMIT_FOR_ADA     = policy(    401, 401,  401,    401,     401,    OK,   403, OK,   OK,  403,    OK,    OK,   OK)
 # A's ada's attempt: A, admins, her token and the token of an instructor of her exercise.
@@ -167,9 +171,9 @@ MATRIX = [
         json={"learner": "ada", "exercises": ["{quiz}"]}),
     Row("POST",   "/api/v1/learner-tokens/refresh",                          LEARNER_TOKENS, 200),
     # Try it yourself.
-    Row("POST",   "/api/v1/runs",                                            ANY_KEY,        202,
+    Row("POST",   "/api/v1/runs",                                            ANY_CALLER,     202,
         json={"code": "print(1)", "wait": 0}),
-    Row("GET",    "/api/v1/runs/{run}",                                      OWNER_OR_ADMIN, 200),
+    Row("GET",    "/api/v1/runs/{run}",                                      ADAS_RUN,       200),
     # Webhooks.
     Row("GET",    "/api/v1/webhooks",                                        ANY_KEY,        200),
     Row("POST",   "/api/v1/webhooks",                                        ANY_KEY,        201,
@@ -260,8 +264,9 @@ def _platform(http, admin_key: str, name: str, issuer: str) -> dict:
 
 def seed(app, database_url: str, client_key: str, other_client_key: str, admin_key: str, client_key_for) -> Seeded:
     """Real rows for each endpoint to reach its decision on: A's attempt for ada (with a webhook
-    delivery), a ready regrade of it, A's run and failed run, an LTI platform whose learner's
-    attempt left a passback, a platform to delete, and one disabled after handing out a token."""
+    delivery), a ready regrade of it, ada's run (made with her token) and A's failed run, an LTI
+    platform whose learner's attempt left a passback, a platform to delete, and one disabled after
+    handing out a token."""
     http = app.test_client()
     instructor_key = client_key_for(app, "prof", Role.INSTRUCTOR)
     revoked_key = client_key_for(app, "retired-admin", Role.ADMIN)
@@ -285,7 +290,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
         pass
     assert _ok(http.get(f"/api/v1/admin/regrades/{regrade}", headers=bearer(instructor_key)), 200)["status"] == "ready"
 
-    run = _ok(http.post("/api/v1/runs", headers=bearer(client_key), json={"code": "print(1)", "wait": 0}), 202)["id"]
+    run = _ok(http.post("/api/v1/runs", headers=bearer(_token(app, a_id, "ada")),
+                        json={"code": "print(1)", "wait": 0}), 202)["id"]
     failed_run = _ok(http.post("/api/v1/runs", headers=bearer(client_key),
                                json={"code": "print(2)", "wait": 0}), 202)["id"]
 

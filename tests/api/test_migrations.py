@@ -26,3 +26,42 @@ def test_upgrade_downgrade_upgrade_matches_the_models(empty_database):
         migrate.downgrade(url, "base")
     finally:
         engine.dispose()
+
+
+def test_runs_made_before_0011_stay_the_client_keys_runs(empty_database):
+    """0011 adds a run's learner and exercise: runs already made (with API keys, outside any
+    exercise) keep every value and have neither; a downgrade keeps them too."""
+    import uuid
+
+    from sqlalchemy import Column, MetaData, Table, Uuid, select
+
+    from service.models.base import utcnow
+
+    _backend, url = empty_database
+    url = Settings.from_env({}, database_url=url).sqlalchemy_url
+    migrate.downgrade(url, "base")
+    migrate.upgrade(url, "0010")
+    engine = create_engine(url)
+    try:
+        # The tables as they are at 0010, not as the models have them now.
+        clients = Table("api_clients", MetaData(), autoload_with=engine)
+        runs = Table("runs", MetaData(), Column("id", Uuid, primary_key=True), autoload_with=engine)
+        run_id, now = uuid.uuid4(), utcnow()
+        with engine.begin() as conn:
+            client_id = conn.execute(clients.insert().values(
+                name="lms", role="client", key_hash="0" * 64, key_prefix="gq_x", created_at=now)).inserted_primary_key[0]
+            conn.execute(runs.insert().values(id=run_id, client_id=client_id, code="print(1)", status="graded",
+                                              result={"output": {"stdout": "1\n"}}, created_at=now, tries=1))
+        migrate.upgrade(url, "0011")
+        upgraded = Table("runs", MetaData(), Column("id", Uuid, primary_key=True), autoload_with=engine)
+        with engine.connect() as conn:
+            row = conn.execute(select(upgraded).where(upgraded.c.id == run_id)).one()
+        assert (row.learner, row.exercise_id, row.client_id, row.code, row.status) == (
+            None, None, client_id, "print(1)", "graded")
+        migrate.downgrade(url, "0010")
+        with engine.connect() as conn:
+            assert conn.execute(select(runs.c.code).where(runs.c.id == run_id)).scalar_one() == "print(1)"
+            assert "learner" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+    finally:
+        engine.dispose()
+        migrate.downgrade(url, "base")

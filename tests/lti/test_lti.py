@@ -178,7 +178,10 @@ def test_learner_token_is_scoped_to_its_learner_and_exercise(app, client, platfo
                        json={"answer": RIGHT, "learner": "bob"}).status_code == 403
     assert client.get("/api/v1/learners/bob/attempts", headers=_auth(token)).status_code == 403
     assert client.get("/api/v1/admin/failed-jobs", headers=_auth(token)).status_code == 403
-    assert client.post("/api/v1/runs", headers=_auth(token), json={"code": "x = 1"}).status_code == 403
+    # Runs: its learner's own, and at its exercise only.
+    assert client.post("/api/v1/runs", headers=_auth(token), json={"code": "x = 1", "wait": 0}).status_code == 202
+    assert client.post("/api/v1/runs", headers=_auth(token),
+                       json={"code": "x = 1", "exercise": "clamp-function", "wait": 0}).status_code == 403
     assert client.get(f"/api/v1/attempts/{mine.json['id']}", headers=_auth(token)).status_code == 200
     assert client.get(f"/api/v1/attempts/{mine.json['id']}", headers=_auth(other)).status_code == 404
     # Another client's API key does not see the platform's learners either.
