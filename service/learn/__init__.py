@@ -20,54 +20,21 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template
 
 from ..extensions import db_session
+from ..resources.exercises import _detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
+from .lesson import render_lesson_page
+from .pages import API_BASE, not_found_page, page_response
 
 blp = Blueprint("learn", __name__)
-
-# Framing: LMSs show tools in iframes, and a frontend may embed the page; the token is never a
-# cookie, so a page in a foreign frame acts only with the token that frame handed it.
-DEFAULT_FRAME_ANCESTORS = "*"
-
-
-def content_security_policy() -> str:
-    ancestors = current_app.config.get("LEARN_FRAME_ANCESTORS", DEFAULT_FRAME_ANCESTORS)
-    return "; ".join([
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        f"frame-ancestors {ancestors}",
-    ])
-
-
-def _page(html: str, status: int = 200, *, private: bool = False) -> Response:
-    response = Response(html, status=status, mimetype="text/html")
-    response.headers["Content-Security-Policy"] = content_security_policy()
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    # A page that holds a learner token is never stored; the others are revalidated each time.
-    response.headers["Cache-Control"] = "no-store" if private else "no-cache"
-    return response
-
-
-def not_found_page(message: str) -> Response:
-    return _page(render_template("learn/not_found.html", message=message), 404)
 
 
 def _exercise_detail(slug: str) -> dict[str, Any]:
     # The public API's own detail (and its per-process cache), so the page shows exactly what
     # GET /api/v1/exercises/{slug} answers.
-    from ..resources.exercises import _detail_json
-
     body = current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
     return json.loads(body)
 
 
-API_BASE = "/api/v1"
 LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "role", "api", "refresh", "refresh_url")
 
 
@@ -88,7 +55,7 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
     if launch is not None:
         handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}
     html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE)
-    return _page(html, private=handoff is not None)
+    return page_response(html, private=handoff is not None)
 
 
 # <path:>: anything under /learn/ is a page (a 404 page for a slug with a slash), never problem+json.
@@ -99,6 +66,4 @@ def exercise_page(slug: str) -> Response:
 
 @blp.route("/learn")
 def lesson_page() -> Response:
-    from .lesson import render_lesson_page
-
     return render_lesson_page()

@@ -21,6 +21,7 @@ from sqlalchemy import select
 from ..config import PROJECT_ROOT
 from ..extensions import db_session
 from ..models import Exercise
+from .pages import API_BASE, page_response
 
 LESSON_DIR = PROJECT_ROOT / "lesson"
 
@@ -112,9 +113,7 @@ def lesson_document(lesson: Lesson, published: list[Exercise]) -> dict[str, Any]
 
 
 def render_lesson_page() -> Response:
-    from . import API_BASE, _page
-
     published = list(db_session().scalars(select(Exercise).where(Exercise.published.is_(True))
                                           .order_by(Exercise.difficulty, Exercise.slug)))
     lesson = the_lesson()
-    return _page(render_template("learn/lesson.html", lesson=lesson_document(lesson, published), api_base=API_BASE))
+    return page_response(render_template("learn/lesson.html", lesson=lesson_document(lesson, published), api_base=API_BASE))
