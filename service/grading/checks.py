@@ -4,7 +4,7 @@ and for runs.
 Pure Python on plain numbers (no torch): the child computes numbers (harness.py), the judge
 decides here. Every function takes one case's arguments (the plan's wire form: ``{"t": "tensor",
 "values": [...], "shape": [...], "rg": bool}`` and the like) and the child's numbers for it, already
-checked for structure by ``verdict.validate_report``, and returns an ``Outcome``.
+checked for structure by ``reports.validate_report``, and returns an ``Outcome``.
 
 ``jacobian`` is torch.autograd.gradcheck (fast_mode off) decided from the numbers its procedure
 produces (see ``harness._gradcheck_numbers``): finite differences of every output element against

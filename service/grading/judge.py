@@ -19,9 +19,10 @@ from .errors import BadOutput, GraderFault
 from .plan import task_cases
 from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
 from .references import PreparedExercise, ReferenceCache
+from .reports import torch_messages, validate_report
 from .runs import plan_run, summarize_run
 from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES, CodeSpec
-from .verdict import Verdict, assemble, torch_messages, validate_report
+from .verdict import Verdict, assemble
 
 GRADER_VERSION = 1
 BAD_OUTPUT_MESSAGE = "the process running your code sent something that is not a valid result"

@@ -20,8 +20,9 @@ from typing import Any
 from .errors import BadOutput, GraderFault
 from .plan import base_cases, canonical, complete_cases, task_cases
 from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
+from .reports import validate_report
 from .spec import CodeSpec, load_code_spec
-from .verdict import Verdict, assemble, validate_report
+from .verdict import Verdict, assemble
 
 
 @dataclass(frozen=True)
