@@ -54,10 +54,14 @@ export function initExercise({ api, session }) {
   if (isCode && detail.code) {
     const c = detail.code;
     const about = h("div", { class: "call" });
-    if (c.call) about.append(h("p", {}, "It is called as ", h("code", {}, c.call), "."));
+    if (c.call) about.append(h("p", {}, "The grader calls it as ", h("code", {}, c.call), ", with:"));
     if (c.inputs && c.inputs.length) {
-      about.append(h("ul", { class: "inputs" }, c.inputs.map((i) => h("li", {}, h("code", {}, i.name), ": ",
-        i.description || i.type, i.type === "tensor" && i.shape ? ` (shape ${values(i.shape)}, ${i.dtype})` : ""))));
+      about.append(h("ul", { class: "inputs" }, c.inputs.map((i) => {
+        const text = i.description || i.type;
+        let shape = "";
+        if (i.type === "tensor" && i.shape) shape = ` (shape ${values(i.shape)}${text.includes(i.dtype) ? "" : `, ${i.dtype}`})`;
+        return h("li", {}, h("code", {}, i.name), ": ", text, shape);
+      })));
     }
     root.append(about);
   }
