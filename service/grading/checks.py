@@ -376,9 +376,8 @@ def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[
     """torch.autograd.gradcheck's verdict (fast_mode off), from the child's numbers for `plan`.
     `zero_cause`: the cause to name when backward's block of the Jacobian is zero and finite
     differences' is not (gradgradcheck: backward's graph is cut)."""
-    atol, rtol = plan["atol"], plan["rtol"]
     where = f" ({label})" if label else ""
-    check, bw, fd = words["check"], words["backward"], words["fd"]
+    check = words["check"]
     diff_in = diff_inputs(args)
     if not diff_in:
         return Outcome(False, f"{check} needs at least one input tensor that requires grad.", "wrong_value")
@@ -391,73 +390,124 @@ def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[
         jac = numerical_jacobian(args, gc, plan)
     except (ValueError, IndexError, TypeError):
         return Outcome(False, f"{words['function']}'s outputs changed size while {check} perturbed the inputs.", "wrong_shape")
-    n_out = len(jac.out_shapes)
+    rows = _JacobianRows(args, names, jac, plan["atol"], plan["rtol"], words, where, float32, out_names, zero_cause)
     if not jac.diff_outputs:
-        # torch: with no differentiable output, the numerical gradient must be zero
-        for k, per_in in jac.numerical.items():
+        return rows.no_differentiable_output()
+    analytical = gc.get("rows") or []
+    for pos, k in enumerate(jac.diff_outputs):
+        if pos >= len(analytical):
+            err = gc.get("error") or {"type": "Error", "message": f"{words['backward']} was not computed", "where": "backward"}
+            return Outcome(False, f"{words['backward']} raised {err['type']}{where}: {err['message']}",
+                           error_cause(err, "backward", len(jac.diff_outputs)), error=err)
+        first, second = analytical[pos]
+        failed = rows.sizes_wrong(first + second) or rows.not_reentrant(first, second) or rows.mismatch(k, first)
+        if failed is not None:
+            return failed
+    failed = _zero_and_undefined(gc, args, names, len(jac.diff_outputs), where, words)
+    if failed is not None:
+        return failed
+    n_cols = sum(rows.sizes.values())
+    n_rows = sum(numel(jac.out_shapes[k]) for k in jac.diff_outputs)
+    return Outcome(True, f"{check} passed{where}: the {n_rows}x{n_cols} Jacobian of {words['function']} matches "
+                         f"{words['fd']} (atol {plan['atol']:g}, rtol {plan['rtol']:g}), {words['backward']} is reentrant "
+                         "and handles zero and undefined grad_outputs.")
+
+
+@dataclass(frozen=True)
+class _JacobianRows:
+    """jacobian's comparisons of backward's rows (one per basis grad_output) with finite differences."""
+
+    args: Sequence[dict]
+    names: Sequence[str]
+    jac: Jacobians
+    atol: float
+    rtol: float
+    words: dict
+    where: str
+    float32: bool
+    out_names: Sequence[str] | None
+    zero_cause: str | None
+
+    @property
+    def diff_in(self) -> list[int]:
+        return diff_inputs(self.args)
+
+    @property
+    def sizes(self) -> dict[int, int]:
+        return {i: numel(self.args[i]["shape"]) for i in self.diff_in}
+
+    def _out(self, k: int) -> str:
+        return _out_label(k, len(self.jac.out_shapes), self.out_names)
+
+    def no_differentiable_output(self) -> Outcome:
+        """torch: with no differentiable output, the numerical gradient must be zero."""
+        for k, per_in in self.jac.numerical.items():
             for arg_i, rows in per_in.items():
-                for e, row in enumerate(rows):
+                for row in rows:
                     j = next((j for j, v in enumerate(row) if v != 0), None)
                     if j is not None:
-                        return Outcome(False, f"No output requires grad, yet {_out_label(k, n_out, out_names)} changes "
-                                              f"with {names[arg_i]} (at index {unravel(j, args[arg_i]['shape'])}): the "
+                        return Outcome(False, f"No output requires grad, yet {self._out(k)} changes with "
+                                              f"{self.names[arg_i]} (at index {unravel(j, self.args[arg_i]['shape'])}): the "
                                               "output is cut off from autograd.", "output_detached")
-        return Outcome(True, f"No output requires grad and none depends on the inputs{where}.")
-    rows = gc.get("rows") or []
-    for pos, k in enumerate(jac.diff_outputs):
-        if pos >= len(rows):
-            err = gc.get("error") or {"type": "Error", "message": f"{bw} was not computed", "where": "backward"}
-            return Outcome(False, f"{bw} raised {err['type']}{where}: {err['message']}",
-                           error_cause(err, "backward", len(jac.diff_outputs)), error=err)
-        first, second = rows[pos]
-        sizes = {i: numel(args[i]["shape"]) for i in diff_in}
-        for row in first + second:
+        return Outcome(True, f"No output requires grad and none depends on the inputs{self.where}.")
+
+    def sizes_wrong(self, rows: list) -> Outcome | None:
+        sizes, diff_in = self.sizes, self.diff_in
+        for row in rows:
             for g, i in zip(row, diff_in):
                 if g is not None and len(g) != sizes[i]:
-                    return Outcome(False, f"{bw}'s gradient for {names[i]} has {len(g)} elements; the input has {sizes[i]}.",
-                                   "wrong_shape")
-        # reentrancy: the same grad_output twice must give the same gradient (torch's nondet_tol is 0)
+                    return Outcome(False, f"{self.words['backward']}'s gradient for {self.names[i]} has {len(g)} elements; "
+                                          f"the input has {sizes[i]}.", "wrong_shape")
+        return None
+
+    def not_reentrant(self, first: list, second: list) -> Outcome | None:
+        """The same grad_output twice must give the same gradient (torch's nondet_tol is 0)."""
+        sizes, diff_in = self.sizes, self.diff_in
         for row1, row2 in zip(first, second):
             for g1, g2, i in zip(row1, row2, diff_in):
                 a1, a2 = _grad_or_zeros(g1, sizes[i]), _grad_or_zeros(g2, sizes[i])
                 if any(abs(x - y) > 0 for x, y in zip(a1, a2)):
-                    return Outcome(False, f"{bw} is not reentrant: called twice with the same grad_output it returned "
-                                          f"different gradients for {names[i]}{where}.", "not_reentrant")
+                    return Outcome(False, f"{self.words['backward']} is not reentrant: called twice with the same "
+                                          f"grad_output it returned different gradients for {self.names[i]}{self.where}.",
+                                   "not_reentrant")
+        return None
+
+    def mismatch(self, k: int, first: list) -> Outcome | None:
+        """The first element of output k's block where backward and finite differences disagree."""
+        sizes, diff_in, jac = self.sizes, self.diff_in, self.jac
         for i in diff_in:
+            col = diff_in.index(i)
+            n = jac.numerical[k][i]
             for e, row in enumerate(first):
-                a = _grad_or_zeros(row[diff_in.index(i)], sizes[i])
-                n = jac.numerical[k][i]
+                a = _grad_or_zeros(row[col], sizes[i])
                 col_n = [n[e][j] for j in range(sizes[i])]
-                if allclose(a, col_n, atol, rtol):
-                    continue
-                # torch reports the whole Jacobian; the learner gets its worst element, and a cause
-                # named from the whole Jacobian of this input
-                col = diff_in.index(i)
-                rows_i = [_grad_or_zeros(r[col], sizes[i]) for r in first]
-                num_rows = [[n[ee][jj] for jj in range(sizes[i])] for ee in range(len(n))]
-                j = worst(a, col_n, atol, rtol)
-                if zero_cause is not None and not any(x for r in rows_i for x in r):
-                    cause, info = zero_cause, {}
-                elif len(rows_i) > 1 and all(r == rows_i[0] for r in rows_i) and any(rows_i[0]) \
-                        and any(r != num_rows[0] for r in num_rows):
-                    cause, info = "forgot_grad_output", {}  # the same answer whichever output element is asked about
-                else:
-                    cause, info = detect_cause([x for r in rows_i for x in r], [x for r in num_rows for x in r],
-                                               None, True, atol, rtol, float32)
-                diag = Diagnostic(check, names[i], unravel(j, args[i]["shape"]), a[j], col_n[j],
-                                  args[i]["values"][j], f"basis vector e{unravel(e, jac.out_shapes[k])}", atol, rtol,
-                                  cause, output=k, extra=info)
-                out = _out_label(k, n_out, out_names)
-                return Outcome(False, f"{words['mismatch']}{where}: d {out}{list(unravel(e, jac.out_shapes[k]))} / d {names[i]}"
-                                      f"{diag.index} is {fmt(a[j])} by {bw} and {fmt(col_n[j])} by {fd}.",
-                               cause, (diag,))
-    failed = _zero_and_undefined(gc, args, names, len(jac.diff_outputs), where, words)
-    if failed is not None:
-        return failed
-    n_cols = sum(numel(args[i]["shape"]) for i in diff_in)
-    n_rows = sum(numel(jac.out_shapes[k]) for k in jac.diff_outputs)
-    return Outcome(True, f"{check} passed{where}: the {n_rows}x{n_cols} Jacobian of {words['function']} matches {fd} "
-                         f"(atol {atol:g}, rtol {rtol:g}), {bw} is reentrant and handles zero and undefined grad_outputs.")
+                if not allclose(a, col_n, self.atol, self.rtol):
+                    return self._explain(k, i, e, a, col_n, first)
+        return None
+
+    def _explain(self, k: int, i: int, e: int, a: list[float], col_n: list[float], first: list) -> Outcome:
+        """torch reports the whole Jacobian; the learner gets its worst element, and a cause named
+        from the whole Jacobian of this input."""
+        sizes, jac, words = self.sizes, self.jac, self.words
+        col = self.diff_in.index(i)
+        n = jac.numerical[k][i]
+        rows_i = [_grad_or_zeros(r[col], sizes[i]) for r in first]
+        num_rows = [[n[ee][jj] for jj in range(sizes[i])] for ee in range(len(n))]
+        j = worst(a, col_n, self.atol, self.rtol)
+        if self.zero_cause is not None and not any(x for r in rows_i for x in r):
+            cause, info = self.zero_cause, {}
+        elif len(rows_i) > 1 and all(r == rows_i[0] for r in rows_i) and any(rows_i[0]) \
+                and any(r != num_rows[0] for r in num_rows):
+            cause, info = "forgot_grad_output", {}  # the same answer whichever output element is asked about
+        else:
+            cause, info = detect_cause([x for r in rows_i for x in r], [x for r in num_rows for x in r],
+                                       None, True, self.atol, self.rtol, self.float32)
+        diag = Diagnostic(words["check"], self.names[i], unravel(j, self.args[i]["shape"]), a[j], col_n[j],
+                          self.args[i]["values"][j], f"basis vector e{unravel(e, jac.out_shapes[k])}", self.atol, self.rtol,
+                          cause, output=k, extra=info)
+        return Outcome(False, f"{words['mismatch']}{self.where}: d {self._out(k)}{list(unravel(e, jac.out_shapes[k]))} / "
+                              f"d {self.names[i]}{diag.index} is {fmt(a[j])} by {words['backward']} and {fmt(col_n[j])} "
+                              f"by {words['fd']}.", cause, (diag,))
 
 
 # --------------------------------------------------------------------------- random projections
