@@ -5,10 +5,8 @@ viewport, text and code containing HTML shown as text, the draft across reloads,
 sources and its renewal, and no serious accessibility violation (axe-core, from the npm registry
 as frontend/package-lock.json pins it, injected from a local file).
 
-The page acts with a learner token, as an LMS launch or a frontend hands it over. Until the
-server accepts learner tokens on POST /api/v1/runs (issue 16, the backend's part), `runs_bridge`
-sends the page's run requests on with the test client's key, outside the page: the page itself
-never holds a key.
+The page acts with a learner token, as an LMS launch or a frontend hands it over, and never
+with a key.
 """
 
 from __future__ import annotations
@@ -84,33 +82,6 @@ def launch_route(live_server, token_for):
             "role": LEARNER, "api": f"{live_server.url}/api/v1"})
 
     live_server.app.add_url_rule("/test-launch/<slug>", "test_launch", view)
-
-
-@pytest.fixture(scope="module")
-def runs_take_learner_tokens(live_server, token_for) -> bool:
-    response = live_server.api().post("/api/v1/runs", json={"code": "print(1)", "wait": 0},
-                                      headers=bearer(token_for("probe", CODE)))
-    return response.status_code != 403
-
-
-@pytest.fixture
-def runs_bridge(page, live_server, runs_take_learner_tokens):
-    """Sends the page's /api/v1/runs requests on with the client's key while the server refuses
-    learner tokens there (the page's own request, token and all, is what it would send)."""
-    seen: list[dict] = []
-    if runs_take_learner_tokens:
-        return seen
-    key = live_server.keys["lms-one"]
-
-    def handle(route):
-        request = route.request
-        seen.append({"url": request.url, "authorization": request.headers.get("authorization"),
-                     "body": request.post_data})
-        headers = {**request.headers, "authorization": f"Bearer {key}"}
-        route.fulfill(response=route.fetch(headers=headers))
-
-    page.route(re.compile(r".*/api/v1/runs(/.*)?(\?.*)?$"), handle)
-    return seen
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +213,7 @@ def test_learn_hints_are_revealed_one_at_a_time(page):
 
 # --- code ---------------------------------------------------------------------------------------
 
-def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, live_worker, runs_bridge):
+def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, live_worker):
     open_exercise(page, CODE, token_for("cody", CODE))
     expect(page.get_by_role("textbox", name="Code")).to_be_visible()
     assert "class SquareFn" in editor_text(page) and "..." in editor_text(page)  # the starter code
@@ -274,8 +245,6 @@ def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, l
     expect(page.locator(".grade").first).to_contain_text("Explanation")
     expect(page.locator("ul.attempts > li")).to_have_count(2)
     shot(page, "learn-code-submit-right")
-    if runs_bridge:  # the page sent its learner token (the bridge swapped it for the key)
-        assert all(r["authorization"].startswith("Bearer ey") for r in runs_bridge)
 
 
 def test_learn_restore_an_earlier_attempt(page, token_for, live_worker, live_server):
@@ -332,7 +301,7 @@ def tab_to(page, predicate, limit: int = 40) -> None:
     raise AssertionError(f"never reached the element; last focus {focused(page)}")
 
 
-def test_learn_keyboard_only(page, token_for, live_worker, runs_bridge):
+def test_learn_keyboard_only(page, token_for, live_worker):
     open_exercise(page, SINGLE, token_for("kim", SINGLE))
     page.keyboard.press("Tab")
     expect(page.get_by_role("link", name="Skip to the content")).to_be_focused()
@@ -363,7 +332,7 @@ def test_learn_keyboard_only(page, token_for, live_worker, runs_bridge):
     shot(page, "learn-keyboard")
 
 
-def test_learn_on_a_phone(page, token_for, live_worker, runs_bridge):
+def test_learn_on_a_phone(page, token_for, live_worker):
     page.set_viewport_size({"width": 375, "height": 740})
     open_exercise(page, CODE, token_for("pia", CODE))
     replace_code(page, WRONG)
@@ -400,8 +369,7 @@ def hostile_exercise(live_server, tmp_path_factory) -> str:
     return "html-as-text"
 
 
-def test_learn_html_in_exercise_text_and_learner_code_is_shown_as_text(page, token_for, hostile_exercise, live_worker,
-                                                                       runs_bridge):
+def test_learn_html_in_exercise_text_and_learner_code_is_shown_as_text(page, token_for, hostile_exercise, live_worker):
     open_exercise(page, hostile_exercise, token_for("hal", hostile_exercise))
     expect(page.get_by_role("heading", level=1)).to_have_text("Title " + HOSTILE)
     prompt = page.locator(".prompt")
@@ -538,7 +506,7 @@ def test_learn_session_ended_keeps_the_draft(page, token_for):
 
 # --- the lesson, the 404 page, accessibility ---------------------------------------------------
 
-def test_learn_lesson_page_runs_its_examples_and_lists_exercises_by_concept(page, token_for, live_worker, runs_bridge):
+def test_learn_lesson_page_runs_its_examples_and_lists_exercises_by_concept(page, token_for, live_worker):
     page.goto("/learn#token=" + token_for("lena", CODE))
     page.wait_for_selector("#lesson .concept")
     concepts = page.locator("section.concept > h2").all_text_contents()
@@ -580,7 +548,7 @@ def test_learn_unknown_exercise_is_a_404_page(page):
     shot(page, "learn-not-found")
 
 
-def test_learn_pages_have_no_serious_accessibility_violation(page, token_for, axe_source, live_worker, runs_bridge):
+def test_learn_pages_have_no_serious_accessibility_violation(page, token_for, axe_source, live_worker):
     checked = {}
     open_exercise(page, CODE, token_for("alex", CODE))
     replace_code(page, WRONG)

@@ -6,7 +6,6 @@ import { markdownBlock, markdownInline } from "./markdown.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
 import { renderCodeGrade, renderQuizGrade, renderRun } from "./results.js";
 import { debounce, errorText, loadDraft, runCode, saveDraft, showSession } from "./common.js";
-import { ApiError } from "./api.js";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -17,26 +16,6 @@ function newKey() {
 function section(title, ...children) {
   const id = uid("section");
   return h("section", { "aria-labelledby": id, class: "panel" }, h("h2", { id }, title), ...children);
-}
-
-// "Run" before the server knows runs of an exercise: the exercise's entry point, and inputs built
-// from its public view where every input's spec is there (tensors are given by shape and dtype).
-function publicRunInputs(code) {
-  if (!code || !code.entry_point || !code.inputs || !code.inputs.length) return null;
-  const inputs = [];
-  for (const input of code.inputs) {
-    if (input.type === "tensor" && input.shape && input.shape.length) {
-      inputs.push({ type: "tensor", name: input.name, shape: input.shape, dtype: input.dtype,
-        requires_grad: input.requires_grad });
-    } else if (input.type === "none") inputs.push({ type: "none", name: input.name });
-    else return null; // a number's value is not public: the server must supply it
-  }
-  return inputs;
-}
-
-function unknownExerciseField(error) {
-  return error instanceof ApiError && error.status === 422 &&
-    (error.problem.errors || []).some((e) => e.field === "json.exercise");
 }
 
 export function initExercise({ api, session }) {
@@ -134,22 +113,10 @@ export function initExercise({ api, session }) {
       clear(runBox);
       status.textContent = "Running your code…";
       const code = getCode(editor);
-      let note = null;
       try {
-        let run;
-        try {
-          run = await runCode(api, { code, exercise: slug });
-        } catch (error) {
-          if (!unknownExerciseField(error)) throw error;
-          // This server does not run exercises by name yet.
-          const inputs = publicRunInputs(detail.code);
-          if (inputs) run = await runCode(api, { code, entry_point: detail.code.entry_point, inputs });
-          else {
-            note = "This server cannot yet call the exercise's Function with its sample inputs, so your code ran on its own: you see what it prints, not forward values, gradients or the numerical check. Submit grades it in full.";
-            run = await runCode(api, { code });
-          }
-        }
-        runBox.append(renderRun(run, { note }));
+        // The server calls the exercise's entry point on its sample inputs (never its hidden ones).
+        const run = await runCode(api, { code, exercise: slug });
+        runBox.append(renderRun(run));
         const r = run.result || {};
         status.textContent = run.status !== "finished" ? `The run is ${run.status}.`
           : r.error ? "Run finished: your code raised an exception."

@@ -84,11 +84,10 @@ function causeList(items) {
 }
 
 // POST /api/v1/runs' result.
-export function renderRun(run, { note } = {}) {
+export function renderRun(run) {
   const r = run.result || {};
   const box = h("div", { class: "run-result" });
   box.append(h("h3", {}, "Run result"));
-  if (note) box.append(h("p", { class: "notice" }, note));
   if (run.status === "error") {
     box.append(h("p", { class: "bad" }, "The sandbox failed to run the code (not your code's fault): try again."));
     return box;
