@@ -34,8 +34,9 @@ import math
 import operator
 import random
 import struct
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from .spec import LIKELY_CAUSES, numel
 
@@ -76,15 +77,15 @@ class Diagnostic:
     index: list[int]
     analytical: float
     expected: float
-    input_value: float
+    input_value: float | None
     grad_output: str
     atol: float
     rtol: float
     likely_cause: str
     output: int | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self, *, case: str | None = None, expected_key: str = "numerical") -> dict:
+    def to_json(self, *, case: str | None = None, expected_key: str = "numerical") -> dict[str, Any]:
         d: dict[str, Any] = {"check": self.check}
         if case is not None:
             d["case"] = case
@@ -105,7 +106,7 @@ class Outcome:
     likely_cause: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     #: the child's exception, when the check failed because code raised
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
 PASSED = Outcome(True, "")
@@ -154,24 +155,24 @@ def fmt(x: Any) -> str:
     return f"{x:.6g}" if isinstance(x, float) else str(x)
 
 
-def fsum(values) -> float:
+def fsum(values: Iterable[float]) -> float:
     """math.fsum, or NaN/inf where fsum refuses (inf - inf, overflow): a learner's numbers may be anything."""
-    values = list(values)
+    numbers = list(values)
     try:
-        return math.fsum(values)
+        return math.fsum(numbers)
     except (ValueError, OverflowError):
-        return sum(values)
+        return float(sum(numbers))
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:
     try:
         return math.fsum(map(operator.mul, a, b))
     except (ValueError, OverflowError):
-        return sum(map(operator.mul, a, b))
+        return float(sum(map(operator.mul, a, b)))
 
 
-def detect_cause(a: list, r: list, r_ones: list | None, v_is_ones: bool, atol: float, rtol: float,
-                 float32: bool) -> tuple[str, dict]:
+def detect_cause(a: list[Any], r: list[Any], r_ones: list[Any] | None, v_is_ones: bool, atol: float, rtol: float,
+                 float32: bool) -> tuple[str, dict[str, Any]]:
     """Name what is likely wrong when analytical `a` differs from expected `r`."""
     if not all(math.isfinite(x) for x in a):
         return "wrong_value", {"nan": True}
@@ -189,7 +190,7 @@ def detect_cause(a: list, r: list, r_ones: list | None, v_is_ones: bool, atol: f
     return "wrong_value", {}
 
 
-def error_cause(err: dict, where: str, n_outputs: int) -> str:
+def error_cause(err: dict[str, Any], where: str, n_outputs: int) -> str:
     """The likely cause of an exception raised by forward or backward."""
     msg = err.get("message", "")
     if "incorrect number of gradients" in msg:
@@ -205,17 +206,17 @@ def error_cause(err: dict, where: str, n_outputs: int) -> str:
     return "forward_error" if where == "forward" else "backward_error"
 
 
-def diff_inputs(args: Sequence[dict]) -> list[int]:
+def diff_inputs(args: Sequence[dict[str, Any]]) -> list[int]:
     """Positions of the arguments that are tensors requiring grad."""
     return [i for i, a in enumerate(args) if a["t"] == "tensor" and a.get("rg")]
 
 
-def all_points(args: Sequence[dict]) -> list[list[int]]:
+def all_points(args: Sequence[dict[str, Any]]) -> list[list[int]]:
     """Every element of every input that requires grad, in torch's order (the full Jacobian)."""
     return [[i, j] for i in diff_inputs(args) for j in range(numel(args[i]["shape"]))]
 
 
-def plan_points(plan: dict, args: Sequence[dict]) -> list[list[int]] | None:
+def plan_points(plan: dict[str, Any], args: Sequence[dict[str, Any]]) -> list[list[int]] | None:
     """The finite-difference points of a Jacobian plan: a list, or "all" (every element of every
     input that requires grad: the judge did not know every input's size when it planned), or None
     (no full Jacobian planned)."""
@@ -223,7 +224,7 @@ def plan_points(plan: dict, args: Sequence[dict]) -> list[list[int]] | None:
     return all_points(args) if points == "all" else points
 
 
-def jacobian_mode(plan: dict, args: Sequence[dict], out_shapes: Sequence[Sequence[int]]) -> str:
+def jacobian_mode(plan: dict[str, Any], args: Sequence[dict[str, Any]], out_shapes: Sequence[Sequence[int]]) -> str:
     """How a Jacobian plan is carried out once forward's outputs are known: "full" (every element,
     as torch.autograd.gradcheck), "projections" (random directions: the Jacobian is too large to
     send), or "too_large" (not even projections fit a result frame). The child applies the same
@@ -283,7 +284,7 @@ GRADGRADCHECK_WORDS = {"check": "gradgradcheck", "mismatch": "Double-backward mi
                        "backward": "double backward", "fd": "finite differences of backward"}
 
 
-def numerical_jacobian(args: Sequence[dict], gc: dict, plan: dict) -> Jacobians:
+def numerical_jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any], plan: dict[str, Any]) -> Jacobians:
     """Central differences (x + eps) - (x - eps) over 2 eps, as torch computes them, from the rows of
     forward values the child reported at the plan's points. Raises ValueError on ragged rows."""
     eps = plan["eps"]
@@ -314,11 +315,11 @@ def numerical_jacobian(args: Sequence[dict], gc: dict, plan: dict) -> Jacobians:
     return Jacobians(num, [list(s) for s in shapes], diff_out)
 
 
-def _grad_or_zeros(g: list | None, n: int) -> list[float]:
+def _grad_or_zeros(g: list[Any] | None, n: int) -> list[float]:
     return g if g is not None else [0.0] * n
 
 
-def grads_by_input(args: Sequence[dict], grads: Sequence[list | None]) -> dict[int, list[float]]:
+def grads_by_input(args: Sequence[dict[str, Any]], grads: Sequence[list[Any] | None]) -> dict[int, list[float]]:
     """A backward's gradients by the position of their input (an undefined one as zeros)."""
     return {i: _grad_or_zeros(g, numel(args[i]["shape"])) for g, i in zip(grads, diff_inputs(args))}
 
@@ -329,7 +330,7 @@ def _out_label(k: int, n_out: int, out_names: Sequence[str] | None) -> str:
     return f"output {k}" if n_out > 1 else "output"
 
 
-def _numerical_stage_error(gc: dict, words: dict, where: str) -> Outcome | None:
+def _numerical_stage_error(gc: dict[str, Any], words: dict[str, Any], where: str) -> Outcome | None:
     if not gc["ok"] and gc["stage"] in ("forward", "numerical"):
         err = gc["error"]
         return Outcome(False, f"{words['function']} raised {err['type']} while {words['check']} ran it{where}: "
@@ -337,8 +338,8 @@ def _numerical_stage_error(gc: dict, words: dict, where: str) -> Outcome | None:
     return None
 
 
-def _zero_and_undefined(gc: dict, args: Sequence[dict], names: Sequence[str], n_diff_out: int, where: str,
-                        words: dict) -> Outcome | None:
+def _zero_and_undefined(gc: dict[str, Any], args: Sequence[dict[str, Any]], names: Sequence[str], n_diff_out: int, where: str,
+                        words: dict[str, Any]) -> Outcome | None:
     """torch's last two steps: backward for zero grad_outputs gives zero; backward accepts undefined
     (None) grad_outputs, all at once and one output at a time, and gives zero or None."""
     diff_in = diff_inputs(args)
@@ -370,8 +371,8 @@ def _zero_and_undefined(gc: dict, args: Sequence[dict], names: Sequence[str], n_
     return None
 
 
-def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[str], *, label: str = "",
-             float32: bool = False, words: dict = GRADCHECK_WORDS, out_names: Sequence[str] | None = None,
+def jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "",
+             float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, out_names: Sequence[str] | None = None,
              zero_cause: str | None = None) -> Outcome:
     """torch.autograd.gradcheck's verdict (fast_mode off), from the child's numbers for `plan`.
     `zero_cause`: the cause to name when backward's block of the Jacobian is zero and finite
@@ -417,12 +418,12 @@ def jacobian(args: Sequence[dict], gc: dict | None, plan: dict, names: Sequence[
 class _JacobianRows:
     """jacobian's comparisons of backward's rows (one per basis grad_output) with finite differences."""
 
-    args: Sequence[dict]
+    args: Sequence[dict[str, Any]]
     names: Sequence[str]
     jac: Jacobians
     atol: float
     rtol: float
-    words: dict
+    words: dict[str, Any]
     where: str
     float32: bool
     out_names: Sequence[str] | None
@@ -451,7 +452,7 @@ class _JacobianRows:
                                               "output is cut off from autograd.", "output_detached")
         return Outcome(True, f"No output requires grad and none depends on the inputs{self.where}.")
 
-    def sizes_wrong(self, rows: list) -> Outcome | None:
+    def sizes_wrong(self, rows: list[Any]) -> Outcome | None:
         sizes, diff_in = self.sizes, self.diff_in
         for row in rows:
             for g, i in zip(row, diff_in):
@@ -460,7 +461,7 @@ class _JacobianRows:
                                           f"the input has {sizes[i]}.", "wrong_shape")
         return None
 
-    def not_reentrant(self, first: list, second: list) -> Outcome | None:
+    def not_reentrant(self, first: list[Any], second: list[Any]) -> Outcome | None:
         """The same grad_output twice must give the same gradient (torch's nondet_tol is 0)."""
         sizes, diff_in = self.sizes, self.diff_in
         for row1, row2 in zip(first, second):
@@ -472,7 +473,7 @@ class _JacobianRows:
                                    "not_reentrant")
         return None
 
-    def mismatch(self, k: int, first: list) -> Outcome | None:
+    def mismatch(self, k: int, first: list[Any]) -> Outcome | None:
         """The first element of output k's block where backward and finite differences disagree."""
         sizes, diff_in, jac = self.sizes, self.diff_in, self.jac
         for i in diff_in:
@@ -485,7 +486,7 @@ class _JacobianRows:
                     return self._explain(k, i, e, a, col_n, first)
         return None
 
-    def _explain(self, k: int, i: int, e: int, a: list[float], col_n: list[float], first: list) -> Outcome:
+    def _explain(self, k: int, i: int, e: int, a: list[float], col_n: list[float], first: list[Any]) -> Outcome:
         """torch reports the whole Jacobian; the learner gets its worst element, and a cause named
         from the whole Jacobian of this input."""
         sizes, jac, words = self.sizes, self.jac, self.words
@@ -495,7 +496,7 @@ class _JacobianRows:
         num_rows = [[n[ee][jj] for jj in range(sizes[i])] for ee in range(len(n))]
         j = worst(a, col_n, self.atol, self.rtol)
         if self.zero_cause is not None and not any(x for r in rows_i for x in r):
-            cause, info = self.zero_cause, {}
+            cause, info = self.zero_cause, dict[str, Any]()
         elif len(rows_i) > 1 and all(r == rows_i[0] for r in rows_i) and any(rows_i[0]) \
                 and any(r != num_rows[0] for r in num_rows):
             cause, info = "forgot_grad_output", {}  # the same answer whichever output element is asked about
@@ -527,7 +528,7 @@ class Projections:
     n_out: int
 
 
-def projection_numbers(args: Sequence[dict], rep: dict, plan: dict) -> Projections:
+def projection_numbers(args: Sequence[dict[str, Any]], rep: dict[str, Any], plan: dict[str, Any]) -> Projections:
     """The judge's side of a projection report. Raises ValueError on rows of the wrong shape."""
     proj = plan["projections"]
     k, eps = proj["k"], plan["eps"]
@@ -549,7 +550,7 @@ def _norm(v: Sequence[float]) -> float:
     return math.sqrt(dot(v, v))
 
 
-def _flat_grads(grads: Sequence[list | None], args: Sequence[dict]) -> list[float]:
+def _flat_grads(grads: Sequence[list[Any] | None], args: Sequence[dict[str, Any]]) -> list[float]:
     return [x for g, i in zip(grads, diff_inputs(args)) for x in _grad_or_zeros(g, numel(args[i]["shape"]))]
 
 
@@ -561,7 +562,7 @@ def projection_tolerance(atol: float, rtol: float, u: Sequence[float], d: Sequen
     return (atol * _norm(u) * math.sqrt(n_out) + rtol * _norm(d)) * v_scale
 
 
-def _pair_failures(pr: Projections, grads: Sequence[list[float]], vs: Sequence[list[float]], scales: Sequence[float],
+def _pair_failures(pr: Projections, grads: Sequence[Sequence[float]], vs: Sequence[Sequence[float]], scales: Sequence[float],
                    atol: float, rtol: float) -> list[tuple[float, int, int, float, float, float]]:
     """(excess, q, k, analytical, numerical, tolerance) for every pair (grad_output q, direction k)
     outside tolerance: analytical (v_q^T J) . u_k against numerical v_q . d_k. NaN is never close."""
@@ -579,8 +580,8 @@ def _pair_failures(pr: Projections, grads: Sequence[list[float]], vs: Sequence[l
     return bad
 
 
-def _projection_cause(pr: Projections, grads: Sequence[list[float]], vs: Sequence[list[float]], scales: Sequence[float],
-                      atol: float, rtol: float, float32: bool, skip_ones: Sequence[int] = ()) -> tuple[str, dict]:
+def _projection_cause(pr: Projections, grads: Sequence[Sequence[float]], vs: Sequence[Sequence[float]], scales: Sequence[float],
+                      atol: float, rtol: float, float32: bool, skip_ones: Sequence[int] = ()) -> tuple[str, dict[str, Any]]:
     """detect_cause over every pair of a projection check (not only the failing ones: a factor is
     seen in all of them), each pair with its own tolerance."""
     pairs = [(q, k) for k in range(len(pr.us)) for q in range(len(grads))]
@@ -589,12 +590,14 @@ def _projection_cause(pr: Projections, grads: Sequence[list[float]], vs: Sequenc
     tol = [projection_tolerance(atol, rtol, pr.us[k], pr.d[k], scales[q], pr.n_out) for q, k in pairs]
     ones = [fsum(pr.d[k]) for _, k in pairs]  # (1^T J)·u_k: what a backward that ignores grad_output gives
 
-    def near(xs: Sequence[float], ys: Sequence[float], keep=lambda p: True) -> bool:
+    def near(xs: Sequence[float], ys: Sequence[float], keep: Callable[[int], bool] = lambda p: True) -> bool:
         return all(abs(x - y) <= t for p, (x, y, t) in enumerate(zip(xs, ys, tol)) if keep(p))
 
     if not all(math.isfinite(x) for x in a):
         return "wrong_value", {"nan": True}
-    random_pairs = lambda p: pairs[p][0] not in skip_ones  # noqa: E731
+    def random_pairs(p: int) -> bool:
+        return pairs[p][0] not in skip_ones
+
     if any(random_pairs(p) for p in range(len(pairs))) and near(a, ones, random_pairs) and not near(n, ones, random_pairs):
         return "forgot_grad_output", {}
     if near(a, [-x for x in n]):
@@ -607,8 +610,8 @@ def _projection_cause(pr: Projections, grads: Sequence[list[float]], vs: Sequenc
     return ("float32_imprecise" if float32 else "wrong_value"), {}
 
 
-def projections(args: Sequence[dict], rep: dict | None, plan: dict, names: Sequence[str], *, label: str = "",
-                float32: bool = False, words: dict = GRADCHECK_WORDS, check: str = "jacobian_projections") -> Outcome:
+def projections(args: Sequence[dict[str, Any]], rep: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "",
+                float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, check: str = "jacobian_projections") -> Outcome:
     """The Jacobian check by random projections, from a report the child made for `plan` (mode
     "projections"): for k directions u and k grad_outputs v drawn from the plan's seed by the judge,
     every pair's v·d_k against (v^T J)·u_k, then reentrancy, zero and undefined grad_outputs."""
@@ -654,13 +657,13 @@ def projections(args: Sequence[dict], rep: dict | None, plan: dict, names: Seque
     bad = _pair_failures(pr, flat, pr.vs, [1.0] * k, atol, rtol)
     if bad:
         diag_first = sorted(bad, key=lambda b: (b[1] != b[2], -b[0]))  # an independent pair first, the worst
-        _, q, kk, a, n, tol = diag_first[0]
+        _, q, kk, analytical, numerical, tol = diag_first[0]
         cause, info = _projection_cause(pr, flat, pr.vs, [1.0] * k, atol, rtol, float32)
         who = ", ".join(names[i] for i in diff_in)
-        diag = Diagnostic(check, who, [], a, n, None, f"random grad_output v{q + 1}", atol, rtol, cause,
+        diag = Diagnostic(check, who, [], analytical, numerical, None, f"random grad_output v{q + 1}", atol, rtol, cause,
                           extra={"direction": f"random u{kk + 1}", "tolerance": tol, **info})
         return Outcome(False, f"{words['mismatch']}{where} along random directions: for input direction u{kk + 1} and "
-                              f"grad_output v{q + 1}, v^T J u is {fmt(a)} by {bw} ((v^T J)·u) and {fmt(n)} by {fd} "
+                              f"grad_output v{q + 1}, v^T J u is {fmt(analytical)} by {bw} ((v^T J)·u) and {fmt(numerical)} by {fd} "
                               f"along u (tolerance {fmt(tol)}); {len(bad)} of {k * k} pairs disagree.", cause, (diag,))
     failed = _zero_and_undefined(rep, args, names, len(rep["out_shapes"]), where, words)
     if failed is not None:
@@ -671,7 +674,7 @@ def projections(args: Sequence[dict], rep: dict | None, plan: dict, names: Seque
                          f"{bw} is reentrant and handles zero and undefined grad_outputs.")
 
 
-def projected_vjps(args: Sequence[dict], rep: dict, plan: dict, vsets: Sequence, vjps: Sequence[dict],
+def projected_vjps(args: Sequence[dict[str, Any]], rep: dict[str, Any], plan: dict[str, Any], vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
                    names: Sequence[str], *, float32: bool = False) -> Outcome:
     """backward's gradients for the grad_output of ones and the random ones (the gradients a run
     shows), each against finite differences along every random direction of the projection check."""
@@ -709,7 +712,7 @@ def projected_vjps(args: Sequence[dict], rep: dict, plan: dict, vsets: Sequence,
 # --------------------------------------------------------------------------- double backward
 
 
-def _double_backward_cause(err: dict) -> str:
+def _double_backward_cause(err: dict[str, Any]) -> str:
     msg = err.get("message", "")
     if "once_differentiable" in msg or "differentiate twice" in msg or "does not require grad" in msg:
         return "backward_not_differentiable"
@@ -723,7 +726,7 @@ def seeded_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
     return [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(n)] for n in sizes]
 
 
-def same_grad_output(item: dict, planned: Sequence[float]) -> bool:
+def same_grad_output(item: dict[str, Any], planned: Sequence[float]) -> bool:
     """Whether the child's reported grad_output holds the judge's values, as its dtype stores them."""
     values = item["values"]
     if len(values) != len(planned):
@@ -736,22 +739,23 @@ def same_grad_output(item: dict, planned: Sequence[float]) -> bool:
 
 
 def _to_float32(x: float) -> float:
-    return struct.unpack("f", struct.pack("f", x))[0]
+    rounded: float = struct.unpack("f", struct.pack("f", x))[0]
+    return rounded
 
 
-def gradgrad_args(args: Sequence[dict], gg: dict) -> list[dict]:
+def gradgrad_args(args: Sequence[dict[str, Any]], gg: dict[str, Any]) -> list[dict[str, Any]]:
     """The arguments of torch.autograd.gradgradcheck's function: the inputs, then one grad_output per
     differentiable output (the values the child reported using), each requiring grad."""
     return list(args) + [{"t": "tensor", "dtype": v["dtype"], "shape": list(v["shape"]), "values": v["values"], "rg": True}
                          for v in gg["v"]]
 
 
-def gradgrad_names(names: Sequence[str], gg: dict) -> list[str]:
+def gradgrad_names(names: Sequence[str], gg: dict[str, Any]) -> list[str]:
     n = len(gg["v"])
     return list(names) + (["grad_output"] if n == 1 else [f"grad_output {k}" for k in range(n)])
 
 
-def gradgradcheck(args: Sequence[dict], gg: dict | None, plan: dict, names: Sequence[str], *, label: str = "") -> Outcome:
+def gradgradcheck(args: Sequence[dict[str, Any]], gg: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "") -> Outcome:
     """torch.autograd.gradgradcheck's verdict (fast_mode off) from the child's numbers: gradcheck of
     the function (inputs, grad_outputs) -> backward's gradients (torch's new_func), by ``jacobian``
     (or ``projections`` for a large one), with the causes a double backward has."""
@@ -804,11 +808,11 @@ def gradgradcheck(args: Sequence[dict], gg: dict | None, plan: dict, names: Sequ
             g is None or not any(g) for grads in numbers.get("grads") or [] for g in grads[:len(diff_in)]):
         cause = "backward_not_differentiable"  # double backward gives nothing for the inputs: backward's graph is cut
     diags = tuple(Diagnostic(d.check, d.input, d.index, d.analytical, d.expected, d.input_value, d.grad_output, d.atol,
-                             d.rtol, cause, d.output, d.extra) for d in out.diagnostics)
+                             d.rtol, cause or d.likely_cause, d.output, d.extra) for d in out.diagnostics)
     return Outcome(False, out.message, cause, diags, out.error)
 
 
-def double_backward_vjp(args: Sequence[dict], gg: dict, plan: dict, names: Sequence[str]) -> Outcome:
+def double_backward_vjp(args: Sequence[dict[str, Any]], gg: dict[str, Any], plan: dict[str, Any], names: Sequence[str]) -> Outcome:
     """Double backward for the judge's random grad_output w (over backward's gradients), made apart
     from the Jacobian's numbers: for a full Jacobian it must be the combination of the child's own
     double-backward rows (rows fabricated beside a backward that is not differentiable earn
@@ -850,7 +854,7 @@ def double_backward_vjp(args: Sequence[dict], gg: dict, plan: dict, names: Seque
     return Outcome(True, "")
 
 
-def double_backward_product(args: Sequence[dict], sub: dict, ref: dict, plan: dict, names: Sequence[str]) -> Outcome:
+def double_backward_product(args: Sequence[dict[str, Any]], sub: dict[str, Any], ref: dict[str, Any], plan: dict[str, Any], names: Sequence[str]) -> Outcome:
     """A grade's look at double backward beyond gradgradcheck (which checked it against the child's
     own numbers, double_backward_vjp): its product with the judge's secret w must match the
     reference's, computed in a trusted process."""
@@ -880,7 +884,7 @@ def _significant_bits(v: float) -> int:
     return m.bit_length() - ((m & -m).bit_length() - 1)
 
 
-def computes_in_float32(args: Sequence[dict], outputs: Sequence[dict]) -> bool:
+def computes_in_float32(args: Sequence[dict[str, Any]], outputs: Sequence[dict[str, Any]]) -> bool:
     """Evidence that float64 work went through float32: every float64 output value fits float32's
     24-bit mantissa, some needs more than 16 bits (so not just small integers or halves), and some
     float64 input value does not fit float32."""
@@ -891,7 +895,7 @@ def computes_in_float32(args: Sequence[dict], outputs: Sequence[dict]) -> bool:
             and all(b <= 24 for b in bits) and any(b > 16 for b in bits))
 
 
-def numerical_vjp(jac: Jacobians, args: Sequence[dict], vset: Sequence[Sequence[float]]) -> dict[int, list[float]]:
+def numerical_vjp(jac: Jacobians, args: Sequence[dict[str, Any]], vset: Sequence[Sequence[float]]) -> dict[int, list[float]]:
     """v^T J by finite differences, per input that requires grad."""
     out: dict[int, list[float]] = {}
     for i in diff_inputs(args):
@@ -906,7 +910,7 @@ def numerical_vjp(jac: Jacobians, args: Sequence[dict], vset: Sequence[Sequence[
     return out
 
 
-def random_vjps(args: Sequence[dict], jac: Jacobians | None, vsets: Sequence, vjps: Sequence[dict],
+def random_vjps(args: Sequence[dict[str, Any]], jac: Jacobians | None, vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
                 ones_index: int | None, names: Sequence[str], atol: float, rtol: float, *, float32: bool = False) -> Outcome:
     """Each backward for a random grad_output against v^T J by finite differences."""
     if jac is None:
@@ -945,16 +949,16 @@ def uses_needs_input_grad(source: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "needs_input_grad" for n in ast.walk(tree))
 
 
-def needs_input_grad(args: Sequence[dict], expected: dict[int, list[float]] | None, alone: Sequence[dict],
+def needs_input_grad(args: Sequence[dict[str, Any]], expected: dict[int, list[float]] | None, alone: Sequence[dict[str, Any]],
                      names: Sequence[str], atol: float, rtol: float, *, consulted: bool,
-                     returned: dict | None = None, source: str = "finite differences give") -> Outcome:
+                     returned: dict[str, Any] | None = None, source: str = "finite differences give") -> Outcome:
     """backward with each input alone requiring grad must give that input's gradient as `expected`
     has it (v^T J by finite differences; or, when the Jacobian is checked by projections, backward's
     own gradient with every input requiring grad, which those projections checked); and a backward
     that consults ctx.needs_input_grad must return None where it says False."""
     if expected is None:
         return Outcome(False, "Not checked: finite differences were not computed.", "forward_error")
-    configs: list[tuple[set[int], dict | None]] = [(set(diff_inputs(args)), returned)]
+    configs: list[tuple[set[int], dict[str, Any] | None]] = [(set(diff_inputs(args)), returned)]
     for rep in alone:
         i = rep["arg"]
         label = names[i]
@@ -982,7 +986,7 @@ def needs_input_grad(args: Sequence[dict], expected: dict[int, list[float]] | No
     return Outcome(True, f"backward gives each input's gradient when it alone requires grad ({len(alone)} input(s)).")
 
 
-def inputs_unchanged(args: Sequence[dict], inputs_after: Sequence, names: Sequence[str],
+def inputs_unchanged(args: Sequence[dict[str, Any]], inputs_after: Sequence[Any], names: Sequence[str],
                      returned_inputs: Sequence[int] = ()) -> Outcome:
     """forward must not change its inputs in place (an input it returns, marked dirty, may change)."""
     for i, (spec, after) in enumerate(zip(args, inputs_after)):
@@ -997,15 +1001,15 @@ def inputs_unchanged(args: Sequence[dict], inputs_after: Sequence, names: Sequen
     return Outcome(True, "forward leaves its inputs unchanged.")
 
 
-def grad_output_unchanged(vjps: Sequence[dict]) -> Outcome:
+def grad_output_unchanged(vjps: Sequence[dict[str, Any]]) -> Outcome:
     for vr in vjps:
         if vr.get("v_changed"):
             return Outcome(False, "backward changed grad_output in place: compute a new tensor instead.", "grad_output_modified")
     return Outcome(True, "backward leaves grad_output unchanged.")
 
 
-def backward_arity(args: Sequence[dict], returned: dict | None, names: Sequence[str], *,
-                   ref_items: Sequence[dict] = (), strict_none: bool = False) -> Outcome:
+def backward_arity(args: Sequence[dict[str, Any]], returned: dict[str, Any] | None, names: Sequence[str], *,
+                   ref_items: Sequence[dict[str, Any]] = (), strict_none: bool = False) -> Outcome:
     """What backward returned, before autograd checked and reduced it: one value per input, None for
     non-tensors, each gradient shaped like its input (autograd silently sums a broadcast gradient)."""
     if returned is None:

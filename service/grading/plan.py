@@ -22,7 +22,6 @@ from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
 from .spec import FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, flatten, numel
 
 
-
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
     msg = "\0".join(("gradquiz-v1", purpose, *parts)).encode("utf-8")
     digest = hmac.new(secret, msg, hashlib.sha256).digest()
@@ -34,7 +33,8 @@ def canonical(obj: Any) -> str:
 
 
 def to_float32(x: float) -> float:
-    return struct.unpack("f", struct.pack("f", x))[0]
+    rounded: float = struct.unpack("f", struct.pack("f", x))[0]
+    return rounded
 
 
 def _draw_float(rng: random.Random, inp: InputSpec) -> float:
@@ -48,7 +48,7 @@ def _draw_float(rng: random.Random, inp: InputSpec) -> float:
     raise ValueError("could not draw a value away from the avoided points")
 
 
-def make_arg(inp: InputSpec, rng: random.Random) -> dict:
+def make_arg(inp: InputSpec, rng: random.Random) -> dict[str, Any]:
     """One argument as the child builds it (the wire form: {"t": ..., ...})."""
     t = inp.type
     if t == "none":
@@ -83,10 +83,10 @@ def make_arg(inp: InputSpec, rng: random.Random) -> dict:
     return {"t": t, "v": rng.random() < 0.5}
 
 
-def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[dict]:
+def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[dict[str, Any]]:
     """The cases of a grade (inputs only): random, variants, boundary, float32."""
     rng = seeded(secret, "inputs", slug, canonical(code.as_dict()))
-    cases: list[dict] = []
+    cases: list[dict[str, Any]] = []
     for k in range(code.random_cases):
         cases.append({"id": f"random-{k + 1}", "kind": "random", "name": f"random inputs {k + 1}",
                       "args": [make_arg(inp, rng) for inp in code.inputs]})
@@ -94,7 +94,7 @@ def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[dict]:
         cases.append({"id": f"variant-{j + 1}", "kind": "variant", "name": var.name,
                       "args": [make_arg(inp, rng) for inp in var.inputs]})
     for j, bnd in enumerate(code.boundary):
-        case = {"id": f"boundary-{j + 1}", "kind": "boundary", "name": bnd.name,
+        case: dict[str, Any] = {"id": f"boundary-{j + 1}", "kind": "boundary", "name": bnd.name,
                 "args": [make_arg(inp, rng) for inp in bnd.inputs]}
         if bnd.expected_grad:
             case["expected_grad"] = {k: list(v) for k, v in bnd.expected_grad.items()}
@@ -111,7 +111,7 @@ def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[dict]:
     return cases
 
 
-def run_cases(inputs: list[InputSpec], source: str) -> list[dict]:
+def run_cases(inputs: list[InputSpec], source: str) -> list[dict[str, Any]]:
     """The single case of a "Try it yourself" run (repeatable: seeded with the source)."""
     rng = seeded(b"gradquiz-run", "inputs", hashlib.sha256(source.encode()).hexdigest(),
                  canonical([inp.as_dict() for inp in inputs]))
@@ -124,13 +124,13 @@ def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
     return [to_float32(v) for v in out] if dtype == "float32" else out
 
 
-def diff_arg_positions(case: dict) -> list[int]:
+def diff_arg_positions(case: dict[str, Any]) -> list[int]:
     return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
 
 
 def complete_cases(
-    code: CodeSpec, cases: list[dict], probe: dict, secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
-) -> list[dict]:
+    code: CodeSpec, cases: list[dict[str, Any]], probe: dict[str, Any], secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
+) -> list[dict[str, Any]]:
     """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
     rng = seeded(secret, "grad_outputs", slug, canonical(code.as_dict()))
     tol = code.tolerances
@@ -189,12 +189,12 @@ def complete_cases(
     return full
 
 
-def task_cases(cases: list[dict]) -> list[dict]:
+def task_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The part of each case the child needs (no names, no expected gradients)."""
     keep = ("id", "args", "diff_outputs", "vjps", "gradcheck", "needs_input_grad", "gradgrad", "torch_gradcheck",
             "torch_gradgradcheck", "vjp_seed", "random_vjps")
     return [{k: c[k] for k in keep if k in c} for c in cases]
 
 
-def flat_values(value: Any) -> list:
+def flat_values(value: Any) -> list[Any]:
     return flatten(value)

@@ -32,7 +32,7 @@ from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, 
 from .errors import BadOutput
 from .plan import run_cases
 from .reports import validate_report
-from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, load_run_inputs, numel
+from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs, numel
 
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
 #: beyond that, by random projections (the full numbers would not fit a result frame in time).
@@ -42,7 +42,7 @@ VALUES_SHOWN = 100
 
 @dataclass(frozen=True)
 class RunPlan:
-    cases: list[dict]
+    cases: list[dict[str, Any]]
     names: list[str]
     #: the case the checks are made on: the run case itself, or its float64 copy
     check_case_id: str
@@ -58,15 +58,15 @@ def _seed(source: str, purpose: str) -> int:
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 
-def _jacobian_plan(tol, *, points: bool, seed: int) -> dict:
-    plan = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "max_side": MAX_JACOBIAN_SIDE,
+def _jacobian_plan(tol: Tolerances, *, points: bool, seed: int) -> dict[str, Any]:
+    plan: dict[str, Any] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "max_side": MAX_JACOBIAN_SIDE,
             "projections": {"seed": seed, "k": PROJECTIONS, "max_elements": MAX_PROJECTED_ELEMENTS}}
     if points:
         plan["points"] = "all"
     return plan
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list | None, *, gradgradcheck: bool = False) -> RunPlan:
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
     """The cases of a run. Raises ValueError for an invalid input spec."""
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
@@ -106,17 +106,17 @@ def plan_run(source: str, entry_point: str | None, inputs: list | None, *, gradg
     return RunPlan(cases, names, check_case["id"])
 
 
-def exercise_run_inputs(code: CodeSpec) -> list[dict]:
+def exercise_run_inputs(code: CodeSpec) -> list[dict[str, Any]]:
     """The input specs a "Run" of an exercise uses: its [[code.inputs]] as written (ranges, not the
     judge's hidden draws; fixed values stay fixed)."""
     return [inp.as_table() for inp in code.inputs]
 
 
-def _shown(values: list | None) -> list | None:
+def _shown(values: list[Any] | None) -> list[Any] | None:
     return None if values is None else [jnum(x) for x in values[:VALUES_SHOWN]]
 
 
-def _public_inputs(case: dict, names: list[str]) -> list[dict]:
+def _public_inputs(case: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     """The values the run used (drawn from `range` where no value was given)."""
     out = []
     for name, a in zip(names, case["args"]):
@@ -132,7 +132,7 @@ def _public_inputs(case: dict, names: list[str]) -> list[dict]:
     return out
 
 
-def _check_json(name: str, outcome: Outcome) -> dict:
+def _check_json(name: str, outcome: Outcome) -> dict[str, Any]:
     item: dict[str, Any] = {"name": name, "passed": outcome.passed, "message": outcome.message,
                             "description": RUN_CHECKS[name]}
     if not outcome.passed and outcome.likely_cause:
@@ -142,7 +142,7 @@ def _check_json(name: str, outcome: Outcome) -> dict:
     return item
 
 
-def summarize_run(plan: RunPlan, report: dict, torch_frame: dict, entry_point: str | None, source: str) -> dict:
+def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, Any], entry_point: str | None, source: str) -> dict[str, Any]:
     """The public result of a run from the child's report. Raises BadOutput for a malformed report."""
     result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
     if not isinstance(report, dict) or report.get("type") != "main" or not isinstance(report.get("load"), dict):
@@ -205,7 +205,7 @@ def summarize_run(plan: RunPlan, report: dict, torch_frame: dict, entry_point: s
     return result
 
 
-def _summary(name: str, outcome: Outcome, torch_msg: dict | None) -> dict:
+def _summary(name: str, outcome: Outcome, torch_msg: dict[str, Any] | None) -> dict[str, Any]:
     """A Jacobian check at the top of a run's result: which check was made, its verdict, and torch's
     own message (informative only; given when the Jacobian is made in full)."""
     out = {"check": name, "passed": outcome.passed, "message": outcome.message,
@@ -216,13 +216,13 @@ def _summary(name: str, outcome: Outcome, torch_msg: dict | None) -> dict:
     return out
 
 
-def _run_checks(case: dict, rep: dict, run_case: dict, run_rep: dict, names: list[str], source: str) -> dict[str, Outcome]:
+def _run_checks(case: dict[str, Any], rep: dict[str, Any], run_case: dict[str, Any], run_rep: dict[str, Any], names: list[str], source: str) -> dict[str, Outcome]:
     """Every check of a run, on the check case (`rep`), from the one engine: the Jacobian in full
     (gradcheck) or by random projections (jacobian_projections), then the hygiene checks."""
     args = case["args"]
     out: dict[str, Outcome] = {}
     plan_gc = case["gradcheck"]
-    gc_rep = rep.get("gradcheck")
+    gc_rep: dict[str, Any] | None = rep.get("gradcheck")
     mode = gc_rep.get("mode", "full") if gc_rep else "full"
     float32 = rep["forward"]["ok"] and checks.computes_in_float32(args, rep["forward"]["outputs"])
     vjps = rep.get("vjps") or []
@@ -231,13 +231,13 @@ def _run_checks(case: dict, rep: dict, run_case: dict, run_rep: dict, names: lis
     alone = rep.get("needs_input_grad")
     returned = next((vr.get("returned") for vr in vjps if vr.get("returned") is not None), None)
     consulted = checks.uses_needs_input_grad(source)
-    if mode == "too_large":
+    if gc_rep is not None and mode == "too_large":
         n_in = sum(numel(args[i]["shape"]) for i in checks.diff_inputs(args))
         width = sum(numel(s) for s in gc_rep["out_shapes"])
         out["gradcheck"] = Outcome(False, f"Not checked: the Jacobian ({width} output elements by {n_in} input elements) "
                                           f"is too large to check in one run, even by random projections (made up to "
                                           f"{MAX_PROJECTED_ELEMENTS} input and output elements together). Use smaller inputs.")
-    elif mode == "projections":
+    elif gc_rep is not None and mode == "projections":
         out["jacobian_projections"] = checks.projections(args, gc_rep, plan_gc, names, float32=float32)
         projected = gc_rep["stage"] not in ("forward", "numerical") and any(gc_rep["out_rg"])
         if vjps and projected and rep.get("diff_outputs") == [k for k, rg in enumerate(gc_rep["out_rg"]) if rg]:

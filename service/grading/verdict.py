@@ -13,6 +13,8 @@ self-consistent but wrong (e.g. all-zero) function earns nothing there either.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 from . import checks
 from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
@@ -30,7 +32,7 @@ from .technique import TECHNIQUES, missing_techniques
 class Verdict:
     """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
 
-    def __init__(self, code: CodeSpec, cases: list[dict], ref: dict, sub: dict, torch_msgs: dict | None = None,
+    def __init__(self, code: CodeSpec, cases: list[dict[str, Any]], ref: dict[str, Any], sub: dict[str, Any], torch_msgs: dict[str, Any] | None = None,
                  source: str = "") -> None:
         self.code, self.cases, self.ref, self.sub = code, cases, ref, sub
         self.source = source
@@ -39,23 +41,23 @@ class Verdict:
         self.names = code.input_names
         self.ref_cases = {c["id"]: c for c in ref["cases"]}
         self.sub_cases = {c["id"]: c for c in sub.get("cases", [])}
-        self.diagnostics: list[dict] = []
-        self.error: dict | None = None
-        self.results: dict[str, dict] = {}
+        self.diagnostics: list[dict[str, Any]] = []
+        self.error: dict[str, Any] | None = None
+        self.results: dict[str, dict[str, Any]] = {}
 
     # ---- helpers
 
-    def _note_error(self, err: dict) -> None:
+    def _note_error(self, err: dict[str, Any]) -> None:
         if self.error is None:
             self.error = err
 
-    def _case_label(self, case: dict) -> str:
+    def _case_label(self, case: dict[str, Any]) -> str:
         return f"'{case['name']}'"
 
-    def _diff_in(self, case: dict) -> list[int]:
+    def _diff_in(self, case: dict[str, Any]) -> list[int]:
         return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
 
-    def _f32(self, case: dict) -> bool:
+    def _f32(self, case: dict[str, Any]) -> bool:
         """Evidence that the submission computes in float32 where the reference keeps float64."""
         s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
         if not s or not s["forward"]["ok"]:
@@ -69,15 +71,15 @@ class Verdict:
                     return True
         return False
 
-    def _result(self, name: str, passed: bool, message: str, cause: str | None = None, **extra) -> None:
+    def _result(self, name: str, passed: bool, message: str, cause: str | None = None, **extra: Any) -> None:
         r = {"passed": passed, "message": message}
         if cause and not passed:
             r["likely_cause"] = cause
         r.update(extra)
         self.results[name] = r
 
-    def _diag(self, check: str, case: dict, arg_i: int, a: list, expected: list, numerical: list | None,
-              atol: float, rtol: float, cause: str, cause_info: dict, kind: str) -> dict:
+    def _diag(self, check: str, case: dict[str, Any], arg_i: int, a: list[Any], expected: list[Any], numerical: list[Any] | None,
+              atol: float, rtol: float, cause: str, cause_info: dict[str, Any], kind: str) -> dict[str, Any]:
         i = worst(a, expected, atol, rtol)
         shape = case["args"][arg_i]["shape"]
         d = {
@@ -178,7 +180,8 @@ class Verdict:
             self._result("forward", True, f"forward matches the reference on {n_ok} input set(s).")
 
     def output_shape_dtype(self) -> None:
-        fails, checked = [], 0
+        fails: list[tuple[str | None, str]] = []
+        checked = 0
         for case in self.cases:
             s = self.sub_cases.get(case["id"])
             if not s or not s["forward"]["ok"]:
@@ -231,7 +234,8 @@ class Verdict:
             self._result("inputs_unchanged", True, "forward leaves its inputs unchanged.")
 
     def backward_arity(self) -> None:
-        fails, checked = [], 0
+        fails: list[tuple[str | None, str]] = []
+        checked = 0
         for case in self.cases:
             s = self.sub_cases.get(case["id"])
             if not s or not s["forward"]["ok"] or not case.get("vjps"):
@@ -256,7 +260,7 @@ class Verdict:
         else:
             self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
 
-    def _grads_by_arg(self, case: dict, grads: list) -> dict[int, list]:
+    def _grads_by_arg(self, case: dict[str, Any], grads: list[Any]) -> dict[int, list[Any]]:
         out = {}
         for pos, arg_i in enumerate(self._diff_in(case)):
             g = grads[pos]
@@ -301,7 +305,7 @@ class Verdict:
         self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64): the full Jacobian, "
                                         "zero and undefined grad_outputs, reentrancy.")
 
-    def _vjps_match_jacobian_rows(self, case: dict, s: dict) -> checks.Outcome:
+    def _vjps_match_jacobian_rows(self, case: dict[str, Any], s: dict[str, Any]) -> checks.Outcome:
         """The VJPs for the judge's secret grad_outputs must be the same linear combinations of the
         Jacobian rows the child reported: Jacobian rows fabricated beside a wrong backward earn nothing."""
         rows = s["gradcheck"].get("rows") or []
@@ -321,7 +325,7 @@ class Verdict:
                                           "not_reentrant")
         return checks.Outcome(True, "")
 
-    def _compare_vjps(self, check: str, cases: list[dict]) -> tuple[bool, str, str | None, int]:
+    def _compare_vjps(self, check: str, cases: list[dict[str, Any]]) -> tuple[bool, str, str | None, int]:
         atol, rtol = self.tol.grad_atol, self.tol.grad_rtol
         compared, fail = 0, None
         for case in cases:
@@ -451,7 +455,7 @@ class Verdict:
             getattr(self, name)()
 
 
-def assemble(code: CodeSpec, results: dict[str, dict], diagnostics: list[dict], not_run: str) -> dict:
+def assemble(code: CodeSpec, results: dict[str, dict[str, Any]], diagnostics: list[dict[str, Any]], not_run: str) -> dict[str, Any]:
     """Checks list (in CHECKS order), score, likely causes."""
     applicable = code.checks
     checks = []
@@ -479,6 +483,6 @@ def assemble(code: CodeSpec, results: dict[str, dict], diagnostics: list[dict], 
     return {"score": round(min(1.0, score), 6), "checks": checks, "likely_causes": causes}
 
 
-def gradient_score(result: dict) -> float:
+def gradient_score(result: dict[str, Any]) -> float:
     """Weight earned on the gradient checks (what a faked result must never get)."""
-    return sum(c["weight"] for c in result.get("checks", []) if c["name"] in GRADIENT_CHECKS and c["passed"])
+    return float(sum(c["weight"] for c in result.get("checks", []) if c["name"] in GRADIENT_CHECKS and c["passed"]))
