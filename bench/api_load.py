@@ -118,7 +118,7 @@ def wrk(url: str, script: Path, args: list[str], connections: int, seconds: int,
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(script),
                           url, "--", *args], capture_output=True, text=True, check=True).stdout
     cpu = cpu_seconds(master) - cpu_before
-    line = next((l for l in out.splitlines() if l.startswith("WRK_RESULT ")), None)
+    line = next((ln for ln in out.splitlines() if ln.startswith("WRK_RESULT ")), None)
     if line is None:
         raise RuntimeError(f"wrk printed no result:\n{out}")
     r = json.loads(line.split(" ", 1)[1])

@@ -34,6 +34,7 @@ from service.auth import create_client  # noqa: E402
 from service.catalog import load_catalog, sync_catalog  # noqa: E402
 from service.extensions import db_session  # noqa: E402
 from service.models import Attempt, AttemptEvent, Role  # noqa: E402
+
 from grading import stats  # noqa: E402  (bench/grading.py: p50 and p99 as every benchmark here reports them)
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

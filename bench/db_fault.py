@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+
 from grading import stats
 from http_grading import (
     children,

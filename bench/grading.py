@@ -18,8 +18,9 @@ Sections (add one by writing a function `(ctx) -> dict` and registering it in SE
   rss        memory of the warm worker: the zygote (torch loaded), the judge (torch-free), spares
   http   (4) end to end through HTTP and the database with the workers of `make run`
              (bench/http_grading.py: gunicorn + `flask worker` on a fresh SQLite database)
-Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (5) is reported beside (1), (6) beside (7); (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s;
-a warm worker (the process that holds torch) <= 350 MB RSS; a web worker <= 100 MB RSS.
+Targets: (2) p50 <= 3x (1) with every sandbox layer on (the default judge); (5) is reported beside (1), (6) beside (7);
+(2) >= 50x faster than (3); (4) >= 40 graded code attempts/s; a warm worker (the process that holds torch) <= 350 MB RSS;
+a web worker <= 100 MB RSS.
 """
 
 from __future__ import annotations
@@ -31,18 +32,19 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from service.grading.judge import Judge  # noqa: E402  (torch-free)
-from service.grading.pool import clean_environment  # noqa: E402
 from service.grading.plan import base_cases  # noqa: E402
+from service.grading.pool import clean_environment  # noqa: E402
 from service.grading.runs import exercise_run_inputs  # noqa: E402
 from service.grading.sandbox import LAYERS  # noqa: E402
 from service.grading.spec import load_code_spec  # noqa: E402
+
 from http_grading import section_http  # noqa: E402
 
 SLUG = "clamp-function"
@@ -58,7 +60,8 @@ def load_exercise(slug: str) -> dict:
 def stats(ms: list[float]) -> dict:
     s = sorted(ms)
     p = lambda q: s[min(len(s) - 1, int(round(q * (len(s) - 1))))]  # noqa: E731
-    return {"n": len(s), "p50_ms": round(statistics.median(s), 3), "p99_ms": round(p(0.99), 3), "mean_ms": round(statistics.fmean(s), 3)}
+    return {"n": len(s), "p50_ms": round(statistics.median(s), 3), "p99_ms": round(p(0.99), 3),
+            "mean_ms": round(statistics.fmean(s), 3)}
 
 
 def gradcheck_inputs(exercise: dict) -> list:
@@ -307,7 +310,8 @@ def section_rss(ctx: dict) -> dict:
     res = {"judge": judge_mem, "zygote": zygote_mem, "spare_children": spares,
            "warm_process_rss_mb (zygote)": zygote_mem["rss_mb"],
            "worker_rss_mb (judge + zygote)": round(judge_mem["rss_mb"] + zygote_mem["rss_mb"], 1),
-           "worker_pss_mb (judge + zygote + spares)": round(judge_mem["pss_mb"] + zygote_mem["pss_mb"] + sum(s["pss_mb"] for s in spares), 1)}
+           "worker_pss_mb (judge + zygote + spares)":
+               round(judge_mem["pss_mb"] + zygote_mem["pss_mb"] + sum(s["pss_mb"] for s in spares), 1)}
     ctx["rss"] = res
     return res
 
@@ -324,7 +328,7 @@ SECTIONS: dict[str, Callable[[dict], dict]] = {
 }
 
 
-def summary(ctx: dict) -> dict:
+def summary(ctx: dict) -> dict:  # noqa: C901
     out = {}
     if "bare" in ctx and "grade" in ctx:
         r = ctx["grade"]["latency_warm_spare"]["p50_ms"] / ctx["bare"]["p50_ms"]

@@ -13,8 +13,8 @@ Learner n has 5 + (n * 7919) % 51 attempts (30 on average) within a fortnight fr
 (a new learner every 15 minutes), comes through one of the clients (50%, 30%, 15%, 5% of the
 learners; the 30% are bench-lastterm's up to 100,000 attempts, a school that then left, and
 bench-frontend's after), answers exercises with a skew (the most popular gets about a sixth of
-the attempts; the second, 7%, is retired after 100,000 attempts); code exercises' attempts carry their source and a report. The measured learner
-has 30 attempts, whatever the size.
+the attempts; the second, 7%, is retired after 100,000 attempts); code exercises' attempts carry
+their source and a report. The measured learner has 30 attempts, whatever the size.
 
 Requests go through the Flask test client in this process (the whole WSGI app: routing, key
 check, query validation, SQL, serialisation; no socket), --requests times per line after 5
@@ -56,6 +56,7 @@ from service.config import Settings  # noqa: E402
 from service.extensions import db_session  # noqa: E402
 from service.grading.spec import LIKELY_CAUSES  # noqa: E402
 from service.models import Exercise, ExerciseVersion, Role  # noqa: E402
+
 from admin import Bench, percentile  # noqa: E402  (bench/admin.py: the test-client timer and p50/p99)
 from backends import Deployment  # noqa: E402  (bench/backends.py: a fresh database, dropped afterwards)
 from load_attempts import drop_secondary_indexes  # noqa: E402

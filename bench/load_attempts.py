@@ -28,7 +28,7 @@ import json
 import random
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def jtext(value) -> str:
 
 
 def stamp(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(" ")
+    return datetime.fromtimestamp(ts, UTC).isoformat(" ")
 
 
 class Exercises:
@@ -215,7 +215,7 @@ class Generator:
 
     def row(self, exercise: dict, client_id: int, learner: str, created: float, passes: bool) -> str:
         rng = self.rng
-        ident = "%032x" % rng.getrandbits(128)
+        ident = f"{rng.getrandbits(128):032x}"
         common = [ident, str(client_id), copy_text(learner), str(exercise["id"]), str(exercise["version_id"])]
         if exercise["kind"] != "code":
             right, wrongs, partial = exercise["answers"]

@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from flask import Flask, Request, Response, request
 from flask.sessions import SessionInterface

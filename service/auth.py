@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from flask import current_app, g, request
 from sqlalchemy import select

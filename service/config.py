@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from limits import parse_many
 
@@ -144,11 +145,11 @@ class Settings:
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
-    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "int | None": lambda name, raw: _int(name, raw, minimum=0), "float": _float, "bool | None": _bool,
-                                         "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
+    PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "int | None": lambda name, raw: _int(name, raw, minimum=0), "float": _float,
+                                         "bool | None": _bool, "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read settings from `environ` (default: the process environment), then apply overrides."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -167,7 +168,7 @@ class Settings:
         settings.validate()
         return settings
 
-    def validate(self) -> None:
+    def validate(self) -> None:  # noqa: C901
         if self.env not in {"development", "production", "testing"}:
             raise ConfigError(f"ENV must be development, production or testing, got {self.env!r}")
         if not self.database_url.startswith(("sqlite", "postgres")):

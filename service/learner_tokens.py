@@ -19,8 +19,9 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import jwt
 

@@ -14,8 +14,9 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, TextIO
+from typing import TextIO
 
 from flask import Flask, Response, g, request
 from pythonjsonlogger.json import JsonFormatter

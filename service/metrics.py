@@ -31,8 +31,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from flask import Flask, Response, current_app, g, request
 from sqlalchemy import func, select

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 Problem = tuple[str, str]  # (field path, message)
 
@@ -90,7 +91,7 @@ class ChoiceKind(QuizKind):
     # How many correct choices a valid spec may have.
     correct_count: ClassVar[tuple[int, int]]
 
-    def validate_spec(self, spec: Mapping[str, Any]) -> list[Problem]:
+    def validate_spec(self, spec: Mapping[str, Any]) -> list[Problem]:  # noqa: C901
         problems: list[Problem] = []
         choices = spec.get("choices")
         if not isinstance(choices, list) or len(choices) < 2:

@@ -15,8 +15,9 @@ tests/api/test_scores.py checks on both databases that every form gives the same
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from functools import reduce
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from sqlalchemy import ColumnElement, Select, case, func, select
 

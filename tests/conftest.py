@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from service import create_app
-from service import migrate
+from service import create_app, migrate
 from service.auth import create_client
 from service.catalog import load_catalog, sync_catalog
 from service.config import PROJECT_ROOT

@@ -84,7 +84,7 @@ class WebhookReceiver:
             self.requests.append(Received(headers, body, 200, duplicate))
             return 200, {}
 
-    def __enter__(self) -> "WebhookReceiver":
+    def __enter__(self) -> WebhookReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -1,14 +1,14 @@
 """Initial schema
 
 Revision ID: 0001
-Revises: 
+Revises:
 Tables for API clients, exercises and their versions, attempts and idempotency records.
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import postgresql
 
 # Migrations keep their own copy of column types: later model changes must not rewrite history.
@@ -16,9 +16,9 @@ JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), 'postgresql')
 
 # revision identifiers, used by Alembic.
 revision: str = '0001'
-down_revision: Union[str, Sequence[str], None] = None
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = None
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
@@ -54,7 +54,8 @@ def upgrade() -> None:
     op.create_table('exercise_topics',
     sa.Column('exercise_id', sa.Integer(), nullable=False),
     sa.Column('topic', sa.String(length=40), nullable=False),
-    sa.ForeignKeyConstraint(['exercise_id'], ['exercises.id'], name=op.f('fk_exercise_topics_exercise_id_exercises'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['exercise_id'], ['exercises.id'], name=op.f('fk_exercise_topics_exercise_id_exercises'),
+                            ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('exercise_id', 'topic', name=op.f('pk_exercise_topics'))
     )
     with op.batch_alter_table('exercise_topics', schema=None) as batch_op:
@@ -100,7 +101,8 @@ def upgrade() -> None:
     sa.Column('graded_at', sa.DateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['client_id'], ['api_clients.id'], name=op.f('fk_attempts_client_id_api_clients')),
     sa.ForeignKeyConstraint(['exercise_id'], ['exercises.id'], name=op.f('fk_attempts_exercise_id_exercises')),
-    sa.ForeignKeyConstraint(['exercise_version_id'], ['exercise_versions.id'], name=op.f('fk_attempts_exercise_version_id_exercise_versions')),
+    sa.ForeignKeyConstraint(['exercise_version_id'], ['exercise_versions.id'],
+                            name=op.f('fk_attempts_exercise_version_id_exercise_versions')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_attempts'))
     )
     with op.batch_alter_table('attempts', schema=None) as batch_op:

@@ -7,19 +7,19 @@ sweeper finds jobs whose task was never sent or was lost. `attempt_events` holds
 `attempt.graded` event per grade, written in the transaction that stores the result.
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import postgresql
 
 JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), 'postgresql')
 
 # revision identifiers, used by Alembic.
 revision: str = '0003'
-down_revision: Union[str, Sequence[str], None] = '0002'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0002'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

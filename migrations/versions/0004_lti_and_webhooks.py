@@ -7,19 +7,19 @@ launches came from (`attempts.lti_link_id` ties an attempt to one). `score_passb
 `webhook_deliveries` are written with each attempt event and sent by the outbound runner.
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import postgresql
 
 JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), 'postgresql')
 
 # revision identifiers, used by Alembic.
 revision: str = '0004'
-down_revision: Union[str, Sequence[str], None] = '0003'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0003'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
@@ -128,7 +128,8 @@ def upgrade() -> None:
     sa.Column('last_attempt_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('last_status_code', sa.Integer(), nullable=True),
     sa.Column('last_error', sa.String(length=500), nullable=True),
-    sa.ForeignKeyConstraint(['endpoint_id'], ['webhook_endpoints.id'], name=op.f('fk_webhook_deliveries_endpoint_id_webhook_endpoints')),
+    sa.ForeignKeyConstraint(['endpoint_id'], ['webhook_endpoints.id'],
+                            name=op.f('fk_webhook_deliveries_endpoint_id_webhook_endpoints')),
     sa.ForeignKeyConstraint(['event_id'], ['attempt_events.id'], name=op.f('fk_webhook_deliveries_event_id_attempt_events')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_deliveries')),
     sa.UniqueConstraint('endpoint_id', 'event_id', name=op.f('uq_webhook_deliveries_endpoint_id_event_id'))
@@ -139,7 +140,8 @@ def upgrade() -> None:
 
     with op.batch_alter_table('attempts', schema=None) as batch_op:
         batch_op.add_column(sa.Column('lti_link_id', sa.Integer(), nullable=True))
-        batch_op.create_foreign_key(batch_op.f('fk_attempts_lti_link_id_lti_resource_links'), 'lti_resource_links', ['lti_link_id'], ['id'])
+        batch_op.create_foreign_key(batch_op.f('fk_attempts_lti_link_id_lti_resource_links'), 'lti_resource_links',
+                                    ['lti_link_id'], ['id'])
 
 
 

@@ -8,19 +8,19 @@ attempts get them from their stored results. `grade_overrides` is the audit log 
 `regrades` and `regrade_items` (graded by the workers like any job) hold regrades.
 `exercises.unpublished_by` keeps an instructor's unpublish through catalog syncs.
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import postgresql
 
 JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), 'postgresql')
 
 # revision identifiers, used by Alembic.
 revision: str = '0005'
-down_revision: Union[str, Sequence[str], None] = '0004'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0004'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
@@ -55,7 +55,8 @@ def upgrade() -> None:
     sa.Column('applied_through', sa.Uuid(), nullable=True),
     sa.ForeignKeyConstraint(['attempt_id'], ['attempts.id'], name=op.f('fk_regrades_attempt_id_attempts')),
     sa.ForeignKeyConstraint(['exercise_id'], ['exercises.id'], name=op.f('fk_regrades_exercise_id_exercises')),
-    sa.ForeignKeyConstraint(['exercise_version_id'], ['exercise_versions.id'], name=op.f('fk_regrades_exercise_version_id_exercise_versions')),
+    sa.ForeignKeyConstraint(['exercise_version_id'], ['exercise_versions.id'],
+                            name=op.f('fk_regrades_exercise_version_id_exercise_versions')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_regrades'))
     )
     with op.batch_alter_table('regrades', schema=None) as batch_op:

@@ -8,16 +8,16 @@ causes), kept up to date by service/services/progress.py with every attempt even
 from the attempts that already exist. The backfill SQL is a frozen copy of progress.rebuild's, so
 this migration keeps working when the service's code moves on.
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0007'
-down_revision: Union[str, Sequence[str], None] = '0006'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0006'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

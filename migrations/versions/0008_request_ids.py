@@ -5,16 +5,16 @@ Revises: 0007
 The X-Request-Id of the request that made an attempt, run or regrade item, so the worker that
 grades it logs under the same id. Existing rows keep none.
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0008'
-down_revision: Union[str, Sequence[str], None] = '0007'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0007'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 TABLES = ("attempts", "runs", "regrade_items")
 

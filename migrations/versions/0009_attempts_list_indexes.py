@@ -14,15 +14,15 @@ about 900,000 rows (890,911 buffer pages, 1.7 s of SQL, p50 1.5 s through the AP
 (client_id, created_at, id), 89 pages and 0.4 ms. An 8%-share exercise last attempted before
 the newest 214,000 rows: 376 ms; with (exercise_id, created_at, id), 0.1 ms.
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0009'
-down_revision: Union[str, Sequence[str], None] = '0008'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0008'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

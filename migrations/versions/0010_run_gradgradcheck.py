@@ -6,16 +6,16 @@ POST /api/v1/runs takes "gradgradcheck": true to have the run check double backw
 (torch.autograd.gradgradcheck) as well; the worker that runs it reads the flag from here.
 Existing runs did not ask: false.
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0010'
-down_revision: Union[str, Sequence[str], None] = '0009'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0009'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

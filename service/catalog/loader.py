@@ -8,13 +8,13 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..quiz import QUIZ_KINDS, Problem
-from ..scores import POLICIES as SCORE_POLICIES
-from ..scores import policy_of
+from ..scores import POLICIES as SCORE_POLICIES, policy_of
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -69,7 +69,7 @@ def content_digest(files: Mapping[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:
+def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:  # noqa: C901
     problems: list[Problem] = []
 
     def text(key: str, *, limit: int | None = None) -> None:

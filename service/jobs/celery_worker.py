@@ -1,10 +1,10 @@
 """The Celery backend's worker (GRADING_BACKEND=celery), started by `flask worker`.
 
 Main process: consumes the `grading` queue and runs the sweeper (service/jobs/dispatch.py).
-Each pool process: a warm judge, its zygote holding torch, started at `worker_process_init`; the zygote forks the sandboxed child per submission, as with the
-database backend. A task carries a job id only; it claims the job's row with a lease before
-grading and stores the result through the same core (`process_job`), so a task delivered twice
-grades once and stores once.
+Each pool process: a warm judge, its zygote holding torch, started at `worker_process_init`; the
+zygote forks the sandboxed child per submission, as with the database backend. A task carries a
+job id only; it claims the job's row with a lease before grading and stores the result through
+the same core (`process_job`), so a task delivered twice grades once and stores once.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class PoolProcess:
     judge: Any = None
 
 
-def create_worker_app(settings: Settings) -> Any:
+def create_worker_app(settings: Settings) -> Any:  # noqa: C901
     """The Celery app with the grading tasks and the pool processes' judges."""
     from celery import signals
 

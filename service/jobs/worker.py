@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -178,7 +179,7 @@ def worker_main(settings: Settings) -> None:
         Worker(settings, judge).serve(stop)
 
 
-def supervise(settings: Settings, processes: int) -> None:
+def supervise(settings: Settings, processes: int) -> None:  # noqa: C901
     """`flask worker`: run the grading workers, restart any that dies, serve their metrics, send
     score passbacks and webhooks; stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a required
     sandbox layer (exit code 3).

@@ -15,8 +15,7 @@ from sqlalchemy.orm import Session
 
 from ..config import Settings
 from ..models import Exercise, LtiPlatform
-from . import claims as c
-from . import keys
+from . import claims as c, keys
 from .launch import Launch, LaunchRejected
 
 PICKER_SECONDS = 1800

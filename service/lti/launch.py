@@ -19,7 +19,7 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -211,7 +211,7 @@ def verify_launch(session: Session, secret_key: str, id_token: str | None, state
     return Launch(platform, claims)
 
 
-def _verified_claims(platform: LtiPlatform, id_token: str) -> dict[str, Any]:
+def _verified_claims(platform: LtiPlatform, id_token: str) -> dict[str, Any]:  # noqa: C901
     try:
         header = jwt.get_unverified_header(id_token)
     except jwt.InvalidTokenError:
@@ -245,7 +245,7 @@ def _verified_claims(platform: LtiPlatform, id_token: str) -> dict[str, Any]:
     return claims
 
 
-def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:
+def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:  # noqa: C901
     if claims.get(c.VERSION) != c.LTI_VERSION:
         raise LaunchRejected(f"Only LTI {c.LTI_VERSION} launches are supported.")
     deployment = claims.get(c.DEPLOYMENT_ID)
@@ -276,7 +276,7 @@ def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:
 def _use_nonce(session: Session, platform: LtiPlatform, nonce: str, expires: int) -> None:
     now = utcnow()
     session.execute(delete(LtiNonce).where(LtiNonce.expires_at < now))
-    expires_at = datetime.fromtimestamp(expires, timezone.utc) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
+    expires_at = datetime.fromtimestamp(expires, UTC) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
     try:
         with session.begin_nested():
             session.add(LtiNonce(platform_id=platform.id, nonce=nonce[:255], expires_at=expires_at))

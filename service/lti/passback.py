@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -24,8 +24,7 @@ from ..config import Settings
 from ..models import Attempt, ScorePassback
 from ..outbound.http import HttpError, HttpResponse, send
 from ..outbound.runner import Outcome, SendStep
-from . import claims as c
-from . import keys
+from . import claims as c, keys
 from .deep_linking import SCORE_MAXIMUM
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -47,7 +46,7 @@ def scores_url(lineitem_url: str) -> str:
 
 
 def _timestamp() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class AccessTokens:

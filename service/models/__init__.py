@@ -1,7 +1,16 @@
 """SQLAlchemy models; importing this package registers every table on `Base.metadata`."""
 
-from .attempt import (GRADED_EVENT, OVERRIDDEN_EVENT, REGRADED_EVENT, Attempt, AttemptEvent, AttemptStatus, GradingJob,
-                      IdempotencyRecord, Run)
+from .attempt import (
+    GRADED_EVENT,
+    OVERRIDDEN_EVENT,
+    REGRADED_EVENT,
+    Attempt,
+    AttemptEvent,
+    AttemptStatus,
+    GradingJob,
+    IdempotencyRecord,
+    Run,
+)
 from .base import Base
 from .client import ApiClient, Role
 from .delivery import DeliveryStatus, OutboundDelivery

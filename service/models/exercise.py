@@ -34,13 +34,13 @@ class Exercise(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
-    topics: Mapped[list["ExerciseTopic"]] = relationship(
+    topics: Mapped[list[ExerciseTopic]] = relationship(
         cascade="all, delete-orphan", order_by="ExerciseTopic.topic", lazy="selectin"
     )
-    versions: Mapped[list["ExerciseVersion"]] = relationship(
+    versions: Mapped[list[ExerciseVersion]] = relationship(
         back_populates="exercise", order_by="ExerciseVersion.number"
     )
-    version: Mapped["ExerciseVersion"] = relationship(
+    version: Mapped[ExerciseVersion] = relationship(
         primaryjoin=lambda: and_(
             ExerciseVersion.exercise_id == foreign(Exercise.id),
             ExerciseVersion.number == foreign(Exercise.current_version),

@@ -10,8 +10,8 @@ import ipaddress
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 from urllib.parse import urlsplit
 
 MAX_RESPONSE_BYTES = 64 * 1024

@@ -14,8 +14,9 @@ import email.utils
 import json
 import math
 import secrets
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session
@@ -94,7 +95,7 @@ def event_payload(event: AttemptEvent, attempt: Attempt) -> dict[str, Any]:
 def signature_headers(secret: str, message_id: str, body: str, at: datetime) -> dict[str, str]:
     """The Standard Webhooks headers for `body` sent at `at` (whole seconds, as the spec signs)."""
     timestamp = math.floor(at.timestamp())
-    signature = Webhook(secret).sign(message_id, datetime.fromtimestamp(timestamp, timezone.utc), body)
+    signature = Webhook(secret).sign(message_id, datetime.fromtimestamp(timestamp, UTC), body)
     return {"webhook-id": message_id, "webhook-timestamp": str(timestamp), "webhook-signature": signature}
 
 
@@ -111,7 +112,7 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         except (TypeError, ValueError):
             return None
         if when.tzinfo is None:  # "-0000": HTTP dates are GMT
-            when = when.replace(tzinfo=timezone.utc)
+            when = when.replace(tzinfo=UTC)
         seconds = (when - utcnow()).total_seconds()
     if not math.isfinite(seconds):
         return None

@@ -10,7 +10,7 @@ after the session's first token. Tokens are never stored: nothing is written her
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import Response, current_app, jsonify
 from flask.views import MethodView
@@ -36,7 +36,7 @@ def _settings() -> Settings:
 
 
 def _at(unix: int) -> datetime:
-    return datetime.fromtimestamp(unix, timezone.utc)
+    return datetime.fromtimestamp(unix, UTC)
 
 
 def token_response(issued: IssuedToken, scope: LearnerScope) -> Response:

@@ -21,19 +21,30 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from flask import (Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory,
-                   url_for)
+from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for
 from sqlalchemy import select
 
 from ..config import Settings
 from ..errors import problem_response
 from ..extensions import db_session
 from ..learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, mint_learner_token
-from ..lti import claims as c
-from ..lti import deep_linking, keys
-from ..lti.launch import (STATE_COOKIE, STATE_SECONDS, STORAGE_NONCE_KEY, STORAGE_STATE_KEY, IssuedState, Launch,
-                          LaunchRejected, StoredState, begin_login, bound_by_cookie, origin_of, read_state,
-                          storage_target, verify_launch)
+from ..lti import claims as c, deep_linking, keys
+from ..lti.launch import (
+    STATE_COOKIE,
+    STATE_SECONDS,
+    STORAGE_NONCE_KEY,
+    STORAGE_STATE_KEY,
+    IssuedState,
+    Launch,
+    LaunchRejected,
+    StoredState,
+    begin_login,
+    bound_by_cookie,
+    origin_of,
+    read_state,
+    storage_target,
+    verify_launch,
+)
 from ..lti.links import LinkWithoutExercise, record_link
 from ..models import Exercise, LtiPlatform
 

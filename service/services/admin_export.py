@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session

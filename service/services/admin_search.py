@@ -21,9 +21,10 @@ import binascii
 import json
 import math
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session

@@ -6,8 +6,9 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
@@ -18,8 +19,8 @@ from ..learner_tokens import LearnerScope
 from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
 from ..models.attempt import FINISHED, grade_columns
 from ..models.base import utcnow
-from .events import record_attempt_event
 from ..quiz import QUIZ_KINDS, AnswerError
+from .events import record_attempt_event
 
 Job = TypeVar("Job", bound=GradingJob)
 

@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from ..models import OVERRIDDEN_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradeOverride
 from ..models.base import utcnow
-from .events import record_attempt_event
 from . import progress
+from .events import record_attempt_event
 
 
 class NotGraded(Exception):

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from datetime import date
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite

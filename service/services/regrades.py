@@ -34,9 +34,9 @@ from ..models import (
 )
 from ..models.attempt import grade_columns
 from ..models.base import utcnow
-from .events import record_attempt_event
 from ..quiz import QUIZ_KINDS, AnswerError
 from . import progress
+from .events import record_attempt_event
 
 # Stored statuses of a regrade; READY is never stored: a dry run whose items are all finished is ready.
 DRY_RUN, READY, APPLYING, APPLIED = "dry_run", "ready", "applying", "applied"

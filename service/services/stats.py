@@ -18,8 +18,15 @@ from sqlalchemy.orm import Session
 
 from ..models import ApiClient, Attempt, Exercise
 from ..models.base import utcnow
-from ..models.progress import (CAUSE, CHECK, NOT_GRADED, ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress,
-                               LearnerProgress)
+from ..models.progress import (
+    CAUSE,
+    CHECK,
+    NOT_GRADED,
+    ExerciseDailyCount,
+    ExerciseOutcomeCount,
+    ExerciseProgress,
+    LearnerProgress,
+)
 
 HISTOGRAM_BUCKETS = 10
 TOP_OUTCOMES = 10

@@ -8,7 +8,7 @@ import dataclasses
 import io
 import json
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event, select
@@ -16,17 +16,34 @@ from sqlalchemy import event, select
 from service.auth import create_client
 from service.extensions import db_session
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
-from service.models import (ApiClient, Attempt, AttemptEvent, Exercise, GradeOverride, LtiPlatform, LtiResourceLink,
-                            Role, ScorePassback, WebhookDelivery, WebhookEndpoint)
-from service.schemas.admin_attempts import (AttemptDetailSchema, DeliveryStateSchema, EventSchema,
-                                            OverrideEntrySchema, PassbackStateSchema, TimingsSchema)
+from service.models import (
+    ApiClient,
+    Attempt,
+    AttemptEvent,
+    Exercise,
+    GradeOverride,
+    LtiPlatform,
+    LtiResourceLink,
+    Role,
+    ScorePassback,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+from service.schemas.admin_attempts import (
+    AttemptDetailSchema,
+    DeliveryStateSchema,
+    EventSchema,
+    OverrideEntrySchema,
+    PassbackStateSchema,
+    TimingsSchema,
+)
 from service.services import admin_detail, admin_export, admin_search
 from tests.helpers import bearer, correct_answer
 
 QUIZ = "backward-none-for-bounds"
 OTHER_QUIZ = "call-through-apply"
 CODE = "clamp-function"
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 # --- fixtures and builders ---------------------------------------------------------------------
@@ -292,7 +309,7 @@ def test_a_page_exactly_full_has_no_next_page(client, staff_key, crowd):
 
 def test_attempts_added_while_paging_do_not_shift_the_pages(app, client, staff_key, crowd):
     first = search(client, staff_key, limit=7)
-    add_attempts(app, dict(learner="late", created_at=datetime.now(timezone.utc), score=1.0))
+    add_attempts(app, dict(learner="late", created_at=datetime.now(UTC), score=1.0))
     items, cursor = list(first["items"]), first["next_cursor"]
     while cursor:
         body = search(client, staff_key, limit=7, cursor=cursor)

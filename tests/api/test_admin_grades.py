@@ -17,8 +17,19 @@ from service.jobs import dispatch
 from service.jobs.dispatch import REGRADE_QUEUE, TASK_NAMES, CeleryDispatcher
 from service.jobs.worker import Worker
 from service.learner_tokens import INSTRUCTOR, LearnerScope, issue_learner_token
-from service.models import (OVERRIDDEN_EVENT, REGRADED_EVENT, ApiClient, Attempt, AttemptEvent, Exercise,
-                            GradeOverride, Regrade, RegradeItem, Role, WebhookDelivery)
+from service.models import (
+    OVERRIDDEN_EVENT,
+    REGRADED_EVENT,
+    ApiClient,
+    Attempt,
+    AttemptEvent,
+    Exercise,
+    GradeOverride,
+    Regrade,
+    RegradeItem,
+    Role,
+    WebhookDelivery,
+)
 from service.models.base import utcnow
 from service.outbound.webhooks import register_endpoint
 from service.services import regrades

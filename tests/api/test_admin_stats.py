@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -18,11 +18,23 @@ from service.config import Settings
 from service.extensions import db_session
 from service.jobs import db_lease
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
-from service.models import (GRADED_EVENT, OVERRIDDEN_EVENT, REGRADED_EVENT, ApiClient, Attempt, Base, Exercise,
-                            ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress, Role)
+from service.models import (
+    GRADED_EVENT,
+    OVERRIDDEN_EVENT,
+    REGRADED_EVENT,
+    ApiClient,
+    Attempt,
+    Base,
+    Exercise,
+    ExerciseDailyCount,
+    ExerciseOutcomeCount,
+    ExerciseProgress,
+    LearnerProgress,
+    Role,
+)
 from service.models.base import utcnow
-from service.services.events import record_attempt_event
 from service.services import progress
+from service.services.events import record_attempt_event
 from tests.helpers import bearer, correct_answer
 
 QUIZ = "backward-none-for-bounds"  # single choice
@@ -348,7 +360,7 @@ def test_regrades_and_overrides_move_the_counters(app, client, client_key, instr
 
 def test_medians_histogram_and_days_on_a_hand_made_data_set(app, client, client_key, instructor_key):
     today = utcnow().date()
-    noon = datetime.combine(today - timedelta(days=3), time(12), tzinfo=timezone.utc)
+    noon = datetime.combine(today - timedelta(days=3), time(12), tzinfo=UTC)
     # learner: [(seconds after noon three days ago, score, passed)]
     learners = {
         "a": [(0, 0.0, False), (60, 0.5, False), (120, 1.0, True)],  # passed at the 3rd, after 120 s

@@ -1,5 +1,7 @@
 """Bad input gets a clear 4xx problem+json, and nothing is written."""
 
+from datetime import UTC
+
 import pytest
 
 from service.models import Attempt, IdempotencyRecord
@@ -99,13 +101,13 @@ class TestNothingIsWritten:
 
 
 def test_revoked_key_is_refused(app, client, client_key):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from service.extensions import db_session
     from service.models import ApiClient
 
     with app.app_context():
-        db_session().query(ApiClient).update({"revoked_at": datetime.now(timezone.utc)})
+        db_session().query(ApiClient).update({"revoked_at": datetime.now(UTC)})
         db_session().commit()
     assert_problem(client.get("/api/v1/learners/ada/attempts", headers=bearer(client_key)), 401)
 

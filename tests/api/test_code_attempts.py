@@ -5,10 +5,10 @@ from datetime import timedelta
 import pytest
 
 from service.config import PROJECT_ROOT
-from service.grading.spec import wrong_file_expectations
 from service.extensions import db_session
-from service.jobs import db_lease
 from service.grading.errors import GraderFault
+from service.grading.spec import wrong_file_expectations
+from service.jobs import db_lease
 from service.jobs.worker import Worker
 from service.models import Attempt, Run
 from tests.helpers import bearer, count_rows
@@ -103,7 +103,8 @@ def test_lease_expiry_regrades_and_the_late_result_is_dropped(app, client, clien
     with app.app_context():
         session = db_session()
         assert db_lease.complete(session, Attempt, first, "worker-a", {"score": 0.0, "correct": False, "result": {}}) is False
-        assert db_lease.complete(session, Attempt, first, "worker-b", {"score": 1.0, "correct": True, "result": {"status": "passed"}})
+        assert db_lease.complete(session, Attempt, first, "worker-b",
+                                 {"score": 1.0, "correct": True, "result": {"status": "passed"}})
         assert db_lease.complete(session, Attempt, first, "worker-b", {"score": 0.0, "correct": False, "result": {}}) is False
     body = client.get(f"/api/v1/attempts/{attempt_id}", headers=bearer(client_key)).json
     assert (body["status"], body["score"]) == ("graded", 1.0)

@@ -82,7 +82,8 @@ def test_detail_shows_what_is_needed_to_answer(client, quiz_catalog):
     assert [c["id"] for c in body["choices"]] == [c["id"] for c in spec["choices"]]
     assert body["hints"] == spec.get("hints", [])
     assert body["version"] == 1
-    slug, spec = next((s, e) for s, e in quiz_catalog.items() if e["kind"] == "numeric" and isinstance(e["answer"]["value"], list))
+    slug, spec = next((s, e) for s, e in quiz_catalog.items()
+                      if e["kind"] == "numeric" and isinstance(e["answer"]["value"], list))
     assert client.get(f"/api/v1/exercises/{slug}").json["answer_length"] == len(correct_answer(spec))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select, text
@@ -19,7 +19,7 @@ from service.auth import create_client
 from service.extensions import db_session
 from service.models import Attempt, Exercise, Role
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 EXERCISES = ("backward-none-for-bounds", "call-through-apply")
 
 

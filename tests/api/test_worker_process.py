@@ -48,9 +48,9 @@ def test_killed_worker_mid_grade_is_graded_again_once(app, client, client_key, d
     try:
         try:
             wait_for(lambda: attempt_state(app, slow_id)[0] == "running", 60)
-        except AssertionError:
+        except AssertionError as timeout:
             first.kill()
-            raise AssertionError(first.communicate()[1][-3000:])
+            raise AssertionError(first.communicate()[1][-3000:]) from timeout
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
         # Queued while no worker runs: nothing is lost, it waits in the database.

@@ -23,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -119,7 +120,6 @@ def open_course(request, lms, tool) -> Iterator[Any]:
         course = Course(context.new_page(), [], [])
         tab = course.tab
         tab.set_default_timeout(15_000)
-        outside: list[str] = []
 
         def route(r):
             if r.request.url.startswith((tool, lms.issuer, "data:", "blob:")):

@@ -52,8 +52,8 @@ def submissions() -> list[tuple[str, str]]:
 
 
 def worker_env(database_url: str, broker_url: str, metrics_dir: Path) -> dict[str, str]:
-    return {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "ENV": "testing", "DATABASE_URL": database_url, "GRADING_BACKEND": "celery",
-            "CELERY_BROKER_URL": broker_url, "GRADING_LEASE_SECONDS": str(LEASE_SECONDS),
+    return {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "ENV": "testing", "DATABASE_URL": database_url,
+            "GRADING_BACKEND": "celery", "CELERY_BROKER_URL": broker_url, "GRADING_LEASE_SECONDS": str(LEASE_SECONDS),
             "GRADING_TIMEOUT_SECONDS": str(GRADING_LIMIT_SECONDS), "GRADING_SWEEP_SECONDS": str(SWEEP_SECONDS),
             "GRADING_MAX_TRIES": "10", "GRADING_SECRET": GRADING_SECRET, "WORKER_METRICS_BIND": ""}
 
@@ -161,8 +161,8 @@ def broker(request, tmp_path):
 
 
 def web_app(database_url: str, **settings):
-    from service.catalog import load_catalog, sync_catalog
     from service.auth import create_client
+    from service.catalog import load_catalog, sync_catalog
     from service.models import Role
 
     app = create_app({"database_url": database_url, "env": "testing", "grading_secret": GRADING_SECRET, **settings})
@@ -188,7 +188,7 @@ def without_timings(result: dict) -> dict:
     return {key: value for key, value in result.items() if key != "timings"}
 
 
-def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, broker, tmp_path):
+def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, broker, tmp_path):  # noqa: C901
     app, key = web_app(postgres_url, grading_backend="celery", celery_broker_url=broker.url)
     client = app.test_client()
     workers = Workers(worker_env(postgres_url, broker.url, tmp_path / "metrics"), count=2, processes=2, log_dir=tmp_path)
@@ -265,7 +265,8 @@ def test_every_attempt_is_graded_once_through_kills_and_restarts(postgres_url, b
         engine = create_engine(Settings.from_env({}, database_url=postgres_url).sqlalchemy_url)
         with engine.connect() as conn:
             while time.monotonic() < deadline:
-                unfinished = conn.scalar(select(func.count()).select_from(Attempt).where(Attempt.status.in_(["queued", "running"])))
+                unfinished = conn.scalar(
+                    select(func.count()).select_from(Attempt).where(Attempt.status.in_(["queued", "running"])))
                 unfinished += conn.scalar(select(func.count()).select_from(Run).where(Run.status.in_(["queued", "running"])))
                 if unfinished == 0:
                     break

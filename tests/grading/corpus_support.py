@@ -117,7 +117,7 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _check_input(raw: Any, where: str) -> None:
+def _check_input(raw: Any, where: str) -> None:  # noqa: C901
     if not isinstance(raw, dict):
         raise CorpusError(f"{where}: must be a JSON object")
     typ = raw.get("type")
@@ -196,7 +196,7 @@ def parse_file(path: pathlib.Path) -> CorpusEntry:
         raise CorpusError(f"{fname}: {e}") from None
 
 
-def _parse(path: pathlib.Path) -> CorpusEntry:
+def _parse(path: pathlib.Path) -> CorpusEntry:  # noqa: C901
     if not _FILE_NAME.match(path.name):
         raise CorpusError("file name must be correct_<what>.py or incorrect_<what>.py (lower-case, underscores)")
     source = path.read_text(encoding="utf-8")

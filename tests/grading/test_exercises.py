@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from service.grading.spec import public_code_view, validate_code_exercise, wrong_file_expectations
-
 from tests.grading.support import code_exercise_slugs, load_exercise
 
 SLUGS = code_exercise_slugs()

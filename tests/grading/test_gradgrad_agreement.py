@@ -2,9 +2,10 @@
 torch.autograd.gradgradcheck (fast_mode off) on the same inputs and grad_outputs.
 
 Over the same items as test_agreement.py (every reference and known mistake of every code exercise,
-and the corpus, large inputs only where their run asks for gradgradcheck): the judge decides from the child's numbers for torch's own function of the inputs
-and grad_outputs (checks.gradgradcheck); torch's gradgradcheck runs here, in the test process, on
-the values the run reports it used and the grad_outputs the judge drew for it.
+and the corpus, large inputs only where their run asks for gradgradcheck): the judge decides from
+the child's numbers for torch's own function of the inputs and grad_outputs (checks.gradgradcheck);
+torch's gradgradcheck runs here, in the test process, on the values the run reports it used and the
+grad_outputs the judge drew for it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from service.grading import checks
 from service.grading.runs import plan_run
 from service.grading.spec import LIKELY_CAUSES
 from tests.grading.corpus_support import GRADCHECK_KWARGS, load_corpus
-from tests.grading.test_agreement import ITEMS, _DTYPES, _args_from_run, _load
+from tests.grading.test_agreement import _DTYPES, ITEMS, _args_from_run, _load
 
 torch = pytest.importorskip("torch")
 

@@ -133,7 +133,8 @@ def test_run_reports_output_exception_and_gradcheck(judge, clamp_exercise):
     assert bad["gradients"]["x"] == ok["gradients"]["x"] or bad["inputs"] != ok["inputs"]
     assert bad["gradcheck"]["passed"] is False and bad["passed"] is False
     assert bad["gradcheck"]["likely_cause"] == "forgot_grad_output"
-    assert "not multiplied by grad_output" in bad["gradcheck"]["torch_message"] or "Jacobian mismatch" in bad["gradcheck"]["torch_message"]
+    assert ("not multiplied by grad_output" in bad["gradcheck"]["torch_message"]
+            or "Jacobian mismatch" in bad["gradcheck"]["torch_message"])
     sq = load_exercise("square-function")
     wrong = judge.run(sq["files"]["wrong/missing_two.py"], "SquareFn", [{"name": "x", "type": "tensor", "shape": [3]}])
     assert wrong["gradcheck"]["passed"] is False
@@ -149,7 +150,8 @@ def test_run_reports_output_exception_and_gradcheck(judge, clamp_exercise):
     f32 = judge.run(_ref(sq), "SquareFn", [{"name": "x", "type": "tensor", "shape": [3], "dtype": "float32"}])
     assert f32["gradcheck"]["passed"] is True and "float64 copies" in f32["gradcheck"]["note"]
     assert f32["forward"]["outputs"][0]["dtype"] == "float32" and f32["inputs"][0]["dtype"] == "float32"
-    f32_wrong = judge.run(sq["files"]["wrong/missing_two.py"], "SquareFn", [{"name": "x", "type": "tensor", "shape": [3], "dtype": "float32"}])
+    f32_wrong = judge.run(sq["files"]["wrong/missing_two.py"], "SquareFn",
+                          [{"name": "x", "type": "tensor", "shape": [3], "dtype": "float32"}])
     assert f32_wrong["gradcheck"]["passed"] is False and f32_wrong["gradcheck"]["likely_cause"] == "constant_factor"
     with pytest.raises(ValueError):
         judge.run("x = 1", "F", [{"type": "tensor", "shape": [-1]}])

@@ -171,7 +171,8 @@ def test_exercise_tables_take_the_new_types(clamp):
                         {"name": "size as an int", "set": {"size": {"type": "int", "value": 4}}}]
     parsed, problems = load_code_spec(clamp["spec"])
     assert problems == []
-    assert parsed.inputs[-2].as_dict() == {"name": "size", "type": "ints", "description": "", "container": "size", "value": [2, 2]}
+    assert parsed.inputs[-2].as_dict() == {"name": "size", "type": "ints", "description": "", "container": "size",
+                                           "value": [2, 2]}
     by_name = {c["name"]: c for c in base_cases(parsed, b"secret-one-0123456789", "clamp-function")}
     assert by_name["random inputs 1"]["args"][-2] == {"t": "ints", "v": [2, 2], "container": "size"}
     assert by_name["other size"]["args"][-2] == {"t": "ints", "v": [4, 1], "container": "size"}

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import platform
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pytest
 
@@ -697,7 +697,8 @@ _leak("CONNECTED to 1.1.1.1:53")
 import socket
 _s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 _s.settimeout(1)
-_s.sendto(b"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01", ("1.1.1.1", 53))
+_s.sendto(b"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"
+          b"\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01", ("1.1.1.1", 53))
 _leak("DNS answer", _s.recv(512))
 ''', FORBIDDEN, forbidden=True),
     "net_netlink_socket": Case('''

@@ -28,11 +28,12 @@ import secrets
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -102,7 +103,7 @@ def _json_object(body: bytes) -> dict:
     return parsed
 
 
-def _score_problem(score: dict) -> str | None:
+def _score_problem(score: dict) -> str | None:  # noqa: C901
     """What makes an AGS score invalid, or None."""
     given, maximum = score.get("scoreGiven"), score.get("scoreMaximum")
     if not isinstance(score.get("userId"), str) or not score["userId"]:
@@ -355,7 +356,7 @@ class TestPlatform:
 
     # -- HTTP -------------------------------------------------------------------------------------
 
-    def _handle(self, method: str, target: str, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
+    def _handle(self, method: str, target: str, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:  # noqa: C901
         """Route one request: (status, headers, JSON payload, _Html page or None)."""
         path, _, query = target.partition("?")
         if method == "GET" and (path.startswith("/course/") or path in ("/storage-frame", "/auth")):

@@ -87,7 +87,8 @@ def test_bad_folder_name_and_missing_spec(tmp_path):
 def test_every_problem_of_every_folder_is_reported(tmp_path):
     write(tmp_path, "good-one", VALID)
     write(tmp_path, "bad-one", VALID.replace("difficulty = 1", "difficulty = 0"))
-    write(tmp_path, "bad-two", VALID.replace('kind = "single_choice"', 'kind = "multiple_choice"').replace("correct = true", "correct = false"))
+    write(tmp_path, "bad-two",
+          VALID.replace('kind = "single_choice"', 'kind = "multiple_choice"').replace("correct = true", "correct = false"))
     exercises, problems = load_catalog(tmp_path)
     assert [e.slug for e in exercises] == ["good-one"]
     assert {p.path.split("/")[0] for p in problems} == {"bad-one", "bad-two"}
