@@ -1,6 +1,7 @@
 # make run   — serve the API and its grading workers on the embedded SQLite database
 #              (creates .venv, migrates, syncs the exercises)
 # make test  — the whole test suite, on SQLite and on PostgreSQL
+# make lint  — ruff and mypy (pyproject.toml; docs/operations.md, "Lint and types")
 # make docs  — the manual in docs/, built by MkDocs into build/site; a broken link or anchor fails it
 # make static — the front-end files in service/static/vendor/ (committed), from frontend/ (needs npm)
 PYTHON ?= python3
@@ -9,7 +10,7 @@ PY := $(VENV)/bin/python
 FLASK := $(PY) -m flask --app wsgi
 BIND ?= 127.0.0.1:8000
 
-.PHONY: run test docs static validate bench bench-api clean
+.PHONY: run test lint docs static validate bench bench-api clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,13 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest
 
+# Both run over everything and report everything before failing.
+lint: $(VENV)/.installed-dev
+	@status=0; \
+	$(VENV)/bin/ruff check . || status=1; \
+	$(VENV)/bin/mypy || status=1; \
+	exit $$status
+
 # Strict (mkdocs.yml): a broken link or anchor between the pages fails the build.
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict --site-dir build/site
@@ -67,4 +75,4 @@ bench-api: $(VENV)/.installed-dev
 	$(PY) bench/growth.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache build frontend/node_modules
+	rm -rf $(VENV) instance .pytest_cache .ruff_cache .mypy_cache build frontend/node_modules
