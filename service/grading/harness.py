@@ -329,7 +329,6 @@ def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
     inputs set to x -/+ eps u at once, and backward for k random grad_outputs v (the first twice),
     both drawn from the plan's seed. The first exception stops the list; the judge knows the stage it
     happened in."""
-    eps = plan["eps"]
     rep: dict = {"ok": True, "stage": None}
     stage = "forward"
     try:
@@ -347,74 +346,19 @@ def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
         if mode == "too_large":
             return rep
         stage = "numerical"
-        minus_rows, plus_rows = [], []
-        rep["minus"], rep["plus"] = minus_rows, plus_rows
-
-        def row_pair(perturb, restore):
-            perturb(-1.0)
-            outa = [o.clone() for o in _as_tuple(fn(*args))]
-            perturb(1.0)
-            outb = [o.clone() for o in _as_tuple(fn(*args))]
-            restore()
-            row_a, row_b = [], []
-            for a, b in zip(outa, outb):
-                if a.shape != b.shape or a.dtype != b.dtype:
-                    raise AssertionError("forward returned outputs of a different shape or dtype when an input was perturbed")
-                row_a.extend(_flat_out(a))
-                row_b.extend(_flat_out(b))
-            minus_rows.append(row_a)
-            plus_rows.append(row_b)
-
-        if mode == "full":
-            for arg_i, flat_i in points:
-                entry = torch.Tensor.reshape(args[arg_i].data, (-1,))[flat_i]
-                orig = entry.clone()
-                row_pair(lambda sign, entry=entry, orig=orig: entry.copy_(orig + sign * eps), lambda: entry.copy_(orig))
-        else:
-            proj = plan["projections"]
-            datas = [torch.Tensor.reshape(d.data, (-1,)) for d in diff]
-            for u in _projection_vectors(proj["seed"], "u", proj["k"], sum(d.numel() for d in datas)):
-                deltas = [du * eps for du in _split(u, datas)]
-                origs = [d.clone() for d in datas]
-
-                def perturb(sign, deltas=deltas, origs=origs):
-                    for d, o, du in zip(datas, origs, deltas):
-                        d.copy_(o + sign * du)
-
-                def restore(origs=origs):
-                    for d, o in zip(datas, origs):
-                        d.copy_(o)
-
-                row_pair(perturb, restore)
+        rep["minus"], rep["plus"] = [], []
+        _numerical_rows(fn, args, diff, plan, mode, points, rep["minus"], rep["plus"])
         if not plan.get("analytical", True):
             return rep
         stage = "analytical"
+        # the lists are the report's: what was computed before an exception is sent
         if mode == "full":
             rep["rows"] = []
             for o in outputs:
-                def vjp(g, o=o):
-                    return torch.autograd.grad(o, diff, g, retain_graph=True, allow_unused=True)
-                both = []
-                for _ in range(2):
-                    base = torch.zeros_like(o.clone(), memory_format=torch.legacy_contiguous_format)
-                    flat = base.view(-1)
-                    rows = []
-                    for j in range(flat.numel()):
-                        flat.zero_()
-                        flat[j] = 1.0
-                        rows.append([None if d is None else _flat(d) for d in vjp(base)])
-                    both.append(rows)
-                rep["rows"].append(both)
+                rep["rows"].append(_analytical_rows(o, diff))
         elif outputs:
-            proj = plan["projections"]
             rep["grads"], rep["grads2"] = [], []
-            for k, v in enumerate(_projection_vectors(proj["seed"], "v", proj["k"], sum(o.numel() for o in outputs))):
-                vs = _split(v, outputs)
-                # twice for the first grad_output (reentrancy: the numbers of one more backward
-                # per pair would grow the report by a third for what one pair shows)
-                for key in ("grads", "grads2") if k == 0 else ("grads",):
-                    grads = torch.autograd.grad(outputs, diff, vs, retain_graph=True, allow_unused=True)
-                    rep[key].append([None if d is None else _flat(d) for d in grads])
+            _projected_grads(outputs, diff, plan["projections"], rep["grads"], rep["grads2"])
         if not outputs:
             return rep
         stage = "zero_grad_output"
@@ -422,17 +366,93 @@ def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
         rep["zero_grad_output"] = [None if g is None else _flat(g) for g in zero]
         stage = "undefined_grad_output"
         rep["undefined_grad_output"] = []
-        patterns = [None] + (list(range(len(outputs))) if len(outputs) > 1 else [])
-        undefined = torch._C._functions.UndefinedGrad
-        for k in patterns:
-            outs = [o for o in _as_tuple(fn(*args)) if o.requires_grad]
-            outs = [undefined()(o) if k is None or idx == k else o for idx, o in enumerate(outs)]
-            grads = torch.autograd.grad(outs, diff, [torch.zeros_like(o) for o in outs], allow_unused=True)
-            rep["undefined_grad_output"].append([None if g is None else _flat(g) for g in grads])
+        _undefined_grad_output_rows(fn, args, diff, len(outputs), rep["undefined_grad_output"])
         stage = None
     except BaseException as exc:  # noqa: BLE001 - where it failed is what the judge needs
         rep.update(ok=False, stage=stage, error=_error(exc, stage or "gradcheck"))
     return rep
+
+
+def _numerical_rows(fn, args: list, diff: list, plan: dict, mode: str, points: list | None,
+                    minus_rows: list, plus_rows: list) -> None:
+    """Step 2: forward at x - eps and x + eps, per input element ("full") or along the plan's
+    random directions u ("projections"), appended row by row (what was computed before an
+    exception is kept)."""
+    eps = plan["eps"]
+
+    def row_pair(perturb, restore) -> None:
+        perturb(-1.0)
+        outa = [o.clone() for o in _as_tuple(fn(*args))]
+        perturb(1.0)
+        outb = [o.clone() for o in _as_tuple(fn(*args))]
+        restore()
+        row_a, row_b = [], []
+        for a, b in zip(outa, outb):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                raise AssertionError("forward returned outputs of a different shape or dtype when an input was perturbed")
+            row_a.extend(_flat_out(a))
+            row_b.extend(_flat_out(b))
+        minus_rows.append(row_a)
+        plus_rows.append(row_b)
+
+    if mode == "full":
+        for arg_i, flat_i in points or []:
+            entry = torch.Tensor.reshape(args[arg_i].data, (-1,))[flat_i]
+            orig = entry.clone()
+            row_pair(lambda sign, entry=entry, orig=orig: entry.copy_(orig + sign * eps), lambda: entry.copy_(orig))
+        return
+    proj = plan["projections"]
+    datas = [torch.Tensor.reshape(d.data, (-1,)) for d in diff]
+    for u in _projection_vectors(proj["seed"], "u", proj["k"], sum(d.numel() for d in datas)):
+        deltas = [du * eps for du in _split(u, datas)]
+        origs = [d.clone() for d in datas]
+
+        def perturb(sign, deltas=deltas, origs=origs) -> None:
+            for d, o, du in zip(datas, origs, deltas):
+                d.copy_(o + sign * du)
+
+        def restore(origs=origs) -> None:
+            for d, o in zip(datas, origs):
+                d.copy_(o)
+
+        row_pair(perturb, restore)
+
+
+def _analytical_rows(output, diff: list) -> list:
+    """Step 3, in full: one backward per element of `output` (a basis grad_output), twice."""
+    both = []
+    for _ in range(2):
+        base = torch.zeros_like(output.clone(), memory_format=torch.legacy_contiguous_format)
+        flat = base.view(-1)
+        rows = []
+        for j in range(flat.numel()):
+            flat.zero_()
+            flat[j] = 1.0
+            grads = torch.autograd.grad(output, diff, base, retain_graph=True, allow_unused=True)
+            rows.append([None if d is None else _flat(d) for d in grads])
+        both.append(rows)
+    return both
+
+
+def _projected_grads(outputs: list, diff: list, proj: dict, grads_all: list, grads2: list) -> None:
+    """Step 3 by projections: backward for the plan's k random grad_outputs v, the first twice
+    (reentrancy: one more backward per pair would grow the report by a third for what one pair shows)."""
+    for k, v in enumerate(_projection_vectors(proj["seed"], "v", proj["k"], sum(o.numel() for o in outputs))):
+        vs = _split(v, outputs)
+        for rows in (grads_all, grads2) if k == 0 else (grads_all,):
+            grads = torch.autograd.grad(outputs, diff, vs, retain_graph=True, allow_unused=True)
+            rows.append([None if d is None else _flat(d) for d in grads])
+
+
+def _undefined_grad_output_rows(fn, args: list, diff: list, n_outputs: int, out: list) -> None:
+    """Step 5: backward with undefined grad_outputs, all at once, then one output at a time."""
+    patterns = [None] + (list(range(n_outputs)) if n_outputs > 1 else [])
+    undefined = torch._C._functions.UndefinedGrad
+    for k in patterns:
+        outs = [o for o in _as_tuple(fn(*args)) if o.requires_grad]
+        outs = [undefined()(o) if k is None or idx == k else o for idx, o in enumerate(outs)]
+        grads = torch.autograd.grad(outs, diff, [torch.zeros_like(o) for o in outs], allow_unused=True)
+        out.append([None if g is None else _flat(g) for g in grads])
 
 
 def _needs_input_grad_numbers(fn_cls, specs: list, diff_out_idx, vset, recorder) -> list[dict]:
