@@ -6,16 +6,16 @@ Runs made with a learner token record their learner, who alone (with the client'
 them; a run that names an exercise records it (it ran with that exercise's entry point and
 sample inputs). Existing runs were made with API keys outside any exercise: both stay null.
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0011'
-down_revision: Union[str, Sequence[str], None] = '0010'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0010'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -10,7 +10,6 @@ from sqlalchemy import select
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
-from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..grading.runs import exercise_run_inputs
 from ..grading.spec import load_code_spec, validate_run_inputs
 from ..models import AttemptStatus, Exercise, Run
@@ -18,6 +17,7 @@ from ..ratelimit import rate_limited
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
                 description="'Try it yourself': run code in the grading sandbox, never graded: with an API key, or "
