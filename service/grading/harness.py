@@ -30,6 +30,7 @@ import sys
 import time
 import traceback
 import types
+from typing import Any
 
 import torch
 
@@ -55,7 +56,7 @@ def _ms(t0: float) -> float:
 # --------------------------------------------------------------------------- errors and tracebacks
 
 
-def _error(exc: BaseException, where: str, filename: str = FILENAME) -> dict:
+def _error(exc: BaseException, where: str, filename: str = FILENAME) -> dict[str, Any]:
     """Exception type, message, and a traceback trimmed to the learner's own frames."""
     try:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
@@ -86,7 +87,7 @@ def _safe_str(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- values in and out
 
 
-def _build_arg(spec: dict):
+def _build_arg(spec: dict[str, Any]) -> Any:
     t = spec["t"]
     if t == "tensor":
         dtype = _DTYPES[spec["dtype"]]
@@ -103,7 +104,7 @@ def _build_arg(spec: dict):
     raise ValueError(f"unknown argument type {t!r}")
 
 
-def _flat(t) -> list | None:
+def _flat(t: Any) -> list[Any] | None:
     """Plain Python numbers of a tensor, flattened (None if too large)."""
     t = torch.Tensor.detach(t)
     if t.numel() > MAX_VALUES:
@@ -113,7 +114,7 @@ def _flat(t) -> list | None:
     return torch.Tensor.tolist(torch.Tensor.reshape(t, (-1,)))
 
 
-def _describe_output(o) -> dict:
+def _describe_output(o: Any) -> dict[str, Any]:
     if isinstance(o, torch.Tensor):
         return {
             "kind": "tensor",
@@ -125,9 +126,9 @@ def _describe_output(o) -> dict:
     return {"kind": "other", "type": type(o).__name__}
 
 
-def _describe_returned(ret) -> dict:
+def _describe_returned(ret: Any) -> dict[str, Any]:
     items = ret if isinstance(ret, tuple) else (ret,)
-    out = []
+    out: list[dict[str, Any]] = []
     for r in items[:64]:
         if r is None:
             out.append({"kind": "none"})
@@ -138,7 +139,7 @@ def _describe_returned(ret) -> dict:
     return {"count": len(items), "tuple": isinstance(ret, tuple), "items": out}
 
 
-def _as_tuple(out):
+def _as_tuple(out: Any) -> tuple[Any, ...]:
     return out if isinstance(out, tuple) else (out,)
 
 
@@ -149,15 +150,15 @@ class _Recorder:
     """Wraps the entry point's backward to record the structure of what it returned."""
 
     def __init__(self) -> None:
-        self.records: list[dict] = []
+        self.records: list[dict[str, Any]] = []
 
-    def install(self, cls) -> None:
+    def install(self, cls: Any) -> None:
         fn_base = torch.autograd.Function
         name = "vjp" if getattr(cls, "vjp", fn_base.vjp) is not fn_base.vjp else "backward"
         original = getattr(cls, name)
         records = self.records
 
-        def backward(ctx, *grads):
+        def backward(ctx: Any, *grads: Any) -> Any:
             ret = original(ctx, *grads)
             try:
                 records.append(_describe_returned(ret))
@@ -168,9 +169,9 @@ class _Recorder:
         setattr(cls, name, staticmethod(backward))
 
 
-def _entry_facts(namespace: dict, entry_point: str) -> tuple[dict, object]:
-    obj = namespace.get(entry_point)
-    facts = {"found": obj is not None, "is_class": isinstance(obj, type)}
+def _entry_facts(namespace: dict[str, Any], entry_point: str) -> tuple[dict[str, Any], object]:
+    obj: Any = namespace.get(entry_point)
+    facts: dict[str, Any] = {"found": obj is not None, "is_class": isinstance(obj, type)}
     facts["is_function"] = bool(facts["is_class"] and issubclass(obj, torch.autograd.Function))
     if facts["is_function"]:
         fn_base = torch.autograd.Function
@@ -185,8 +186,8 @@ def _entry_facts(namespace: dict, entry_point: str) -> tuple[dict, object]:
     return facts, obj
 
 
-def _run_case(fn_cls, case: dict, recorder: _Recorder) -> tuple[dict, tuple]:
-    rep: dict = {"id": case["id"]}
+def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    rep: dict[str, Any] = {"id": case["id"]}
     t0 = _perf()
     args = [_build_arg(a) for a in case["args"]]
     diff_idx = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
@@ -239,7 +240,8 @@ def _run_case(fn_cls, case: dict, recorder: _Recorder) -> tuple[dict, tuple]:
     return rep, (args, outs)
 
 
-def _vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain: bool) -> dict:
+def _vjp(outs: Any, diff_out_idx: list[int], diff_in: list[Any], vset: Any, case: dict[str, Any], recorder: _Recorder,
+         retain: bool) -> dict[str, Any]:
     del recorder.records[:]
     try:
         sel = [outs[i] for i in diff_out_idx]
@@ -264,14 +266,14 @@ def _vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain: bool) -> dic
     return res
 
 
-def _flat_out(o) -> list:
+def _flat_out(o: Any) -> list[Any]:
     """An output's values for finite differences (every output, as torch's gradcheck differences them)."""
     if not isinstance(o, torch.Tensor):
         raise TypeError(f"forward returned a {type(o).__name__}; gradcheck differentiates tensor outputs only")
-    return _flat(o)
+    return _flat(o) or []
 
 
-def _jacobian_mode(plan: dict, specs: list, points, out_shapes: list) -> str:
+def _jacobian_mode(plan: dict[str, Any], specs: list[Any], points: list[Any] | None, out_shapes: list[Any]) -> str:
     """checks.jacobian_mode, in the child: "full", "projections" or "too_large" (the judge refuses a
     report whose mode is not the one this rule gives for the shapes it reports)."""
     width = sum(_numel(s) for s in out_shapes)
@@ -285,14 +287,14 @@ def _jacobian_mode(plan: dict, specs: list, points, out_shapes: list) -> str:
     return "too_large"
 
 
-def _numel(shape) -> int:
+def _numel(shape: list[int]) -> int:
     n = 1
     for d in shape:
         n *= d
     return n
 
 
-def _projection_vectors(seed, kind: str, k: int, n: int) -> list[list[float]]:
+def _projection_vectors(seed: int, kind: str, k: int, n: int) -> list[list[float]]:
     """checks.projection_vectors, in the child: the judge draws the same numbers from the same seed."""
     out = []
     for j in range(k):
@@ -301,7 +303,7 @@ def _projection_vectors(seed, kind: str, k: int, n: int) -> list[list[float]]:
     return out
 
 
-def _split(flat: list, like: list) -> list:
+def _split(flat: list[Any], like: list[Any]) -> list[Any]:
     """Tensors shaped and typed like the tensors of `like`, from one flat list of numbers."""
     out, off = [], 0
     for t in like:
@@ -311,7 +313,7 @@ def _split(flat: list, like: list) -> list:
     return out
 
 
-def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
+def _gradcheck_numbers(fn: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str, Any]:
     """The numbers torch.autograd.gradcheck (fast_mode off) computes for `fn` (the Function's apply,
     or gradgradcheck's function of the inputs and grad_outputs), computed the way it computes
     them, in its order, so that the judge's comparison of them agrees with torch's verdict:
@@ -329,8 +331,8 @@ def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
     inputs set to x -/+ eps u at once, and backward for k random grad_outputs v (the first twice),
     both drawn from the plan's seed. The first exception stops the list; the judge knows the stage it
     happened in."""
-    rep: dict = {"ok": True, "stage": None}
-    stage = "forward"
+    rep: dict[str, Any] = {"ok": True, "stage": None}
+    stage: str | None = "forward"
     try:
         args = [_build_arg(a) for a in specs]
         diff = [args[i] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
@@ -373,14 +375,14 @@ def _gradcheck_numbers(fn, specs: list, plan: dict) -> dict:
     return rep
 
 
-def _numerical_rows(fn, args: list, diff: list, plan: dict, mode: str, points: list | None,
-                    minus_rows: list, plus_rows: list) -> None:
+def _numerical_rows(fn: Any, args: list[Any], diff: list[Any], plan: dict[str, Any], mode: str, points: list[Any] | None,
+                    minus_rows: list[Any], plus_rows: list[Any]) -> None:
     """Step 2: forward at x - eps and x + eps, per input element ("full") or along the plan's
     random directions u ("projections"), appended row by row (what was computed before an
     exception is kept)."""
     eps = plan["eps"]
 
-    def row_pair(perturb, restore) -> None:
+    def row_pair(perturb: Any, restore: Any) -> None:
         perturb(-1.0)
         outa = [o.clone() for o in _as_tuple(fn(*args))]
         perturb(1.0)
@@ -407,18 +409,18 @@ def _numerical_rows(fn, args: list, diff: list, plan: dict, mode: str, points: l
         deltas = [du * eps for du in _split(u, datas)]
         origs = [d.clone() for d in datas]
 
-        def perturb(sign, deltas=deltas, origs=origs) -> None:
+        def perturb(sign: float, deltas: list[Any] = deltas, origs: list[Any] = origs) -> None:
             for d, o, du in zip(datas, origs, deltas):
                 d.copy_(o + sign * du)
 
-        def restore(origs=origs) -> None:
+        def restore(origs: list[Any] = origs) -> None:
             for d, o in zip(datas, origs):
                 d.copy_(o)
 
         row_pair(perturb, restore)
 
 
-def _analytical_rows(output, diff: list) -> list:
+def _analytical_rows(output: Any, diff: list[Any]) -> list[Any]:
     """Step 3, in full: one backward per element of `output` (a basis grad_output), twice."""
     both = []
     for _ in range(2):
@@ -434,7 +436,7 @@ def _analytical_rows(output, diff: list) -> list:
     return both
 
 
-def _projected_grads(outputs: list, diff: list, proj: dict, grads_all: list, grads2: list) -> None:
+def _projected_grads(outputs: list[Any], diff: list[Any], proj: dict[str, Any], grads_all: list[Any], grads2: list[Any]) -> None:
     """Step 3 by projections: backward for the plan's k random grad_outputs v, the first twice
     (reentrancy: one more backward per pair would grow the report by a third for what one pair shows)."""
     for k, v in enumerate(_projection_vectors(proj["seed"], "v", proj["k"], sum(o.numel() for o in outputs))):
@@ -444,7 +446,7 @@ def _projected_grads(outputs: list, diff: list, proj: dict, grads_all: list, gra
             rows.append([None if d is None else _flat(d) for d in grads])
 
 
-def _undefined_grad_output_rows(fn, args: list, diff: list, n_outputs: int, out: list) -> None:
+def _undefined_grad_output_rows(fn: Any, args: list[Any], diff: list[Any], n_outputs: int, out: list[Any]) -> None:
     """Step 5: backward with undefined grad_outputs, all at once, then one output at a time."""
     patterns = [None] + (list(range(n_outputs)) if n_outputs > 1 else [])
     undefined = torch._C._functions.UndefinedGrad
@@ -455,10 +457,11 @@ def _undefined_grad_output_rows(fn, args: list, diff: list, n_outputs: int, out:
         out.append([None if g is None else _flat(g) for g in grads])
 
 
-def _needs_input_grad_numbers(fn_cls, specs: list, diff_out_idx, vset, recorder) -> list[dict]:
+def _needs_input_grad_numbers(fn_cls: Any, specs: list[Any], diff_out_idx: list[int], vset: Any,
+                              recorder: _Recorder) -> list[dict[str, Any]]:
     """Backward again with each input that requires grad alone requiring it (ctx.needs_input_grad
     then differs from the first run), for the first grad_output set."""
-    out = []
+    out: list[dict[str, Any]] = []
     diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
     for alone in diff_idx:
         try:
@@ -480,13 +483,13 @@ def _needs_input_grad_numbers(fn_cls, specs: list, diff_out_idx, vset, recorder)
     return out
 
 
-def _double_backward_fn(fn_cls, specs: list, n_out: int, state: dict):
+def _double_backward_fn(fn_cls: Any, specs: list[Any], n_out: int, state: dict[str, Any]) -> Any:
     """torch.autograd.gradgradcheck's function of the inputs and the grad_outputs (its `new_func`):
     backward's gradients, with create_graph=True, the undefined ones left out. `state` records
     which differentiable inputs have a gradient ("present") and what ran last ("phase")."""
     diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
 
-    def new_func(*args):
+    def new_func(*args: Any) -> Any:
         state["phase"] = "forward"
         input_args = tuple(x.requires_grad_() if i in diff_idx else x for i, x in enumerate(args[:-n_out]))
         outputs = tuple(o for o in _as_tuple(fn_cls.apply(*input_args)) if o.requires_grad)
@@ -501,11 +504,11 @@ def _double_backward_fn(fn_cls, specs: list, n_out: int, state: dict):
     return new_func
 
 
-def _dtype_name(dtype) -> str:
+def _dtype_name(dtype: Any) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def _gradgrad(fn_cls, case: dict) -> dict:
+def _gradgrad(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
     """The numbers of torch.autograd.gradgradcheck (fast_mode off): _gradcheck_numbers of its
     function of (inputs, grad_outputs), for grad_outputs v given by the judge (a grade) or drawn
     from its seed (a run: only the child knows the outputs' shapes; it reports the v it used).
@@ -530,7 +533,7 @@ def _gradgrad(fn_cls, case: dict) -> dict:
                    for t in vts]
     except BaseException as exc:  # noqa: BLE001
         return {"ok": False, "error": _error(exc, "gradgradcheck")}
-    state: dict = {}
+    state: dict[str, Any] = {}
     ext = list(specs) + v_specs
     numbers = _gradcheck_numbers(_double_backward_fn(fn_cls, specs, len(v_specs), state), ext, gg)
     if not numbers["ok"] and numbers["stage"] in ("forward", "numerical"):
@@ -560,17 +563,17 @@ def _gradgrad(fn_cls, case: dict) -> dict:
     return rep
 
 
-def _torch_checks(fn_cls, case: dict, rep: dict | None = None) -> dict:
+def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None = None) -> dict[str, Any]:
     """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally: for a
     Jacobian checked in full only (the slow mode on a large one would take seconds), gradgradcheck
     with the grad_outputs the numbers used."""
-    res: dict = {"id": case["id"]}
+    res: dict[str, Any] = {"id": case["id"]}
     rep = rep or {}
     for key, check in (("torch_gradcheck", torch.autograd.gradcheck), ("torch_gradgradcheck", torch.autograd.gradgradcheck)):
         opts = case.get(key)
         if not opts:
             continue
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if key == "torch_gradcheck" and (rep.get("gradcheck") or {}).get("mode", "full") != "full":
             continue
         if key == "torch_gradgradcheck":
@@ -591,7 +594,7 @@ def _torch_checks(fn_cls, case: dict, rep: dict | None = None) -> dict:
     return res
 
 
-def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
+def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) -> None:
     """Execute one task and write its frames to result_fd. Called in the child, once.
 
     task["torch_checks"]: "now" (run torch's gradcheck after the main frame), "wait" (only once
@@ -607,10 +610,10 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
     # that name. inspect finds a class's file through sys.modules[cls.__module__]; unregistered, a
     # run's "__main__" named the zygote's own script, which the sandboxed child cannot read.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    report: dict = {"type": "main", "cases": []}
+    report: dict[str, Any] = {"type": "main", "cases": []}
     module = types.ModuleType(task.get("module_name", "submission"))
     module.__file__ = filename
-    module.__builtins__ = builtins
+    module.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules[module.__name__] = module
     namespace = module.__dict__
     t0 = _perf()
@@ -664,7 +667,8 @@ def run_task(task: dict, result_fd: int, wait_continue=None) -> None:
 def _flush_std() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except BaseException:
             pass
 
@@ -674,13 +678,13 @@ def _flush_std() -> None:
 
 class _WarmFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, low, high):
+    def forward(ctx: Any, x: torch.Tensor, low: float, high: float) -> torch.Tensor:
         ctx.save_for_backward(x)
         ctx.low, ctx.high = low, high
         return x.clamp(low, high)
 
     @staticmethod
-    def backward(ctx, grad_output):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         (x,) = ctx.saved_tensors
         return grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
 
@@ -738,7 +742,7 @@ def preload_sources(prefixes: tuple[str, ...] = SOURCE_MODULES) -> int:
     return n
 
 
-def _warm_run(task: dict) -> None:
+def _warm_run(task: dict[str, Any]) -> None:
     r, w = os.pipe()
     try:
         run_task(task, w)
@@ -750,10 +754,12 @@ def _warm_run(task: dict) -> None:
     sys.modules.pop(task.get("module_name", "submission"), None)
 
 
-def _load_failure_paths(x) -> None:
+def _load_failure_paths(x: Any) -> None:
     """Fail gradcheck and gradgradcheck once: torch imports modules lazily on those paths, and a
     sandboxed child has no filesystem to import them from."""
-    wrong = lambda t: _WrongFn.apply(t)  # noqa: E731
+    def wrong(t: torch.Tensor) -> Any:
+        return _WrongFn.apply(t)  # type: ignore[no-untyped-call]
+
     for check in (torch.autograd.gradcheck, torch.autograd.gradgradcheck):
         try:
             check(wrong, (x,))
@@ -764,14 +770,15 @@ def _load_failure_paths(x) -> None:
 
 class _WrongFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(x)
         return x * x
 
     @staticmethod
-    def backward(ctx, grad_output):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
         (x,) = ctx.saved_tensors
-        return -grad_output * x
+        result: torch.Tensor = -grad_output * x
+        return result
 
 
 def warm_up(gradcheck: bool = True) -> None:
@@ -784,7 +791,7 @@ def warm_up(gradcheck: bool = True) -> None:
     set-up) and the library sources TorchScript needs (preload_sources)."""
     if gradcheck:
         x = torch.tensor([-2.0, -0.5, 0.3, 2.0], dtype=torch.float64, requires_grad=True)
-        torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))
+        torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))  # type: ignore[arg-type]
         _load_failure_paths(x)
         _warm_run({"source": _WARM_SCRIPT_CODE})
         preload_sources()
