@@ -4,14 +4,39 @@ from __future__ import annotations
 
 from flask_smorest import Api
 
-from ..schemas.attempts import AttemptCreateSchema
-from . import (admin, admin_attempts, admin_grades, admin_stats, attempts, exercises, health, learner_tokens, learners,
-               lti_admin, runs, webhooks)
+from ..schemas.request import document_requests
+from . import (
+    admin,
+    admin_attempts,
+    admin_grades,
+    admin_stats,
+    attempts,
+    exercises,
+    health,
+    learner_tokens,
+    learners,
+    lti_admin,
+    runs,
+    webhooks,
+)
+from .paths import register_converters
 
 
 def register_blueprints(api: Api) -> None:
+    document_requests(api.ma_plugin.converter)
+    register_converters(api)
     for module in (exercises, attempts, learners, learner_tokens, runs, webhooks, admin, admin_attempts, admin_stats,
                    admin_grades, lti_admin, health):
         api.register_blueprint(module.blp)
-    # marshmallow cannot say "one of these two fields"; the spec can.
-    api.spec.components.schemas["AttemptCreate"]["oneOf"] = AttemptCreateSchema.ONE_OF
+    _document_rules_between_fields(api)
+
+
+def _document_rules_between_fields(api: Api) -> None:
+    """marshmallow checks a rule between fields in code (validates_schema: "one of these two", "both
+    or neither"); a schema class states the same rule for the document in JSON_SCHEMA (oneOf,
+    dependentRequired...), merged here into its component."""
+    components = api.spec.components.schemas
+    for key, name in api.ma_plugin.converter.refs.items():
+        extra = getattr(key[0], "JSON_SCHEMA", None)
+        if extra and name in components:
+            components[name].update(extra)

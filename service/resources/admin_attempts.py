@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import uuid
-from datetime import datetime, timezone
-from typing import Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 from flask import Response, stream_with_context
 from flask.views import MethodView
@@ -15,6 +16,7 @@ from ..auth import BEARER, require_staff
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
 from ..schemas.admin_attempts import (
+    CURSOR_PATTERN,
     AttemptDetailSchema,
     AttemptExportQuerySchema,
     AttemptPageSchema,
@@ -27,13 +29,14 @@ from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 blp = Blueprint("admin_attempts", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: search attempts, one attempt in full, CSV exports.")
 INVALID_QUERY = (422, "A query parameter is unknown or out of range")
+CURSOR = re.compile(CURSOR_PATTERN)
 CSV_RESPONSE = {"type": "string", "description": "text/csv; charset=utf-8, RFC 4180, CRLF line ends"}
 
 
 def _csv_response(chunks: Iterator[str], name: str) -> Response:
     """Sent as it is produced: the rows come through a server-side cursor and are never all in
     memory (stream_with_context keeps the request's database session open until the end)."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     response = Response(stream_with_context(chunks), mimetype="text/csv")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.csv"'
     response.headers["Cache-Control"] = "no-store"
@@ -54,9 +57,14 @@ class AdminAttempts(MethodView):
         """Search attempts: filters, a sort, and keyset pages (a page costs the same however deep).
 
         Follow `next_cursor` for the next page, with the same sort and filters."""
+        cursor = query.get("cursor")
         try:
+            if cursor is not None and not CURSOR.fullmatch(cursor):
+                # base64's decoder skips what is not of its alphabet: a made cursor with junk in it
+                # would pass, and the document's pattern would not.
+                raise admin_search.InvalidCursor("not a cursor returned by this API")
             page = admin_search.search(db_session(), admin_search.AttemptFilters.from_query(query),
-                                       sort=query["sort"], limit=query["limit"], cursor=query.get("cursor"))
+                                       sort=query["sort"], limit=query["limit"], cursor=cursor)
         except admin_search.InvalidCursor as exc:
             problem_abort(400, f"Invalid cursor: {exc}.", type=VALIDATION_ERROR,
                           errors=[{"field": "query.cursor", "message": str(exc)}])

@@ -233,7 +233,7 @@ class AdminExercises(MethodView):
         return catalog_admin.all_exercises(db_session())
 
 
-@blp.route("/exercises/<slug>/versions")
+@blp.route("/exercises/<slug:slug>/versions")
 class ExerciseVersions(MethodView):
     @blp.doc(security=BEARER)
     @require_staff
@@ -245,7 +245,7 @@ class ExerciseVersions(MethodView):
         return catalog_admin.versions(session, _exercise(slug))
 
 
-@blp.route("/exercises/<slug>/publish")
+@blp.route("/exercises/<slug:slug>/publish")
 class PublishExercise(MethodView):
     @blp.doc(security=BEARER)
     @require_staff
@@ -261,7 +261,7 @@ class PublishExercise(MethodView):
         return exercise
 
 
-@blp.route("/exercises/<slug>/unpublish")
+@blp.route("/exercises/<slug:slug>/unpublish")
 class UnpublishExercise(MethodView):
     @blp.doc(security=BEARER)
     @require_staff

@@ -43,7 +43,7 @@ class StatsOverview(MethodView):
         return stats.overview(db_session())
 
 
-@blp.route("/exercises/<slug>/stats")
+@blp.route("/exercises/<slug:slug>/stats")
 class ExerciseStats(MethodView):
     @blp.doc(security=BEARER)
     @require_staff

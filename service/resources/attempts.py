@@ -11,7 +11,6 @@ from flask_smorest import Blueprint
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
-from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 from ..models import Attempt
 from ..ratelimit import rate_limited
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
@@ -22,12 +21,13 @@ from ..services.attempts import (
     StoredResponse,
     create_attempt,
     dump_json,
-    visible_attempts,
     published_exercise,
     request_digest,
     run_idempotent,
+    visible_attempts,
     wait_until_finished,
 )
+from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
                 description="Learners' attempts. Needs an API key; a client sees only its own learners.")
@@ -39,7 +39,7 @@ def _idempotency_key() -> str | None:
     key = request.headers.get("Idempotency-Key")
     if key is None:
         return None
-    if not IDEMPOTENCY_KEY.match(key):
+    if not IDEMPOTENCY_KEY.fullmatch(key):
         problem_abort(400, "Idempotency-Key must be 1-255 visible ASCII characters.", type=VALIDATION_ERROR,
                       errors=[{"field": "headers.Idempotency-Key", "message": "1-255 visible ASCII characters"}])
     return key
@@ -55,10 +55,11 @@ def _json_response(stored: StoredResponse, replayed: bool) -> Response:
     return response
 
 
-@blp.route("/exercises/<slug>/attempts")
+@blp.route("/exercises/<slug:slug>/attempts")
 class ExerciseAttempts(MethodView):
     @blp.doc(security=BEARER, parameters=[{
-        "in": "header", "name": "Idempotency-Key", "required": False, "schema": {"type": "string", "maxLength": 255},
+        "in": "header", "name": "Idempotency-Key", "required": False,
+        "schema": {"type": "string", "pattern": IDEMPOTENCY_KEY.pattern},
         "description": "A retry with the same key returns the first response and stores nothing new.",
     }])
     @require_client(allow_learner_token=True)

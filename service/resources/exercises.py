@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from flask import Flask, Response, current_app
 from flask.views import MethodView
@@ -83,7 +83,7 @@ def _detail_json(slug: str) -> bytes:
     return current_app.json.dumps(detail).encode()
 
 
-@blp.route("/<slug>")
+@blp.route("/<slug:slug>")
 class ExerciseDetail(MethodView):
     @blp.response(200, ExerciseSchema)
     @problems(blp, (404, "No published exercise has this slug"))

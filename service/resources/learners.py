@@ -10,9 +10,9 @@ from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import Exercise
-from .docs import UNAUTHORIZED, problems
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
+from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("learners", __name__, url_prefix="/api/v1/learners",
@@ -20,7 +20,7 @@ blp = Blueprint("learners", __name__, url_prefix="/api/v1/learners",
 LEARNER = re.compile(LEARNER_PATTERN)
 
 
-@blp.route("/<learner>/attempts")
+@blp.route("/<learner:learner>/attempts")
 class LearnerAttempts(MethodView):
     @blp.doc(security=BEARER)
     @require_client(allow_learner_token=True)

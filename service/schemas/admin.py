@@ -3,9 +3,10 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from ..models import Attempt, Run
+from .request import RequestSchema
 
 
-class FailedJobsQuerySchema(Schema):
+class FailedJobsQuerySchema(RequestSchema):
     kind = fields.String(validate=validate.OneOf([Attempt.JOB_KIND, Run.JOB_KIND]),
                          metadata={"description": "Only attempts, or only runs (default: both)"})
 

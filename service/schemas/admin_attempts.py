@@ -1,22 +1,25 @@
 from __future__ import annotations
 
-from datetime import timezone
-
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
 from ..models import AttemptStatus
 from ..scores import POLICIES
 from ..services.admin_search import DEFAULT_SORT, SORTS
 from .delivery import OutboundDeliverySchema
+from .request import QueryDateTime, RequestSchema
 
 MAX_PAGE_LIMIT = 200
+# What a cursor looks like (unpadded base64url); only one this search returned is taken.
+CURSOR_PATTERN = "^[A-Za-z0-9_-]+$"
 DEFAULT_PAGE_LIMIT = 50
 STATUSES = [s.value for s in AttemptStatus]
 
 
-class QuerySchema(Schema):
+class QuerySchema(RequestSchema):
     """Query parameters, loaded with unknown=RAISE (a misspelt filter is a 422, never an export
     of everything); a blank value (an empty form field) counts as not given."""
+
+    BLANK_IS_MISSING = True
 
     @pre_load
     def _drop_blanks(self, data, **_kwargs):
@@ -41,14 +44,15 @@ class AttemptFiltersSchema(QuerySchema):
         "description": "passed, failed, or a code verdict: timeout, syntax_error, memory_limit, internal_error…"})
     likely_cause = fields.String(validate=validate.Length(min=1, max=64), metadata={
         "description": "The grader's first likely cause of a failure, e.g. wrong_sign"})
-    score_min = fields.Float(validate=validate.Range(min=0, max=1),
-                             metadata={"description": "Score at least this (ungraded attempts never match)"})
+    score_min = fields.Float(validate=validate.Range(min=0, max=1), metadata={
+        "description": "Score at least this (ungraded attempts never match); not above score_max (422)"})
     score_max = fields.Float(validate=validate.Range(min=0, max=1),
                              metadata={"description": "Score at most this (ungraded attempts never match)"})
-    since = fields.AwareDateTime(default_timezone=timezone.utc, metadata={
-        "description": "Submitted at or after this time (ISO 8601; UTC when no offset is given)"})
-    until = fields.AwareDateTime(default_timezone=timezone.utc, metadata={
-        "description": "Submitted before this time (ISO 8601; UTC when no offset is given)"})
+    since = QueryDateTime(metadata={
+        "description": "Submitted at or after this time: an RFC 3339 date-time, e.g. 2026-03-01T09:00:00Z, whose "
+                       "seconds and offset may be left out (then UTC); not after until (422)"})
+    until = QueryDateTime(metadata={
+        "description": "Submitted before this time (as since)"})
 
     @validates_schema
     def _ranges(self, data, **_kwargs):
@@ -69,7 +73,9 @@ class AttemptSearchQuerySchema(AttemptExportQuerySchema):
     limit = fields.Integer(load_default=DEFAULT_PAGE_LIMIT, validate=validate.Range(min=1, max=MAX_PAGE_LIMIT),
                            metadata={"description": f"Attempts per page, 1 to {MAX_PAGE_LIMIT}"})
     cursor = fields.String(validate=validate.Length(min=1, max=512), metadata={
-        "description": "The previous page's next_cursor, with the same sort (and the same filters)"})
+        "pattern": CURSOR_PATTERN,
+        "description": "The previous page's next_cursor, with the same sort (and the same filters). Opaque: any "
+                       "other value, or one made for another sort, is a 400"})
 
 
 class GradebookQuerySchema(QuerySchema):

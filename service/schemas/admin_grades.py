@@ -4,12 +4,15 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, vali
 
 from ..catalog.loader import KINDS
 from ..services.regrades import APPLIED, APPLYING, DRY_RUN, READY
+from .request import RequestSchema
 
 REGRADE_STATUSES = [DRY_RUN, READY, APPLYING, APPLIED]
 SLUG = validate.Length(min=1, max=64)
 
 
-class RegradeCreateSchema(Schema):
+class RegradeCreateSchema(RequestSchema):
+    JSON_SCHEMA = {"oneOf": [{"required": ["exercise"]}, {"required": ["attempt"]}]}
+
     exercise = fields.String(validate=SLUG, metadata={"description": "Regrade every graded attempt of this exercise"})
     attempt = fields.UUID(metadata={"description": "Regrade this attempt only"})
 
@@ -72,14 +75,14 @@ class RegradeSchema(RegradeSummarySchema):
         "description": "Changed attempts whose overridden score was kept when the regrade was applied"})
 
 
-class RegradesQuerySchema(Schema):
+class RegradesQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 
     exercise = fields.String(validate=SLUG, metadata={"description": "Only regrades of this exercise"})
 
 
-class OverrideCreateSchema(Schema):
+class OverrideCreateSchema(RequestSchema):
     score = fields.Float(required=True, validate=validate.Range(0.0, 1.0),
                          metadata={"description": "The score that counts from now on, 0 to 1"})
     reason = fields.String(required=True, validate=validate.Length(min=1, max=2000),
@@ -103,7 +106,7 @@ class GradeOverrideSchema(Schema):
     created_at = fields.DateTime(required=True)
 
 
-class OverridesQuerySchema(Schema):
+class OverridesQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 

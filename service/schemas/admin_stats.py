@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from .request import RequestSchema
+
 ATTEMPTS = "Every attempt submitted: graded, still queued, or failed by the grader"
 LEARNERS = "Learners (a client and its learner id) with a graded attempt"
 PASSED_LEARNERS = "Learners with a graded attempt whose verdict is passed"
@@ -89,7 +91,7 @@ class LearnerProgressSchema(Schema):
                             metadata={"description": "One entry per exercise (and client) with a graded attempt"})
 
 
-class LearnerProgressQuerySchema(Schema):
+class LearnerProgressQuerySchema(RequestSchema):
     client = fields.String(validate=validate.Length(min=1, max=100),
                            metadata={"description": "The API client's name: learner ids are unique only within a "
                                                     "client (default: the learner under every client)"})

@@ -2,27 +2,34 @@ from __future__ import annotations
 
 from marshmallow import EXCLUDE, Schema, fields, validate
 
+from .request import NO_NUL_PATTERN, Pattern, RequestSchema
+
 LEARNER_PATTERN = r"^[^/\x00-\x1f\x7f]{1,255}$"
 MAX_CODE_CHARS = 64 * 1024
 
 learner_field = fields.String(
-    validate=validate.Regexp(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
+    validate=Pattern(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
     metadata={"description": "Your own identifier of the learner (unique within your client). Required with an "
                              "API key; with a learner token, the token's learner (and may be left out)"},
 )
 
 
-class AttemptCreateSchema(Schema):
+class AttemptCreateSchema(RequestSchema):
     """A quiz answer (`answer`) or the source of a Function (`code`), never both."""
 
     # Added to the OpenAPI component: which one is checked against the exercise's kind.
-    ONE_OF = [{"required": ["answer"]}, {"required": ["code"]}]
+    JSON_SCHEMA = {"oneOf": [{"required": ["answer"]}, {"required": ["code"]}]}
 
     learner = learner_field
     answer = fields.Raw(
         allow_none=False,
         metadata={"description": "Quiz kinds: a choice id (single_choice), a list of ids (multiple_choice), "
-                                 "a string (short_answer), a number or list of numbers (numeric)"},
+                                 "a string (short_answer), a number or list of numbers (numeric). Which one "
+                                 "the exercise takes is checked when it is submitted (422 invalid-answer)",
+                  # Never null; of these shapes only (an object or a boolean fits no kind).
+                  "anyOf": [{"type": "string", "pattern": NO_NUL_PATTERN}, {"type": "number"},
+                            {"type": "array", "items": {"type": "string", "pattern": NO_NUL_PATTERN}},
+                            {"type": "array", "items": {"type": "number"}}]},
     )
     code = fields.String(validate=validate.Length(min=1, max=MAX_CODE_CHARS),
                          metadata={"description": "Code kind: Python source defining the Function"})
@@ -53,12 +60,12 @@ class AttemptSchema(Schema):
 MAX_WAIT_SECONDS = 30
 
 
-class WaitQuerySchema(Schema):
+class WaitQuerySchema(RequestSchema):
     wait = fields.Float(load_default=0, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS), metadata={
         "description": f"Hold the request up to this many seconds (at most {MAX_WAIT_SECONDS}) until graded"})
 
 
-class LearnerAttemptsQuerySchema(Schema):
+class LearnerAttemptsQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..catalog.loader import KINDS, TOPIC_PATTERN
+from .request import Pattern, RequestSchema
 
 
-class ExerciseQuerySchema(Schema):
+class ExerciseQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 
-    topic = fields.String(validate=validate.Regexp(TOPIC_PATTERN), metadata={"description": "Only exercises with this tag"})
+    topic = fields.String(validate=Pattern(TOPIC_PATTERN), metadata={"description": "Only exercises with this tag"})
     kind = fields.String(validate=validate.OneOf(KINDS), metadata={"description": "Only exercises of this kind"})
 
 

@@ -3,14 +3,14 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from .delivery import DELIVERY_STATUSES, OutboundDeliverySchema
+from .request import RequestSchema, http_url
 
 
-def url_field(description: str) -> fields.Url:
-    return fields.Url(required=True, require_tld=False, schemes={"http", "https"}, validate=validate.Length(max=2048),
-                      metadata={"description": description})
+def url_field(description: str) -> fields.String:
+    return http_url(description)
 
 
-class PlatformSchema(Schema):
+class PlatformSchema(RequestSchema):
     id = fields.Integer(dump_only=True)
     name = fields.String(required=True, validate=validate.Length(min=1, max=60),
                          metadata={"description": "How admins call this LMS (e.g. 'Moodle, Faculty of Science')"})
@@ -48,7 +48,7 @@ class ToolKeySchema(Schema):
         "description": "When it stopped signing; it stays in the JWKS for LTI_RETIRED_KEY_SECONDS"})
 
 
-class PassbacksQuerySchema(Schema):
+class PassbacksQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 

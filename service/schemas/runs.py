@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import keyword
+
 from marshmallow import Schema, fields, validate
 
-from ..grading.spec import INTS_CONTAINERS, MAX_DIMS, MAX_ELEMENTS, MAX_INTS, TENSOR_DTYPES
+from ..grading.spec import FLOAT_DTYPES, INT_BOUNDS, INTS_CONTAINERS, MAX_DIMS, MAX_ELEMENTS, MAX_INTS, TENSOR_DTYPES
 from .attempts import MAX_CODE_CHARS, MAX_WAIT_SECONDS
+from .request import NO_NUL_PATTERN, JsonBoolean, Pattern, RequestSchema
 
 DEFAULT_RUN_WAIT = 10
 
@@ -13,10 +16,36 @@ def _input_spec_schema() -> dict:
     service.grading.spec.validate_run_inputs is the validator (the one place the rules live);
     this describes what it accepts, from the same constants."""
     common = {
-        "name": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
-                 "description": "The argument's name in forward (optional; shown in the result)"},
-        "description": {"type": "string", "description": "Free text, shown with the input"},
+        "name": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$", "not": {"enum": keyword.kwlist},
+                 "description": "The argument's name in forward, a Python identifier (optional; shown in the "
+                                "result)"},
+        "description": {"type": "string", "pattern": NO_NUL_PATTERN, "description": "Free text, shown with the input"},
     }
+    # A fixed value, or values drawn from a range: not both.
+    value_or_range = {"not": {"required": ["value", "range"]}}
+
+    def nested(scalar: dict) -> dict:
+        """A tensor's value: a scalar, or lists of them up to MAX_DIMS deep (rectangular: checked by
+        spec.py, not said here)."""
+        out = scalar
+        for _ in range(MAX_DIMS):
+            out = {"anyOf": [scalar, {"type": "array", "minItems": 1, "items": out}]}
+        return out
+
+    def when_dtype(dtypes: list[str], then: dict) -> dict:
+        return {"if": {"required": ["dtype"], "properties": {"dtype": {"enum": dtypes}}}, "then": {"properties": then}}
+
+    by_dtype = [
+        *(when_dtype([dtype], {
+            "value": nested({"type": "integer", "minimum": low, "maximum": high}),
+            "range": {"type": "array", "minItems": 2, "maxItems": 2,
+                      "items": {"type": "integer", "minimum": low, "maximum": high}}})
+          for dtype, (low, high) in INT_BOUNDS.items()),
+        when_dtype(["bool"], {"value": nested({"anyOf": [{"type": "boolean"}, {"enum": [0, 1]}]})}),
+        # Only a float tensor can require grad (dtype left out: float64).
+        {"if": {"required": ["requires_grad"], "properties": {"requires_grad": {"const": True}}},
+         "then": {"properties": {"dtype": {"enum": list(FLOAT_DTYPES)}}}},
+    ]
     number_pair = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
     avoid = {
         "avoid": {"type": "array", "items": {"type": "number"},
@@ -25,12 +54,14 @@ def _input_spec_schema() -> dict:
                          "description": "Distance random values keep from each avoided point"},
     }
 
-    def variant(typ: str, description: str, props: dict, *, required=("type",), type_default=False) -> dict:
+    def variant(typ: str, description: str, props: dict, *, required=("type",), type_default=False,
+                extra: dict | None = None) -> dict:
+        extra = extra or {}
         type_prop = {"type": "string", "enum": [typ], "description": "The kind of argument"}
         if type_default:
             type_prop["default"] = typ
         out = {"title": typ, "type": "object", "description": description, "additionalProperties": False,
-               "properties": {"type": type_prop, **common, **props}}
+               "properties": {"type": type_prop, **common, **props}, **extra}
         if required:
             out["required"] = list(required)
         return out
@@ -41,10 +72,11 @@ def _input_spec_schema() -> dict:
             "or random ones (`shape`, and `range` for float and integer dtypes). Integer tensors (index "
             "tensors) and bool tensors (masks) never require grad."), {
             "dtype": {"type": "string", "enum": list(TENSOR_DTYPES), "default": "float64"},
-            "shape": {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": MAX_DIMS,
+            "shape": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_ELEMENTS},
+                      "maxItems": MAX_DIMS,
                       "description": f"Dimensions, at most {MAX_DIMS}, at most {MAX_ELEMENTS} elements in all; "
                                      "required without value"},
-            "value": {"type": ["number", "boolean", "array"],
+            "value": {**nested({"type": ["number", "boolean"]}),
                       "description": "Fixed values: a number or a rectangular nested list (integers for integer "
                                      "dtypes, true/false for bool); excludes range"},
             "range": {**number_pair, "description": "[low, high], low < high: random values drawn uniformly "
@@ -52,18 +84,20 @@ def _input_spec_schema() -> dict:
             **avoid,
             "requires_grad": {"type": "boolean", "description": "Default: true for float64/float32, false "
                                                                 "otherwise (only float tensors can require grad)"},
-        }, required=(), type_default=True),
+        }, required=(), type_default=True,
+            extra={**value_or_range, "anyOf": [{"required": ["value"]}, {"required": ["shape"]}], "allOf": by_dtype}),
         variant("float", "A Python float: `value`, or random in `range` (default [-1, 1]).", {
             "value": {"type": "number"}, "range": {**number_pair, "description": "[low, high], low < high"},
-            **avoid}),
+            **avoid}, extra=value_or_range),
         variant("int", "A Python int: `value`, or random in `range` (default [0, 9]).", {
             "value": {"type": "integer"},
             "range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
-                      "description": "[low, high], low < high, both included"}, **avoid}),
+                      "description": "[low, high], low < high, both included"}, **avoid}, extra=value_or_range),
         variant("bool", "A Python bool: `value`, or random.", {"value": {"type": "boolean"}}),
         variant("none", "None (an optional argument left out).", {}),
         variant("ints", "A tuple or list of ints, or a torch.Size (a shape argument): a fixed `value`.", {
-            "value": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_INTS,
+            "value": {"type": "array", "maxItems": MAX_INTS,
+                      "items": {"type": "integer", "minimum": INT_BOUNDS["int64"][0], "maximum": INT_BOUNDS["int64"][1]},
                       "description": f"At most {MAX_INTS} integers"},
             "container": {"type": "string", "enum": list(INTS_CONTAINERS), "default": "tuple",
                           "description": "How forward receives them: tuple, list or torch.Size"},
@@ -71,7 +105,12 @@ def _input_spec_schema() -> dict:
     ]}
 
 
-class RunCreateSchema(Schema):
+class RunCreateSchema(RequestSchema):
+    # The document's side of the check in resources/runs.py: entry_point and inputs come together.
+    JSON_SCHEMA = {"dependentRequired": {"entry_point": ["inputs"], "inputs": ["entry_point"]},
+                   # An exercise's run brings the exercise's own entry point and inputs (resources/runs.py).
+                   "not": {"required": ["exercise", "entry_point"]}}
+
     code = fields.String(required=True, validate=validate.Length(min=1, max=MAX_CODE_CHARS),
                          metadata={"description": "Python source to run in the sandbox"})
     exercise = fields.String(
@@ -80,7 +119,7 @@ class RunCreateSchema(Schema):
                                  "(its page's \"Run\" button), instead of entry_point and inputs. A learner token "
                                  "names only its own exercises"})
     entry_point = fields.String(
-        validate=validate.Regexp(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", error="a Python class name"),
+        validate=Pattern(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", error="a Python class name"),
         metadata={"description": "Name of a torch.autograd.Function subclass in the code; with inputs, "
                                  "forward, backward (grad_output = ones) and gradcheck are run"})
     inputs = fields.List(fields.Dict(metadata=_input_spec_schema()), validate=validate.Length(min=1, max=16), metadata={
@@ -89,7 +128,7 @@ class RunCreateSchema(Schema):
                        "{\"type\": \"tensor\", \"dtype\": \"int64\", \"value\": [0, 2]}, {\"type\": \"float\", "
                        "\"value\": 1.0} or {\"type\": \"ints\", \"value\": [2, 3], \"container\": \"size\"} "
                        "(the [[code.inputs]] format of service/grading/spec.py; validated there)"})
-    gradgradcheck = fields.Boolean(load_default=False, metadata={
+    gradgradcheck = JsonBoolean(load_default=False, metadata={
         "description": "Also check double backward, as torch.autograd.gradgradcheck (fast_mode off) would, for "
                        "random grad_outputs (shown in result.gradgradcheck.grad_outputs): the check 'gradgradcheck' "
                        "of the result. With entry_point and inputs; default false"})

@@ -5,16 +5,14 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from ..models import DeliveryStatus
 from ..outbound.webhooks import event_id
 from .delivery import DELIVERY_STATUSES, OutboundDeliverySchema
+from .request import RequestSchema, http_url
 
-MAX_URL_CHARS = 2048
 PENDING = DeliveryStatus.PENDING.value
 
 
-class WebhookCreateSchema(Schema):
-    url = fields.URL(required=True, schemes={"http", "https"}, require_tld=False,
-                     validate=validate.Length(max=MAX_URL_CHARS), metadata={
-                         "description": "Where events are POSTed. With ENV=production: https:// on a public address "
-                                        "(unless WEBHOOK_ALLOW_PRIVATE=true)"})
+class WebhookCreateSchema(RequestSchema):
+    url = http_url("Where events are POSTed. With ENV=production: https:// on a public address "
+                   "(unless WEBHOOK_ALLOW_PRIVATE=true)")
     description = fields.String(load_default="", validate=validate.Length(max=200),
                                 metadata={"description": "A note for yourself, e.g. which system receives it"})
 
@@ -33,7 +31,7 @@ class WebhookCreatedSchema(WebhookEndpointSchema):
         "description": "whsec_…: the key of the events' signatures. Shown in this response only: store it now"})
 
 
-class DeliveryQuerySchema(Schema):
+class DeliveryQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 
