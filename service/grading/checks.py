@@ -610,7 +610,7 @@ def _projection_cause(pr: Projections, grads: Sequence[Sequence[float]], vs: Seq
     return ("float32_imprecise" if float32 else "wrong_value"), {}
 
 
-def projections(args: Sequence[dict[str, Any]], rep: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "",
+def projections(args: Sequence[dict[str, Any]], rep: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "",  # noqa: C901
                 float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, check: str = "jacobian_projections") -> Outcome:
     """The Jacobian check by random projections, from a report the child made for `plan` (mode
     "projections"): for k directions u and k grad_outputs v drawn from the plan's seed by the judge,
@@ -755,7 +755,7 @@ def gradgrad_names(names: Sequence[str], gg: dict[str, Any]) -> list[str]:
     return list(names) + (["grad_output"] if n == 1 else [f"grad_output {k}" for k in range(n)])
 
 
-def gradgradcheck(args: Sequence[dict[str, Any]], gg: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "") -> Outcome:
+def gradgradcheck(args: Sequence[dict[str, Any]], gg: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "") -> Outcome:  # noqa: C901
     """torch.autograd.gradgradcheck's verdict (fast_mode off) from the child's numbers: gradcheck of
     the function (inputs, grad_outputs) -> backward's gradients (torch's new_func), by ``jacobian``
     (or ``projections`` for a large one), with the causes a double backward has."""
@@ -1008,7 +1008,7 @@ def grad_output_unchanged(vjps: Sequence[dict[str, Any]]) -> Outcome:
     return Outcome(True, "backward leaves grad_output unchanged.")
 
 
-def backward_arity(args: Sequence[dict[str, Any]], returned: dict[str, Any] | None, names: Sequence[str], *,
+def backward_arity(args: Sequence[dict[str, Any]], returned: dict[str, Any] | None, names: Sequence[str], *,  # noqa: C901
                    ref_items: Sequence[dict[str, Any]] = (), strict_none: bool = False) -> Outcome:
     """What backward returned, before autograd checked and reduced it: one value per input, None for
     non-tensors, each gradient shaped like its input (autograd silently sums a broadcast gradient)."""

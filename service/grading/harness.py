@@ -32,9 +32,8 @@ import traceback
 import types
 from typing import Any
 
-import torch
-
 import protocol  # loaded from this folder by the zygote
+import torch
 
 FILENAME = "submission.py"
 MAX_VALUES = 100_000  # elements per tensor reported; beyond that only the shape is sent
@@ -375,7 +374,7 @@ def _gradcheck_numbers(fn: Any, specs: list[Any], plan: dict[str, Any]) -> dict[
     return rep
 
 
-def _numerical_rows(fn: Any, args: list[Any], diff: list[Any], plan: dict[str, Any], mode: str, points: list[Any] | None,
+def _numerical_rows(fn: Any, args: list[Any], diff: list[Any], plan: dict[str, Any], mode: str, points: list[Any] | None,  # noqa: C901
                     minus_rows: list[Any], plus_rows: list[Any]) -> None:
     """Step 2: forward at x - eps and x + eps, per input element ("full") or along the plan's
     random directions u ("projections"), appended row by row (what was computed before an
@@ -401,7 +400,8 @@ def _numerical_rows(fn: Any, args: list[Any], diff: list[Any], plan: dict[str, A
         for arg_i, flat_i in points or []:
             entry = torch.Tensor.reshape(args[arg_i].data, (-1,))[flat_i]
             orig = entry.clone()
-            row_pair(lambda sign, entry=entry, orig=orig: entry.copy_(orig + sign * eps), lambda: entry.copy_(orig))
+            row_pair(lambda sign, entry=entry, orig=orig: entry.copy_(orig + sign * eps),
+                     lambda entry=entry, orig=orig: entry.copy_(orig))
         return
     proj = plan["projections"]
     datas = [torch.Tensor.reshape(d.data, (-1,)) for d in diff]
@@ -594,7 +594,7 @@ def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None 
     return res
 
 
-def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) -> None:
+def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) -> None:  # noqa: C901
     """Execute one task and write its frames to result_fd. Called in the child, once.
 
     task["torch_checks"]: "now" (run torch's gradcheck after the main frame), "wait" (only once

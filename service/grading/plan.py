@@ -48,7 +48,7 @@ def _draw_float(rng: random.Random, inp: InputSpec) -> float:
     raise ValueError("could not draw a value away from the avoided points")
 
 
-def make_arg(inp: InputSpec, rng: random.Random) -> dict[str, Any]:
+def make_arg(inp: InputSpec, rng: random.Random) -> dict[str, Any]:  # noqa: C901
     """One argument as the child builds it (the wire form: {"t": ..., ...})."""
     t = inp.type
     if t == "none":
@@ -128,7 +128,7 @@ def diff_arg_positions(case: dict[str, Any]) -> list[int]:
     return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
 
 
-def complete_cases(
+def complete_cases(  # noqa: C901
     code: CodeSpec, cases: list[dict[str, Any]], probe: dict[str, Any], secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
 ) -> list[dict[str, Any]]:
     """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
@@ -144,11 +144,13 @@ def complete_cases(
         case["out_shapes"] = [outs[k]["shape"] for k in diff_out]
         diff_in = diff_arg_positions(case)
 
-        def rand_v() -> list[list[float]]:
-            return [_random_vector(rng, numel(outs[k]["shape"]), outs[k]["dtype"]) for k in diff_out]
+        sel = [outs[k] for k in diff_out]
 
-        def ones() -> list[list[float]]:
-            return [[1.0] * numel(outs[k]["shape"]) for k in diff_out]
+        def rand_v(sel: list[dict[str, Any]] = sel) -> list[list[float]]:
+            return [_random_vector(rng, numel(o["shape"]), o["dtype"]) for o in sel]
+
+        def ones(sel: list[dict[str, Any]] = sel) -> list[list[float]]:
+            return [[1.0] * numel(o["shape"]) for o in sel]
 
         if not diff_out or not diff_in:
             case["vjps"] = []

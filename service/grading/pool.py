@@ -129,7 +129,7 @@ class Zygote:
         ours.settimeout(startup_timeout)
         try:
             msg = ours.recv(65536)
-        except (socket.timeout, OSError) as exc:
+        except (TimeoutError, OSError) as exc:
             self.kill()
             raise GraderFault(f"zygote did not start: {exc}") from exc
         if not msg:
@@ -144,7 +144,7 @@ class Zygote:
     def pid(self) -> int:
         return self.proc.pid
 
-    def _read_loop(self) -> None:
+    def _read_loop(self) -> None:  # noqa: C901
         try:
             while True:
                 msg, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 8)
@@ -299,7 +299,7 @@ class Session:
             self.out[fd] += data[:room]
         return "data"
 
-    def wait_frames(self, n: int, deadline: float | None = None) -> bool:
+    def wait_frames(self, n: int, deadline: float | None = None) -> bool:  # noqa: C901
         """Pump until n frames have arrived; False on timeout, EOF or bad output."""
         deadline = self.deadline if deadline is None else min(deadline, self.deadline)
         while len(self.frames) < n:

@@ -108,7 +108,7 @@ class ReferenceCache:
         return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
 
 
-def _check_reference(slug: str, rep: dict[str, Any], cases: list[dict[str, Any]]) -> None:
+def _check_reference(slug: str, rep: dict[str, Any], cases: list[dict[str, Any]]) -> None:  # noqa: C901
     """The reference's report is well formed and nothing in it raised."""
     try:
         validate_report(rep, cases)

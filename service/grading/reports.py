@@ -48,7 +48,7 @@ def _check_ok_block(b: Any, what: str) -> bool:
     return ok
 
 
-def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:
+def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:  # noqa: C901
     """Raise BadOutput unless `report` has exactly the structure the harness produces."""
     _require(isinstance(report, dict) and report.get("type") == "main", "not a main report")
     loaded = _check_ok_block(report.get("load"), "load")
@@ -138,7 +138,7 @@ def _is_shape(sh: Any) -> bool:
     return isinstance(sh, list) and len(sh) <= 16 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh)
 
 
-def _check_gradcheck_numbers(gc: Any, plan: dict[str, Any], args: list[dict[str, Any]]) -> None:
+def _check_gradcheck_numbers(gc: Any, plan: dict[str, Any], args: list[dict[str, Any]]) -> None:  # noqa: C901
     """The structure of harness._gradcheck_numbers' report for `plan` over `args` (its numbers are
     judged in checks.py), the mode included: the one checks.jacobian_mode gives for the shapes."""
     n_in = len(checks.diff_inputs(args))

@@ -142,7 +142,7 @@ def _check_json(name: str, outcome: Outcome) -> dict[str, Any]:
     return item
 
 
-def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, Any], entry_point: str | None, source: str) -> dict[str, Any]:
+def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, Any], entry_point: str | None, source: str) -> dict[str, Any]:  # noqa: C901
     """The public result of a run from the child's report. Raises BadOutput for a malformed report."""
     result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
     if not isinstance(report, dict) or report.get("type") != "main" or not isinstance(report.get("load"), dict):
@@ -216,7 +216,7 @@ def _summary(name: str, outcome: Outcome, torch_msg: dict[str, Any] | None) -> d
     return out
 
 
-def _run_checks(case: dict[str, Any], rep: dict[str, Any], run_case: dict[str, Any], run_rep: dict[str, Any], names: list[str], source: str) -> dict[str, Outcome]:
+def _run_checks(case: dict[str, Any], rep: dict[str, Any], run_case: dict[str, Any], run_rep: dict[str, Any], names: list[str], source: str) -> dict[str, Outcome]:  # noqa: C901
     """Every check of a run, on the check case (`rep`), from the one engine: the Jacobian in full
     (gradcheck) or by random projections (jacobian_projections), then the hygiene checks."""
     args = case["args"]

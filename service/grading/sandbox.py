@@ -30,9 +30,9 @@ import ctypes
 import os
 import resource
 import signal
-from typing import Any
 import tempfile
-from typing import Iterable
+from collections.abc import Iterable
+from typing import Any
 
 LAYERS = ("limits", "user", "namespaces", "filesystem", "seccomp")
 

@@ -683,7 +683,7 @@ def _expected_grad(eg: Any, key: str, where: str, case_inputs: list[InputSpec], 
     return out
 
 
-def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Problem]]:
+def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Problem]]:  # noqa: C901
     """The [code] table of an exercise as a CodeSpec, or None and every problem found in it (the
     table's rules across fields are checked on what loaded, so an author sees all at once)."""
     table = spec.get("code")
@@ -764,7 +764,7 @@ def _top_level_classes(tree: ast.Module) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
 
 
-def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[Problem]:
+def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[Problem]:  # noqa: C901
     """Problems with the [code] table and the code files (nothing is executed)."""
     code, problems = load_code_spec(spec)
     table = spec.get("code")

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from . import checks
 from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec, numel
 from .technique import TECHNIQUES, missing_techniques
-
-
 
 # --------------------------------------------------------------------------- numbers
 
@@ -131,7 +128,7 @@ class Verdict:
         self._result("entry_point", True, f"{ep} subclasses torch.autograd.Function.")
         return True
 
-    def forward(self) -> None:
+    def forward(self) -> None:  # noqa: C901
         fails: list[tuple[str, str]] = []
         n_ok = 0
         for case in self.cases:
@@ -179,7 +176,7 @@ class Verdict:
         else:
             self._result("forward", True, f"forward matches the reference on {n_ok} input set(s).")
 
-    def output_shape_dtype(self) -> None:
+    def output_shape_dtype(self) -> None:  # noqa: C901
         fails: list[tuple[str | None, str]] = []
         checked = 0
         for case in self.cases:
@@ -325,7 +322,7 @@ class Verdict:
                                           "not_reentrant")
         return checks.Outcome(True, "")
 
-    def _compare_vjps(self, check: str, cases: list[dict[str, Any]]) -> tuple[bool, str, str | None, int]:
+    def _compare_vjps(self, check: str, cases: list[dict[str, Any]]) -> tuple[bool, str, str | None, int]:  # noqa: C901
         atol, rtol = self.tol.grad_atol, self.tol.grad_rtol
         compared, fail = 0, None
         for case in cases:
@@ -455,7 +452,7 @@ class Verdict:
             getattr(self, name)()
 
 
-def assemble(code: CodeSpec, results: dict[str, dict[str, Any]], diagnostics: list[dict[str, Any]], not_run: str) -> dict[str, Any]:
+def assemble(code: CodeSpec, results: dict[str, dict[str, Any]], diagnostics: list[dict[str, Any]], not_run: str) -> dict[str, Any]:  # noqa: C901
     """Checks list (in CHECKS order), score, likely causes."""
     applicable = code.checks
     checks = []

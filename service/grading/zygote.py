@@ -57,18 +57,19 @@ def _load() -> tuple[Any, Any, Any, Any]:
     torch.set_num_interop_threads(1)
     sys.path.insert(0, _HERE)
     try:
-        import harness  # noqa: F401
-        import protocol  # noqa: F401
-        import sandbox  # noqa: F401
+        import harness
+        import protocol
+        import sandbox
     finally:
         sys.path.remove(_HERE)
     try:  # what submissions may import, loaded before fork
         import math  # noqa: F401
 
-        import numpy  # noqa: F401
+        import numpy
+
         # numpy imports these on first use (np.fft.rfft): a child has no filesystem to do it
-        import numpy.fft  # noqa: F401
-        import numpy.linalg  # noqa: F401
+        import numpy.fft
+        import numpy.linalg
         import numpy.random  # noqa: F401
     except ImportError:
         pass
