@@ -25,7 +25,7 @@ from .models import ApiClient, Role
 KEY_PREFIX = "gq_"
 # The OpenAPI security requirement of every endpoint that takes a key or a learner token as
 # `Authorization: Bearer` (the scheme, bearerAuth, is declared in create_app's API_SPEC_OPTIONS).
-BEARER = [{"bearerAuth": []}]
+BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]
 F = TypeVar("F", bound=Callable[..., Any])
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()

@@ -111,6 +111,7 @@ def handle_http_exception(error: HTTPException) -> Response:
                                     errors=errors, headers=headers)
         return problem_response(status, "Validation failed", "The request has invalid or unknown fields.",
                                 type=VALIDATION_ERROR, errors=errors, headers=headers)
+    detail: str | None
     if status >= 500:
         detail = "The server could not complete the request; the error has been logged."
     else:

@@ -25,7 +25,7 @@ class ProblemApi(Api):
 
     ERROR_SCHEMA = errors.ProblemSchema
 
-    def handle_http_exception(self, error):  # type: ignore[override]
+    def handle_http_exception(self, error):
         return errors.handle_http_exception(error)
 
     def _register_responses(self) -> None:

@@ -47,7 +47,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _answer_table(spec: Mapping[str, Any], allowed: set[str]) -> tuple[dict | None, list[Problem]]:
+def _answer_table(spec: Mapping[str, Any], allowed: set[str]) -> tuple[dict[str, Any] | None, list[Problem]]:
     """The [answer] table of a short_answer or numeric spec, and its unknown keys."""
     answer = spec.get("answer")
     if not isinstance(answer, dict):
@@ -248,7 +248,7 @@ class Numeric(QuizKind):
             if not (_is_number(wrong_value) or isinstance(wrong_value, list)):
                 problems.append((f"answer.wrong[{i}].value", "must be a number or a list of numbers"))
             elif isinstance(value, list) != isinstance(wrong_value, list) or (
-                isinstance(value, list) and len(value) != len(wrong_value)
+                isinstance(value, list) and isinstance(wrong_value, list) and len(value) != len(wrong_value)
             ):
                 problems.append((f"answer.wrong[{i}].value", "must have the same shape as answer.value"))
         return problems

@@ -14,15 +14,13 @@ import math
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import Any
 
 from flask import Flask, Response, current_app, g
-from flask_limiter import Limiter
+from flask_limiter import Limiter, RouteLimit
 from flask_limiter.errors import RateLimitExceeded
 
 from .errors import problem_response
-
-F = TypeVar("F", bound=Callable)
 
 
 def _caller() -> str:
@@ -38,7 +36,7 @@ limiter = Limiter(key_func=_caller, strategy="moving-window", key_prefix="gradqu
                   in_memory_fallback_enabled=True)
 
 
-def rate_limited(scope: str) -> Callable[[F], F]:
+def rate_limited(scope: str) -> RouteLimit:
     """Count each call against the setting `<scope>_rate_limit` (e.g. "600/minute")."""
     return limiter.limit(lambda: getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"), scope=scope,
                          error_message=f"Too many {scope}: at most")
@@ -62,6 +60,8 @@ def init_rate_limits(app: Flask) -> None:
     # Flask-Limiter also hooks every request of the app, for default and application-wide limits
     # and X-RateLimit headers; this service has neither, and those hooks cost more per request than
     # all of Flask (bench/api_load.py). The decorated views check their limits themselves.
-    for hooks in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
+    all_hooks: tuple[dict[Any, list[Any]], ...] = (app.before_request_funcs, app.after_request_funcs,
+                                                   app.teardown_request_funcs)
+    for hooks in all_hooks:
         hooks[None] = [hook for hook in hooks[None] if not _is_limiters(hook)]
     app.register_error_handler(RateLimitExceeded, _too_many_requests)

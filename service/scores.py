@@ -30,7 +30,8 @@ DEFAULT_POLICY = BEST
 
 def policy_of(spec: Mapping[str, Any]) -> str:
     """An exercise version's policy (its `score_policy`; best when the exercise names none)."""
-    return spec.get("score_policy", DEFAULT_POLICY)
+    policy: str = spec.get("score_policy", DEFAULT_POLICY)
+    return policy
 
 
 def _check(policy: str) -> None:
@@ -68,7 +69,7 @@ def counted() -> ColumnElement[bool]:
 SUBMISSION_ORDER = (Attempt.created_at, Attempt.id)
 
 
-def score_query(policy: str, *where: ColumnElement[bool]) -> Select[tuple[float | None]]:
+def score_query(policy: str, *where: ColumnElement[bool]) -> Select[float | None]:
     """The score that counts among the counted attempts that match `where` (one learner's, at one
     exercise or one LMS link): a one-value query, NULL when none is graded."""
     _check(policy)

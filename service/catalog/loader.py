@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,10 +107,12 @@ def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:  # noqa: C901
 
 def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Problem]:
     kind = spec.get("kind")
+    kind_keys: frozenset[str]
+    validate: Callable[[], list[Problem]]
     if kind == "code":
         from ..grading.spec import validate_code_exercise  # torch-free by contract
 
-        kind_keys, validate = {"code"}, lambda: validate_code_exercise(dict(spec), dict(files))
+        kind_keys, validate = frozenset({"code"}), lambda: validate_code_exercise(dict(spec), dict(files))
     elif kind in QUIZ_KINDS:
         kind_keys, validate = QUIZ_KINDS[kind].spec_keys, lambda: QUIZ_KINDS[kind].validate_spec(spec)
     else:

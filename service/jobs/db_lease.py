@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import CursorResult, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..models import GRADED_EVENT, Attempt, AttemptStatus, GradingJob
@@ -90,7 +90,7 @@ def _take(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str,
     """Claim a job selected as claimable. A job already claimed `max_tries` times is stored as
     an internal error instead (None): its workers keep dying on it, and a learner must not
     wait forever."""
-    job = session.get(model, job_id, populate_existing=True)
+    job = session.get_one(model, job_id, populate_existing=True)
     # Read the clock after the row is ours: it cannot predate the job's submission.
     claimed_at = clock()
     if job.tries >= max_tries:
@@ -121,11 +121,11 @@ def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worke
     was delivered twice, gets one result and one `attempt.graded` event, written together.
     """
     graded_at = utcnow()
-    result = session.execute(
+    result = cast(CursorResult[Any], session.execute(
         update(model)
         .where(model.id == job_id, model.lease_owner == worker_id, model.status == RUNNING)
         .values(**values, status=GRADED, graded_at=graded_at, lease_owner=None, lease_expires_at=None)
-    )
+    ))
     stored = result.rowcount == 1
     if stored and model is Attempt:
         client_id, lti_link_id = session.execute(

@@ -26,7 +26,7 @@ from ..config import Settings
 from ..database import engine_for
 from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
-from ..models import Attempt, RegradeItem, Run
+from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..services import regrades
 from . import db_lease
@@ -79,7 +79,8 @@ def process_job(settings: Settings, judge: Any, session: Session, model: type, j
         return _process_job(settings, judge, session, model, job, worker_id)
 
 
-def _process_job(settings: Settings, judge: Any, session: Session, model: type, job: Any, worker_id: str) -> str:
+def _process_job(settings: Settings, judge: Any, session: Session, model: type[GradingJob], job: Any,
+                 worker_id: str) -> str:
     started = time.perf_counter()
     try:
         values = HANDLERS[model](judge, job)

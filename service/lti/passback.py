@@ -128,7 +128,11 @@ class ScorePassbacks:
             try:
                 token = access_tokens.get(token_url, client_id, scope, assertion, timeout)
                 headers = {"Authorization": f"Bearer {token}"}
-                lineitem = lineitem_url or _find_or_make_lineitem(lineitems_url, new_lineitem, headers, timeout)
+                if lineitem_url:
+                    lineitem = lineitem_url
+                else:
+                    assert lineitems_url  # prepare() sends only for a link with one or the other
+                    lineitem = _find_or_make_lineitem(lineitems_url, new_lineitem, headers, timeout)
                 response = send("POST", scores_url(lineitem), body=json.dumps(body).encode(), timeout=timeout,
                                 headers={**headers, "Content-Type": c.SCORE_MEDIA_TYPE})
             except TokenRefused as exc:

@@ -87,10 +87,11 @@ class PlatformKeys:
         now = time.monotonic()
         fresh = (cached is not None and cached.jwks_url == platform.jwks_url
                  and now - cached.fetched_at < self.CACHE_SECONDS)
-        if fresh and kid in cached.keys:
-            return cached.keys[kid]
-        if fresh and now - cached.fetched_at < self.REFETCH_SECONDS:
-            raise UnknownKey(f"the platform's JWKS has no key {kid!r}")
+        if fresh and cached is not None:
+            if kid in cached.keys:
+                return cached.keys[kid]
+            if now - cached.fetched_at < self.REFETCH_SECONDS:
+                raise UnknownKey(f"the platform's JWKS has no key {kid!r}")
         cached = self._fetch(platform)
         if kid not in cached.keys:
             raise UnknownKey(f"the platform's JWKS has no key {kid!r}")

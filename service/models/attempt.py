@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import uuid
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -44,6 +44,10 @@ class GradingJob:
 
     #: What the job is called in the API, logs and metrics.
     JOB_KIND: ClassVar[str]
+
+    if TYPE_CHECKING:  # declared by each job's table (Attempt, Run); named here for code that takes any job
+        id: Mapped[uuid.UUID]
+        client_id: Mapped[int]
 
     status: Mapped[str] = mapped_column(String(16))
     result: Mapped[dict[str, Any] | None]
@@ -130,7 +134,8 @@ class Attempt(GradingJob, Base):
             return None
         if self.code is not None and not self.correct:
             return None
-        return self.exercise_version.spec["explanation"]
+        explanation: str | None = self.exercise_version.spec["explanation"]
+        return explanation
 
 
 class Run(GradingJob, Base):

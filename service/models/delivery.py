@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -25,6 +26,10 @@ class DeliveryStatus(str, enum.Enum):
 
 
 class OutboundDelivery:
+    if TYPE_CHECKING:  # declared by each kind's table; named here for the runner, which sends any kind
+        __tablename__: str
+        id: Mapped[int]
+
     status: Mapped[str] = mapped_column(String(16), default=DeliveryStatus.PENDING.value)
     tries: Mapped[int] = mapped_column(default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)

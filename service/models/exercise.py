@@ -87,4 +87,5 @@ class ExerciseVersion(Base):
 
     @property
     def spec(self) -> dict[str, Any]:
-        return self.content["spec"]
+        spec: dict[str, Any] = self.content["spec"]
+        return spec

@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -34,7 +35,7 @@ class HttpResponse:
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None  # the 3xx comes back as the response
 
 

@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Settings
@@ -60,7 +60,9 @@ SendStep = Callable[[], Outcome]
 
 
 class DeliveryKind(Protocol):
-    model: type[OutboundDelivery]
+    @property
+    def model(self) -> type[OutboundDelivery]:
+        """The table of this kind's deliveries."""
 
     def prepare(self, session: Session, row: Any) -> SendStep | Outcome:
         """The send step for this row, or an Outcome at once when there is nothing to send."""
@@ -107,8 +109,8 @@ def record_outcome(session: Session, model: type[OutboundDelivery], row_id: int,
         values.update(status=FAILED)
     else:
         values.update(next_attempt_at=now + retry_delay(settings, tries, outcome.retry_after))
-    result = session.execute(update(model).where(model.id == row_id, model.tries == tries, model.status == PENDING)
-                             .values(**values))
+    result = cast(CursorResult[Any], session.execute(
+        update(model).where(model.id == row_id, model.tries == tries, model.status == PENDING).values(**values)))
     session.commit()
     return values.get("status", PENDING) if result.rowcount == 1 else "lost"
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TypeVar
 
 from flask import Blueprint, Response, request, send_from_directory
+from werkzeug.wrappers import Response as BaseResponse
 
 from ..models import AttemptStatus
 from ..models.attempt import VERDICTS
@@ -59,7 +61,10 @@ def vocabulary_module() -> str:
 VOCABULARY_MODULE = vocabulary_module()
 
 
-def _secure(response: Response, cache_control: str = "no-cache") -> Response:
+R = TypeVar("R", bound=BaseResponse)
+
+
+def _secure(response: R, cache_control: str = "no-cache") -> R:
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
@@ -72,19 +77,19 @@ def _secure(response: Response, cache_control: str = "no-cache") -> Response:
 
 @blp.route("")
 @blp.route("/")
-def index() -> Response:
+def index() -> BaseResponse:
     # The page itself is never stored: it is where a new deploy's scripts are named.
     return _secure(send_from_directory(STATIC_DIR, "index.html", max_age=0), "no-cache, no-store, must-revalidate")
 
 
 @blp.route("/vocabulary.js")
-def vocabulary() -> Response:
+def vocabulary() -> BaseResponse:
     response = Response(VOCABULARY_MODULE, mimetype="text/javascript")
     response.set_etag(hashlib.sha256(VOCABULARY_MODULE.encode()).hexdigest())
     return _secure(response.make_conditional(request))
 
 
 @blp.route("/<path:filename>")
-def asset(filename: str) -> Response:
+def asset(filename: str) -> BaseResponse:
     # send_from_directory refuses paths that leave the folder (404).
     return _secure(send_from_directory(STATIC_DIR, filename, max_age=0))

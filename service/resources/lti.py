@@ -23,6 +23,7 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for
 from sqlalchemy import select
+from werkzeug.wrappers import Response as BaseResponse
 
 from ..config import Settings
 from ..errors import problem_response
@@ -83,7 +84,7 @@ def _rejected(error: LaunchRejected) -> Response:
 
 
 @blp.route("/login", methods=["GET", "POST"])
-def login() -> Response:
+def login() -> BaseResponse:
     """OIDC third-party login initiation: redirect to the platform with a fresh state and nonce."""
     params = request.values.to_dict()
     started = begin_login(db_session(), current_app.config["SECRET_KEY"], params, public_url("lti.launch"))
@@ -100,7 +101,7 @@ def login() -> Response:
 
 
 @blp.route("/launch", methods=["POST"])
-def launch() -> Response:
+def launch() -> BaseResponse:
     """The platform posts the id_token here (resource link launches and deep linking requests)."""
     session = db_session()
     settings = _settings()
@@ -114,6 +115,7 @@ def launch() -> Response:
     elif state and id_token and not bound_by_cookie(state, cookie) and storage_target(request.form.to_dict()):
         return _storage_check_page(read_state(secret_key, state))  # nothing verified or written yet
     verified = verify_launch(session, secret_key, id_token, state, cookie, stored)
+    response: BaseResponse
     if verified.message_type == c.DEEP_LINKING_REQUEST:
         response = _exercise_picker(verified)
     else:
@@ -176,7 +178,7 @@ def framed_by(response: Response, origins: list[str]) -> Response:
     return response
 
 
-def _open_exercise(launch: Launch, settings: Settings) -> Response:
+def _open_exercise(launch: Launch, settings: Settings) -> BaseResponse:
     try:
         link = record_link(db_session(), launch)
     except LinkWithoutExercise as exc:

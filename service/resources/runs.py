@@ -99,8 +99,9 @@ class Runs(MethodView):
         session.add(run)
         session.commit()
         dispatch_job(Run, run.id)
-        run = wait_until_finished(session, Run, _visible(run.id), payload["wait"])
-        return _run_response(run)
+        waited = wait_until_finished(session, Run, _visible(run.id), payload["wait"])
+        assert waited is not None  # just made, and visible to whoever made it
+        return _run_response(waited)
 
 
 @blp.route("/<uuid:run_id>")

@@ -74,8 +74,8 @@ class Webhooks(MethodView):
         Standard Webhooks."""
         _check_reachable(payload["url"])
         session = db_session()
-        active = session.scalar(select(func.count()).select_from(WebhookEndpoint).where(
-            WebhookEndpoint.client_id == current_client().id, WebhookEndpoint.disabled_at.is_(None)))
+        active = session.scalars(select(func.count()).select_from(WebhookEndpoint).where(
+            WebhookEndpoint.client_id == current_client().id, WebhookEndpoint.disabled_at.is_(None))).one()
         if active >= MAX_ACTIVE_ENDPOINTS:
             problem_abort(409, f"This client has {active} webhook endpoints, the most it may have: delete one first.")
         settings = current_app.config["SETTINGS"]

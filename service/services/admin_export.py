@@ -84,8 +84,8 @@ def gradebook_exercises(session: Session, slugs: Sequence[str] | None) -> list[t
     """The gradebook's columns as (id, slug): the slugs asked for, in that order, or every
     exercise (easiest first). Raises UnknownExercises."""
     if not slugs:
-        return [tuple(r) for r in session.execute(select(Exercise.id, Exercise.slug)
-                                                  .order_by(Exercise.difficulty, Exercise.slug))]
+        return [(id_, slug) for id_, slug in session.execute(select(Exercise.id, Exercise.slug)
+                                                             .order_by(Exercise.difficulty, Exercise.slug))]
     wanted = list(dict.fromkeys(slugs))
     found = dict(session.execute(select(Exercise.slug, Exercise.id).where(Exercise.slug.in_(wanted))).all())
     missing = [slug for slug in wanted if slug not in found]

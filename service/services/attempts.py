@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Integer, Select, cast, func, select
+from sqlalchemy import Engine, Integer, Select, cast, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, lazyload
 
@@ -90,6 +90,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, lear
         attempt.graded_at = attempt.created_at
     session.add(attempt)
     if attempt.finished:
+        assert attempt.graded_at is not None  # a quiz answer, graded above
         record_attempt_event(session, attempt_id=attempt.id, client_id=client.id, lti_link_id=lti_link_id,
                              type=GRADED_EVENT, at=attempt.graded_at,
                              data={"status": attempt.status, "score": attempt.score, "correct": attempt.correct})
@@ -145,7 +146,7 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
     return response, False
 
 
-def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[tuple[Attempt]]:
+def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[Attempt]:
     """Attempts the caller may read: the client's own learners' (an admin's: every client's);
     with a learner token, only those at the token's exercises, and a learner's only their own."""
     stmt = select(Attempt)
@@ -177,7 +178,9 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     job_id = job.id
     session.rollback()
     deadline = time.monotonic() + seconds
-    with session.get_bind().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    engine = session.get_bind()
+    assert isinstance(engine, Engine)  # bound to the engine (a Connection has no connect())
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         status_query = select(model.status).where(model.id == job_id)
         pause = WAIT_POLL_FIRST_SECONDS
         while (remaining := deadline - time.monotonic()) > 0:
@@ -188,7 +191,7 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     return session.scalar(stmt)
 
 
-def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None) -> Select[tuple[Attempt]]:
+def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None) -> Select[Attempt]:
     """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any)."""
     stmt = select(Attempt).where(Attempt.client_id == client.id, Attempt.learner == learner)
     if exercise_ids is not None:

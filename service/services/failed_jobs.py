@@ -50,7 +50,7 @@ def page(session: Session, kind: str | None, offset: int, limit: int) -> list[di
 
 
 def client_name(session: Session, job: GradingJob) -> str:
-    return session.scalar(select(ApiClient.name).where(ApiClient.id == job.client_id))
+    return session.scalars(select(ApiClient.name).where(ApiClient.id == job.client_id)).one()
 
 
 def find(session: Session, job_id: uuid.UUID) -> GradingJob | None:

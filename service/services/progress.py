@@ -86,9 +86,9 @@ def on_attempt_event(session: Session, *, attempt_id: uuid.UUID, type: str, prev
         return
     attempts_delta = int(counted) - int(was_counted)
     passed_delta = (int(counted and row.verdict == PASSED)
-                    - int(was_counted and previous.get("verdict") == PASSED))
+                    - int(previous is not None and previous.get("verdict") == PASSED))
     outcomes = _outcomes(failed_checks(row.result), row.likely_cause) if counted else Counter()
-    if was_counted:
+    if previous is not None:
         outcomes.subtract(_outcomes(previous.get("failed_checks") or [], previous.get("likely_cause")))
 
     # Locks in one order for every event: the exercise's totals row, the learner's row, the day,
@@ -170,8 +170,8 @@ def refresh_learner(session: Session, client_id: int, learner: str, exercise_id:
         latest_score=scores.score_that_counts(scores.LATEST, (r.score for r in rows)),
         passed=passed,
         first_attempt_at=rows[0].created_at,
-        first_passed_at=rows[first_pass].created_at if passed else None,
-        attempts_to_first_pass=first_pass + 1 if passed else None,
+        first_passed_at=rows[first_pass].created_at if first_pass is not None else None,
+        attempts_to_first_pass=first_pass + 1 if first_pass is not None else None,
         last_graded_at=max(graded) if graded else None))
     return int(old_attempts == 0), int(passed) - int(bool(old_passed))
 

@@ -115,6 +115,7 @@ def grade_item(judge: Any, item: RegradeItem) -> dict[str, Any]:
     was removed, the exercise changed kind) gets no new score.
     """
     session = Session.object_session(item)
+    assert session is not None  # the item was loaded by the worker's session
     code, answer, version_id, digest = session.execute(
         select(Attempt.code, Attempt.answer, Regrade.exercise_version_id, ExerciseVersion.digest)
         .join(RegradeItem, RegradeItem.attempt_id == Attempt.id).join(Regrade, Regrade.id == RegradeItem.regrade_id)
@@ -298,9 +299,9 @@ def error_items(session: Session, regrade: Regrade, limit: int = MAX_ERRORS) -> 
 
 
 def _kept_overrides(session: Session, regrade: Regrade) -> int:
-    return session.scalar(
+    return session.scalars(
         select(func.count()).select_from(RegradeItem).join(Attempt, Attempt.id == RegradeItem.attempt_id)
-        .where(RegradeItem.regrade_id == regrade.id, RegradeItem.applied_at.is_not(None), Attempt.overridden.is_(True)))
+        .where(RegradeItem.regrade_id == regrade.id, RegradeItem.applied_at.is_not(None), Attempt.overridden.is_(True))).one()
 
 
 # --- applying ---------------------------------------------------------------------------------

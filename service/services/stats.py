@@ -91,7 +91,8 @@ def _learner_figures(session: Session, exercise_id: int) -> tuple[list[int], flo
         row = session.execute(select(
             *counts, func.percentile_cont(0.5).within_group(learners.c.n).filter(passed),
             func.percentile_cont(0.5).within_group(learners.c.seconds).filter(passed))).one()
-        return (list(row[:HISTOGRAM_BUCKETS]), *(None if v is None else float(v) for v in row[HISTOGRAM_BUCKETS:]))
+        median_n, median_seconds = (None if v is None else float(v) for v in row[HISTOGRAM_BUCKETS:])
+        return list(row[:HISTOGRAM_BUCKETS]), median_n, median_seconds
     histogram = list(session.execute(select(*counts)).one())
     rows = session.execute(select(lp.attempts_to_first_pass, lp.first_attempt_at, lp.first_passed_at)
                            .where(lp.exercise_id == exercise_id, lp.passed.is_(True))).all()
