@@ -72,20 +72,20 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     found: list[list[str]] = []
     nodes = sorted(graph)
     for index, start in enumerate(nodes):
-        allowed = set(nodes[index:])
-        path = [start]
-
-        def walk(node: str) -> None:
-            for target in sorted(graph[node]):
-                if target == start:
-                    found.append(list(path))
-                elif target in allowed and target not in path:
-                    path.append(target)
-                    walk(target)
-                    path.pop()
-
-        walk(start)
+        _walk(graph, start, set(nodes[index:]), [start], found)
     return found
+
+
+def _walk(graph: dict[str, set[str]], start: str, allowed: set[str], path: list[str], found: list[list[str]]) -> None:
+    """Follow every edge out of the path's last node: back to `start` is a cycle, on to an allowed
+    node not on the path goes deeper."""
+    for target in sorted(graph[path[-1]]):
+        if target == start:
+            found.append(list(path))
+        elif target in allowed and target not in path:
+            path.append(target)
+            _walk(graph, start, allowed, path, found)
+            path.pop()
 
 
 def described(found: list[list[str]]) -> str:
