@@ -15,6 +15,10 @@ works (it submits an attempt, whose score reaches the LMS's gradebook, and is re
   platform's storage (lti_storage_target; lti.capabilities, lti.put_data, lti.get_data over
   postMessage), kept in a sibling frame (as Canvas does) or in the course page itself.
 
+And the whole flow through the page's own UI, with third-party cookies blocked: a link to a code
+exercise, whose learner reads the prompt, edits the code, presses Run and sees the numerical check,
+presses Submit and sees the grade (graded by a real worker), and whose score reaches the gradebook.
+
 Each test saves the course page, the tool's frame in it, in build/screenshots/<test>.png.
 """
 
@@ -28,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from service.config import PROJECT_ROOT
 from service.lti.passback import ScorePassbacks
 from service.lti.platforms import platform_keys
 from service.outbound.runner import OutboundRunner
@@ -36,6 +41,8 @@ from tests.lti.platform import STORAGE_FRAME, TestPlatform
 from .conftest import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
 
 QUIZ, RIGHT = "backward-none-for-bounds", "none-each"
+CODE = "square-function"  # a code exercise, on a link of its own (resource link "link-code")
+REFERENCE = (PROJECT_ROOT / "exercises" / CODE / "reference.py").read_text()
 LEARNER = "student-7"
 # Chromium's own switch for "third-party cookies blocked" (its 3PC phase-out test mode).
 BLOCK_THIRD_PARTY = "--test-third-party-cookie-phaseout"
@@ -112,11 +119,15 @@ class Course:
 
 @pytest.fixture
 def open_course(request, lms, tool) -> Iterator[Any]:
-    """open_course(context, mode): the course page in a new tab of `context`, failing the test on
-    JavaScript errors, dialogs, CSP violations and requests to any origin but the two sites'."""
+    """open_course(context, mode, exercise=QUIZ): the course page in a new tab of `context`, its link
+    launching `exercise` (another exercise than QUIZ on a resource link of its own), failing the test
+    on JavaScript errors, dialogs, CSP violations and requests to any origin but the two sites'."""
     opened: list[tuple[Any, Course]] = []
+    claims = lms.launch_claims
 
-    def open_(context, mode: str) -> Course:
+    def open_(context, mode: str, exercise: str = QUIZ) -> Course:
+        if exercise != QUIZ:  # read at the platform's /auth, while the frame loads: kept until teardown
+            lms.launch_claims = {**claims, "custom": {"exercise": exercise}, "resource_link_id": f"link-{exercise}"}
         course = Course(context.new_page(), [], [])
         tab = course.tab
         tab.set_default_timeout(15_000)
@@ -138,7 +149,10 @@ def open_course(request, lms, tool) -> Iterator[Any]:
         opened.append((context, course))
         return course
 
-    yield open_
+    try:
+        yield open_
+    finally:
+        lms.launch_claims = claims
     for _context, course in opened:
         try:
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -148,7 +162,7 @@ def open_course(request, lms, tool) -> Iterator[Any]:
         course.tab.close()
 
 
-def _arrives_on_the_exercise_page(course: Course, tool: str) -> dict:
+def _arrives_on_the_exercise_page(course: Course, tool: str, exercise: str = QUIZ) -> dict:
     """Wait for the tool's frame to show the exercise page; the launch it was handed."""
     frame = course.tool_frame
     frame.wait_for_url(f"{tool}/lti/launch")
@@ -157,7 +171,7 @@ def _arrives_on_the_exercise_page(course: Course, tool: str) -> dict:
     body = course.launches[-1].text()
     start = body.index('id="gradquiz-launch">') + len('id="gradquiz-launch">')
     launch = json.loads(html.unescape(body[start:body.index("</script>", start)]))
-    assert launch["exercise"] == QUIZ and launch["learner"] == LEARNER
+    assert launch["exercise"] == exercise and launch["learner"] == LEARNER
     assert launch["token"] not in frame.url
     frame.wait_for_selector(f"#session-status:has-text('{LEARNER}')")  # the page took the token
     return launch
@@ -237,3 +251,51 @@ def test_with_no_cookie_and_no_platform_storage_the_launch_is_refused(cookieless
     refused = course.launches[-1]
     assert refused.status == 401 and refused.headers["content-type"] == "application/problem+json"
     assert "browser that started it" in refused.json()["detail"]
+
+
+def test_learner_in_a_frame_with_third_party_cookies_blocked_reads_runs_submits_and_the_lms_gets_the_score(
+        blocking_browser, open_course, live_server, live_worker, lms, tool):
+    """The issue's "done when", through the page's own UI only (no fetch from the test): launched
+    from the LMS into its cross-site frame, third-party cookies blocked, a code exercise."""
+    from playwright.sync_api import expect
+
+    course = open_course(blocking_browser.new_context(viewport={"width": 1280, "height": 900}), "none", CODE)
+    _arrives_on_the_exercise_page(course, tool, CODE)
+    frame = course.tool_frame
+    # Reads: the title and the prompt, rendered from the exercise's Markdown.
+    expect(frame.locator("#exercise-title")).to_have_text("SquareFn: saving a tensor for backward")
+    expect(frame.locator("#exercise .prompt")).to_contain_text("Write SquareFn with SquareFn.apply(x)")
+    expect(frame.locator("#exercise .prompt code").first).to_have_text("SquareFn")
+    # Edits: the editor holds the starter code; the learner types the answer in its place.
+    expect(frame.get_by_role("textbox", name="Code")).to_be_visible()
+    frame.locator(".cm-content").click()
+    course.tab.keyboard.press("Control+a")
+    course.tab.keyboard.insert_text(REFERENCE)
+    expect(frame.locator(".cm-content")).to_contain_text("ctx.save_for_backward(x)")
+    # Runs: the sandbox's result and its numerical check, shown on the page.
+    status = frame.locator(".panel .status").first
+    frame.get_by_role("button", name="Run").click()
+    expect(status).to_have_text("Run finished: the numerical check passed.", timeout=40_000)
+    run = frame.locator(".run-result")
+    expect(run.locator(".gradcheck h4")).to_have_text("Numerical check (gradcheck): ✓ passed")
+    expect(run).to_contain_text("Gradients")
+    # Submits: the worker grades it, and the page shows the score and each check.
+    sent_before = len(lms.scores)
+    frame.get_by_role("button", name="Submit").click()
+    expect(status).to_have_text("Graded: score 100%.", timeout=40_000)
+    grade = frame.locator(".grade").first
+    expect(grade.locator("h3")).to_have_text("Score: 100%")
+    expect(grade).to_contain_text("Every check passed.")
+    expect(grade.locator("ul.checks > li.ok", has_text="gradcheck")).to_have_count(1)
+    expect(grade).to_contain_text("Explanation")  # shown to a passed attempt only
+    expect(frame.locator("ul.attempts > li")).to_have_count(1)
+    status.scroll_into_view_if_needed()  # what the screenshot of the course page shows: the grade
+    # The LMS receives the score: the passback the graded attempt queued, sent to its gradebook.
+    settings = dataclasses.replace(live_server.app.config["SETTINGS"], outbound_retry_seconds=0.01)
+    assert OutboundRunner(settings, kinds=[ScorePassbacks(settings)]).run_once() >= 1
+    latest = lms.scores[sent_before:]
+    assert latest, "no score reached the LMS"
+    assert latest[-1]["lineitem"] == lms.lineitem_url()
+    assert (latest[-1]["body"]["userId"], latest[-1]["body"]["scoreGiven"]) == (LEARNER, 100), latest[-1]
+    assert latest[-1]["body"]["gradingProgress"] == "FullyGraded", latest[-1]
+    assert not course.problems, course.problems
