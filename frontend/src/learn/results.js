@@ -130,7 +130,8 @@ export function renderRun(run) {
     const diags = r.checks.flatMap((c) => c.diagnostics || []);
     const t = diagnosticsTable(diags, "Where it went wrong (the worst element of each failed check)");
     if (t) box.append(t);
-    box.append(causeList(diags.map((d) => d.hint)));
+    const causes = causeList(diags.map((d) => d.hint));
+    if (causes) box.append(causes);
   }
   if (r.passed !== undefined && r.checks) {
     box.append(h("p", { class: r.passed ? "ok summary" : "bad summary" },
@@ -166,7 +167,8 @@ export function renderCodeGrade(attempt) {
   }
   const t = diagnosticsTable(report.diagnostics, "The worst element of each failed comparison");
   if (t) box.append(t);
-  box.append(causeList(report.feedback));
+  const causes = causeList(report.feedback);
+  if (causes) box.append(causes);
   const err = errorBlock(report.error);
   if (err) box.append(h("h4", {}, "Your code raised an exception"), err);
   if (report.output && (report.output.stdout || report.output.stderr)) box.append(...outputBlocks(report.output));
