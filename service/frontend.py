@@ -13,34 +13,15 @@ from pathlib import Path
 
 from flask import Blueprint, Response, current_app, render_template, send_from_directory, url_for
 
-VENDOR_DIR = Path(__file__).resolve().parent / "static" / "vendor"
+from .page_security import secure_page
 
-# The dashboard's policy (service/resources/dashboard.py), directive for directive: Swagger UI
-# needs no more (its styles are a file, its icons data: URLs, its requests go to this origin).
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+VENDOR_DIR = Path(__file__).resolve().parent / "static" / "vendor"
 
 blp = Blueprint("frontend", __name__)
 
 
 def _secure(response: Response) -> Response:
-    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Frame-Options"] = "DENY"
-    # No content hash in the files' names: revalidate every time (ETag makes it cheap), so a deploy
-    # never pairs a new page with an old script.
-    response.headers["Cache-Control"] = "no-cache"
-    return response
+    return secure_page(response)
 
 
 @blp.route("/api/docs")

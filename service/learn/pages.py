@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Response, current_app, render_template
 
+from ..page_security import secure_page
+
 # The pages call the public API at this path of their own origin (the page's connect-src).
 API_BASE = "/api/v1"
 
@@ -12,30 +14,15 @@ API_BASE = "/api/v1"
 DEFAULT_FRAME_ANCESTORS = "*"
 
 
-def content_security_policy() -> str:
-    """The dashboard's policy, but frameable (LEARN_FRAME_ANCESTORS in the app's config)."""
-    ancestors = current_app.config.get("LEARN_FRAME_ANCESTORS", DEFAULT_FRAME_ANCESTORS)
-    return "; ".join([
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        f"frame-ancestors {ancestors}",
-    ])
+def frame_ancestors() -> str:
+    return str(current_app.config.get("LEARN_FRAME_ANCESTORS", DEFAULT_FRAME_ANCESTORS))
 
 
 def page_response(html: str, status: int = 200, *, private: bool = False) -> Response:
     response = Response(html, status=status, mimetype="text/html")
-    response.headers["Content-Security-Policy"] = content_security_policy()
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    # A page that holds a learner token is never stored; the others are revalidated each time.
-    response.headers["Cache-Control"] = "no-store" if private else "no-cache"
-    return response
+    # The dashboard's policy, but frameable (LEARN_FRAME_ANCESTORS in the app's config). A page
+    # that holds a learner token is never stored; the others are revalidated each time.
+    return secure_page(response, cache_control="no-store" if private else "no-cache", frame_ancestors=frame_ancestors())
 
 
 def not_found_page(message: str) -> Response:

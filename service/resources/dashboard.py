@@ -23,22 +23,11 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from ..models import AttemptStatus
 from ..models.attempt import VERDICTS
+from ..page_security import secure_page
 from ..services import regrades
 from ..services.admin_search import DEFAULT_SORT, SORTS
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static" / "admin"
-
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
 
 blp = Blueprint("dashboard", __name__, url_prefix="/admin")
 
@@ -65,14 +54,7 @@ R = TypeVar("R", bound=BaseResponse)
 
 
 def _secure(response: R, cache_control: str = "no-cache") -> R:
-    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Frame-Options"] = "DENY"
-    # The files have no content hash in their names: revalidate every time (ETag makes it cheap),
-    # so a deploy never pairs a new page with an old script.
-    response.headers["Cache-Control"] = cache_control
-    return response
+    return secure_page(response, cache_control=cache_control)
 
 
 @blp.route("")

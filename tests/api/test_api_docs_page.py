@@ -14,7 +14,7 @@ import pytest
 
 from service import create_app
 from service.frontend import VENDOR_DIR
-from service.resources.dashboard import CONTENT_SECURITY_POLICY as DASHBOARD_POLICY
+from service.page_security import CONTENT_SECURITY_POLICY as DASHBOARD_POLICY
 
 URL_ATTRIBUTES = {"src", "href", "action", "formaction", "data", "poster", "srcset", "data-spec-url"}
 
