@@ -68,15 +68,21 @@ def exercises_validate(folder: str | None) -> None:
 @exercises_cli.command("sync")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Default: EXERCISES_DIR")
 def exercises_sync(folder: str | None) -> None:
-    """Load the exercises into the database; unchanged ones are left alone. Refuses invalid content."""
+    """Load the valid exercises into the database; unchanged ones are left alone. An invalid one is
+    named with its file and field, and keeps serving its last valid version: one bad file does not
+    stop the service (`flask exercises validate` is the check that fails)."""
+    root = Path(folder or _settings().exercises_dir)
+    if not root.is_dir():  # a wrong setting: syncing nothing would unpublish every exercise
+        raise click.ClickException(f"{root}: not a directory: nothing synced")
     exercises, problems = _load(folder)
-    if problems:
-        click.echo(f"{len(problems)} problems: nothing synced", err=True)
-        raise click.exceptions.Exit(1)
+    invalid = {p.slug for p in problems if p.slug is not None}
     session = db_session()
-    report = sync_catalog(session, exercises)
+    report = sync_catalog(session, exercises, invalid=invalid)
     session.commit()
     click.echo(f"exercises: {report}")
+    for slug in sorted(invalid):
+        state = "keeps its last valid version" if slug in report.kept else "not synced (no valid version yet)"
+        click.echo(f"{slug}: invalid, {state}", err=True)
 
 
 @clients_cli.command("create")

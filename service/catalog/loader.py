@@ -31,6 +31,8 @@ class CatalogProblem:
     path: str
     field: str
     message: str
+    #: The exercise the problem belongs to (its folder's name), None for a folder that cannot be one.
+    slug: str | None = None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.field}: {self.message}"
@@ -129,25 +131,26 @@ def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProble
     where = f"{folder.name}/{SPEC_FILE}"
     if not SLUG_PATTERN.match(folder.name) or not 3 <= len(folder.name) <= 64:
         return None, [CatalogProblem(folder.name, "(folder name)", "a slug is 3-64 lowercase letters, digits and hyphens")]
+    slug = folder.name
     raw_files = _read_files(folder)
     if SPEC_FILE not in raw_files:
-        return None, [CatalogProblem(where, "(file)", "missing")]
+        return None, [CatalogProblem(where, "(file)", "missing", slug)]
     problems: list[CatalogProblem] = []
     files: dict[str, str] = {}
     for rel, data in raw_files.items():
         if len(data) > MAX_FILE_BYTES:
-            problems.append(CatalogProblem(f"{folder.name}/{rel}", "(file)", f"larger than {MAX_FILE_BYTES} bytes"))
+            problems.append(CatalogProblem(f"{slug}/{rel}", "(file)", f"larger than {MAX_FILE_BYTES} bytes", slug))
             continue
         try:
             files[rel] = data.decode("utf-8")
         except UnicodeDecodeError:
-            problems.append(CatalogProblem(f"{folder.name}/{rel}", "(file)", "not UTF-8 text"))
+            problems.append(CatalogProblem(f"{slug}/{rel}", "(file)", "not UTF-8 text", slug))
     try:
         spec = tomllib.loads(files.get(SPEC_FILE, ""))
     except tomllib.TOMLDecodeError as exc:
-        return None, problems + [CatalogProblem(where, "(syntax)", str(exc))]
-    problems += [CatalogProblem(where, f, m) for f, m in _common_problems(spec)]
-    problems += [CatalogProblem(where, f, m) for f, m in _kind_problems(spec, files)]
+        return None, problems + [CatalogProblem(where, "(syntax)", str(exc), slug)]
+    problems += [CatalogProblem(where, f, m, slug) for f, m in _common_problems(spec)]
+    problems += [CatalogProblem(where, f, m, slug) for f, m in _kind_problems(spec, files)]
     if problems:
         return None, problems
     files.pop(SPEC_FILE)

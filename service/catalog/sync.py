@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
@@ -18,10 +19,13 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     unpublished: list[str] = field(default_factory=list)
+    #: Exercises whose files are invalid now: each keeps serving the version synced last.
+    kept: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        return (f"{len(self.created)} created, {len(self.updated)} updated, "
+        text = (f"{len(self.created)} created, {len(self.updated)} updated, "
                 f"{len(self.unchanged)} unchanged, {len(self.unpublished)} unpublished")
+        return text + (f", {len(self.kept)} kept at their last valid version" if self.kept else "")
 
 
 def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> ExerciseVersion:
@@ -53,11 +57,14 @@ def _copy_listing_fields(exercise: Exercise, source: ExerciseFile) -> None:
     ]
 
 
-def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_missing: bool = True) -> SyncReport:
+def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_missing: bool = True,
+                 invalid: Collection[str] = ()) -> SyncReport:
     """Create or update one exercise per source, in one transaction the caller commits.
 
     Exercises whose folder is gone are unpublished, not deleted: their attempts stay. One that
-    staff unpublished (`unpublished_by`) stays unpublished while its content is synced.
+    staff unpublished (`unpublished_by`) stays unpublished while its content is synced. `invalid`
+    names exercises whose folder is there but whose files are not valid now: one already in the
+    database is left as it is, serving its last valid version, until its files are mended.
     """
     report = SyncReport()
     existing = {e.slug: e for e in session.scalars(select(Exercise))}
@@ -82,8 +89,9 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
         exercise.updated_at = utcnow()
         _copy_listing_fields(exercise, source)
         report.updated.append(source.slug)
+    report.kept = sorted(set(invalid) & existing.keys())
     if unpublish_missing:
-        present = {s.slug for s in sources}
+        present = {s.slug for s in sources} | set(invalid)
         for slug, exercise in existing.items():
             if slug not in present and exercise.published:
                 exercise.published = False

@@ -94,17 +94,55 @@ def test_topics_follow_the_content(bare_app, tmp_path):
     assert client.get("/api/v1/exercises?topic=clamp").json == []
 
 
-def test_validate_and_sync_refuse_bad_content(bare_app, tmp_path):
-    root = copy_catalog(tmp_path, SLUG)
+def test_validate_fails_on_bad_content_and_sync_takes_only_the_valid_exercises(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG, "squarefn-gradient-at-four")
     spec_file = root / SLUG / "exercise.toml"
     spec_file.write_text(spec_file.read_text().replace("difficulty = 2", "difficulty = 7"))
     result = run(bare_app, "exercises", "validate", "--dir", str(root))
     assert result.exit_code == 1
     assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in result.output
     synced = run(bare_app, "exercises", "sync", "--dir", str(root))
-    assert synced.exit_code == 1 and "nothing synced" in synced.output
+    assert synced.exit_code == 0, synced.output  # `make run` goes on
+    assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in synced.output
+    assert "1 created" in synced.output and f"{SLUG}: invalid, not synced (no valid version yet)" in synced.output
     with bare_app.app_context():
-        assert db_session().scalars(select(Exercise)).all() == []
+        assert [e.slug for e in db_session().scalars(select(Exercise))] == ["squarefn-gradient-at-four"]
+
+
+def test_an_exercise_made_invalid_keeps_serving_its_last_valid_version(bare_app, tmp_path, client_key_for):
+    root = copy_catalog(tmp_path, SLUG, "squarefn-gradient-at-four")
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    client = bare_app.test_client()
+    before = client.get(f"/api/v1/exercises/{SLUG}").json
+    spec_file = root / SLUG / "exercise.toml"
+    spec_file.write_text("unknown_key = 1\n" + spec_file.read_text().replace('title = "', 'title = "Revised: ', 1))
+    other = root / "squarefn-gradient-at-four" / "exercise.toml"
+    other.write_text(other.read_text().replace('title = "', 'title = "Also revised: ', 1))
+
+    synced = run(bare_app, "exercises", "sync", "--dir", str(root))
+    assert synced.exit_code == 0, synced.output
+    assert f"{SLUG}/exercise.toml: (top level): unknown keys: unknown_key" in synced.output
+    assert "1 updated" in synced.output and "0 unpublished, 1 kept at their last valid version" in synced.output
+    assert f"{SLUG}: invalid, keeps its last valid version" in synced.output
+    assert client.get(f"/api/v1/exercises/{SLUG}").json == before  # still published, same version and text
+    assert client.get("/api/v1/exercises/squarefn-gradient-at-four").json["title"].startswith("Also revised: ")
+    key = client_key_for(bare_app)
+    attempt = client.post(f"/api/v1/exercises/{SLUG}/attempts", json={"learner": "ada", "answer": "none-each"},
+                          headers=bearer(key))
+    assert attempt.status_code == 201 and attempt.json["exercise_version"] == before["version"]
+
+    spec_file.write_text(spec_file.read_text().replace("unknown_key = 1\n", ""))
+    mended = run(bare_app, "exercises", "sync", "--dir", str(root))
+    assert "1 updated" in mended.output and "kept" not in mended.output
+    assert client.get(f"/api/v1/exercises/{SLUG}").json["title"].startswith("Revised: ")
+
+
+def test_sync_refuses_a_catalog_folder_that_is_not_there(bare_app, tmp_path):
+    root = copy_catalog(tmp_path, SLUG)
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    result = run(bare_app, "exercises", "sync", "--dir", str(tmp_path / "nowhere"))
+    assert result.exit_code == 1 and "not a directory: nothing synced" in result.output
+    assert bare_app.test_client().get(f"/api/v1/exercises/{SLUG}").status_code == 200
 
 
 def test_validate_passes_on_the_repository(bare_app):
