@@ -2,9 +2,8 @@
 and for runs.
 
 Pure Python on plain numbers (no torch): the child computes numbers (harness.py), the judge
-decides here. Every function takes one case's arguments (the plan's wire form: ``{"t": "tensor",
-"values": [...], "shape": [...], "rg": bool}`` and the like) and the child's numbers for it, already
-checked for structure by ``reports.validate_report``, and returns an ``Outcome``.
+decides here. Every function takes one case's arguments (``cases.Arg``) and the child's numbers for
+it, already checked for structure by ``reports.validate_report``, and returns an ``Outcome``.
 
 ``jacobian`` is torch.autograd.gradcheck (fast_mode off) decided from the numbers its procedure
 produces (see ``harness._gradcheck_numbers``): finite differences of every output element against
@@ -38,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cases import Arg, GradgradPlan, JacobianPlan, diff_inputs
 from .spec import LIKELY_CAUSES, numel
 
 #: The checks of a run, in the order they are reported (grades name theirs in spec.CHECKS).
@@ -206,41 +206,6 @@ def error_cause(err: dict[str, Any], where: str, n_outputs: int) -> str:
     return "forward_error" if where == "forward" else "backward_error"
 
 
-def diff_inputs(args: Sequence[dict[str, Any]]) -> list[int]:
-    """Positions of the arguments that are tensors requiring grad."""
-    return [i for i, a in enumerate(args) if a["t"] == "tensor" and a.get("rg")]
-
-
-def all_points(args: Sequence[dict[str, Any]]) -> list[list[int]]:
-    """Every element of every input that requires grad, in torch's order (the full Jacobian)."""
-    return [[i, j] for i in diff_inputs(args) for j in range(numel(args[i]["shape"]))]
-
-
-def plan_points(plan: dict[str, Any], args: Sequence[dict[str, Any]]) -> list[list[int]] | None:
-    """The finite-difference points of a Jacobian plan: a list, or "all" (every element of every
-    input that requires grad: the judge did not know every input's size when it planned), or None
-    (no full Jacobian planned)."""
-    points = plan.get("points")
-    return all_points(args) if points == "all" else points
-
-
-def jacobian_mode(plan: dict[str, Any], args: Sequence[dict[str, Any]], out_shapes: Sequence[Sequence[int]]) -> str:
-    """How a Jacobian plan is carried out once forward's outputs are known: "full" (every element,
-    as torch.autograd.gradcheck), "projections" (random directions: the Jacobian is too large to
-    send), or "too_large" (not even projections fit a result frame). The child applies the same
-    rule (harness._jacobian_mode); the judge refuses a report that chose otherwise."""
-    points = plan_points(plan, args)
-    width = sum(numel(list(s)) for s in out_shapes)
-    side = plan.get("max_side")
-    if points is not None and (side is None or (len(points) <= side and width <= side)):
-        return "full"
-    proj = plan.get("projections")
-    n_in = sum(numel(args[i]["shape"]) for i in diff_inputs(args))
-    if proj is not None and n_in + width <= proj["max_elements"]:
-        return "projections"
-    return "too_large"
-
-
 @functools.lru_cache(maxsize=16)
 def projection_vectors(seed: int, kind: str, k: int, n: int) -> tuple[tuple[float, ...], ...]:
     """k standard Gaussian vectors of n elements: input directions (kind "u") or grad_outputs
@@ -284,11 +249,11 @@ GRADGRADCHECK_WORDS = {"check": "gradgradcheck", "mismatch": "Double-backward mi
                        "backward": "double backward", "fd": "finite differences of backward"}
 
 
-def numerical_jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any], plan: dict[str, Any]) -> Jacobians:
+def numerical_jacobian(args: Sequence[Arg], gc: dict[str, Any], plan: JacobianPlan) -> Jacobians:
     """Central differences (x + eps) - (x - eps) over 2 eps, as torch computes them, from the rows of
     forward values the child reported at the plan's points. Raises ValueError on ragged rows."""
-    eps = plan["eps"]
-    points = plan_points(plan, args) or []
+    eps = plan.eps
+    points = plan.points_of(args) or []
     out_rg: list[bool] = gc["out_rg"]
     minus, plus = gc["minus"], gc["plus"]
     if len(minus) != len(points) or len(plus) != len(minus):
@@ -302,7 +267,7 @@ def numerical_jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any], plan:
     offsets = [sum(numels[:k]) for k in range(n_out)]
     diff_out = [k for k in range(n_out) if out_rg[k]]
     num: dict[int, dict[int, list[list[float]]]] = {
-        k: {i: [[0.0] * numel(args[i]["shape"]) for _ in range(numels[k])] for i in diff_inputs(args)}
+        k: {i: [[0.0] * args[i].numel for _ in range(numels[k])] for i in diff_inputs(args)}
         for k in range(n_out)}
     for p, (arg_i, flat_j) in enumerate(points):
         a, b = minus[p], plus[p]
@@ -319,9 +284,9 @@ def _grad_or_zeros(g: list[Any] | None, n: int) -> list[float]:
     return g if g is not None else [0.0] * n
 
 
-def grads_by_input(args: Sequence[dict[str, Any]], grads: Sequence[list[Any] | None]) -> dict[int, list[float]]:
+def grads_by_input(args: Sequence[Arg], grads: Sequence[list[Any] | None]) -> dict[int, list[float]]:
     """A backward's gradients by the position of their input (an undefined one as zeros)."""
-    return {i: _grad_or_zeros(g, numel(args[i]["shape"])) for g, i in zip(grads, diff_inputs(args))}
+    return {i: _grad_or_zeros(g, args[i].numel) for g, i in zip(grads, diff_inputs(args))}
 
 
 def _out_label(k: int, n_out: int, out_names: Sequence[str] | None) -> str:
@@ -338,7 +303,7 @@ def _numerical_stage_error(gc: dict[str, Any], words: dict[str, Any], where: str
     return None
 
 
-def _zero_and_undefined(gc: dict[str, Any], args: Sequence[dict[str, Any]], names: Sequence[str], n_diff_out: int, where: str,
+def _zero_and_undefined(gc: dict[str, Any], args: Sequence[Arg], names: Sequence[str], n_diff_out: int, where: str,
                         words: dict[str, Any]) -> Outcome | None:
     """torch's last two steps: backward for zero grad_outputs gives zero; backward accepts undefined
     (None) grad_outputs, all at once and one output at a time, and gives zero or None."""
@@ -371,7 +336,7 @@ def _zero_and_undefined(gc: dict[str, Any], args: Sequence[dict[str, Any]], name
     return None
 
 
-def jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "",
+def jacobian(args: Sequence[Arg], gc: dict[str, Any] | None, plan: JacobianPlan, names: Sequence[str], *, label: str = "",
              float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, out_names: Sequence[str] | None = None,
              zero_cause: str | None = None) -> Outcome:
     """torch.autograd.gradcheck's verdict (fast_mode off), from the child's numbers for `plan`.
@@ -391,7 +356,7 @@ def jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any] | None, plan: di
         jac = numerical_jacobian(args, gc, plan)
     except (ValueError, IndexError, TypeError):
         return Outcome(False, f"{words['function']}'s outputs changed size while {check} perturbed the inputs.", "wrong_shape")
-    rows = _JacobianRows(args, names, jac, plan["atol"], plan["rtol"], words, where, float32, out_names, zero_cause)
+    rows = _JacobianRows(args, names, jac, plan.atol, plan.rtol, words, where, float32, out_names, zero_cause)
     if not jac.diff_outputs:
         return rows.no_differentiable_output()
     analytical = gc.get("rows") or []
@@ -410,7 +375,7 @@ def jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any] | None, plan: di
     n_cols = sum(rows.sizes.values())
     n_rows = sum(numel(jac.out_shapes[k]) for k in jac.diff_outputs)
     return Outcome(True, f"{check} passed{where}: the {n_rows}x{n_cols} Jacobian of {words['function']} matches "
-                         f"{words['fd']} (atol {plan['atol']:g}, rtol {plan['rtol']:g}), {words['backward']} is reentrant "
+                         f"{words['fd']} (atol {plan.atol:g}, rtol {plan.rtol:g}), {words['backward']} is reentrant "
                          "and handles zero and undefined grad_outputs.")
 
 
@@ -418,7 +383,7 @@ def jacobian(args: Sequence[dict[str, Any]], gc: dict[str, Any] | None, plan: di
 class _JacobianRows:
     """jacobian's comparisons of backward's rows (one per basis grad_output) with finite differences."""
 
-    args: Sequence[dict[str, Any]]
+    args: Sequence[Arg]
     names: Sequence[str]
     jac: Jacobians
     atol: float
@@ -435,7 +400,7 @@ class _JacobianRows:
 
     @property
     def sizes(self) -> dict[int, int]:
-        return {i: numel(self.args[i]["shape"]) for i in self.diff_in}
+        return {i: numel(self.args[i].shape) for i in self.diff_in}
 
     def _out(self, k: int) -> str:
         return _out_label(k, len(self.jac.out_shapes), self.out_names)
@@ -448,7 +413,7 @@ class _JacobianRows:
                     j = next((j for j, v in enumerate(row) if v != 0), None)
                     if j is not None:
                         return Outcome(False, f"No output requires grad, yet {self._out(k)} changes with "
-                                              f"{self.names[arg_i]} (at index {unravel(j, self.args[arg_i]['shape'])}): the "
+                                              f"{self.names[arg_i]} (at index {unravel(j, self.args[arg_i].shape)}): the "
                                               "output is cut off from autograd.", "output_detached")
         return Outcome(True, f"No output requires grad and none depends on the inputs{self.where}.")
 
@@ -503,8 +468,8 @@ class _JacobianRows:
         else:
             cause, info = detect_cause([x for r in rows_i for x in r], [x for r in num_rows for x in r],
                                        None, True, self.atol, self.rtol, self.float32)
-        diag = Diagnostic(words["check"], self.names[i], unravel(j, self.args[i]["shape"]), a[j], col_n[j],
-                          self.args[i]["values"][j], f"basis vector e{unravel(e, jac.out_shapes[k])}", self.atol, self.rtol,
+        diag = Diagnostic(words["check"], self.names[i], unravel(j, self.args[i].shape), a[j], col_n[j],
+                          self.args[i].values[j], f"basis vector e{unravel(e, jac.out_shapes[k])}", self.atol, self.rtol,
                           cause, output=k, extra=info)
         return Outcome(False, f"{words['mismatch']}{self.where}: d {self._out(k)}{list(unravel(e, jac.out_shapes[k]))} / "
                               f"d {self.names[i]}{diag.index} is {fmt(a[j])} by {words['backward']} and {fmt(col_n[j])} "
@@ -528,10 +493,11 @@ class Projections:
     n_out: int
 
 
-def projection_numbers(args: Sequence[dict[str, Any]], rep: dict[str, Any], plan: dict[str, Any]) -> Projections:
+def projection_numbers(args: Sequence[Arg], rep: dict[str, Any], plan: JacobianPlan) -> Projections:
     """The judge's side of a projection report. Raises ValueError on rows of the wrong shape."""
-    proj = plan["projections"]
-    k, eps = proj["k"], plan["eps"]
+    proj = plan.projections
+    assert proj is not None
+    k, eps = proj.k, plan.eps
     shapes, out_rg = rep["out_shapes"], rep["out_rg"]
     numels = [numel(s) for s in shapes]
     width = sum(numels)
@@ -540,9 +506,9 @@ def projection_numbers(args: Sequence[dict[str, Any]], rep: dict[str, Any], plan
         raise ValueError("rows")
     keep = [e for kk, n in enumerate(numels) if out_rg[kk] for e in range(sum(numels[:kk]), sum(numels[:kk]) + n)]
     d_all = [[(b - a) / (2 * eps) for a, b in zip(mr, pr)] for mr, pr in zip(minus, plus)]
-    n_in = sum(numel(args[i]["shape"]) for i in diff_inputs(args))
-    return Projections(us=projection_vectors(proj["seed"], "u", k, n_in),
-                       vs=projection_vectors(proj["seed"], "v", k, len(keep)),
+    n_in = sum(args[i].numel for i in diff_inputs(args))
+    return Projections(us=projection_vectors(proj.seed, "u", k, n_in),
+                       vs=projection_vectors(proj.seed, "v", k, len(keep)),
                        d=[[row[e] for e in keep] for row in d_all], d_all=d_all, n_in=n_in, n_out=len(keep))
 
 
@@ -550,8 +516,8 @@ def _norm(v: Sequence[float]) -> float:
     return math.sqrt(dot(v, v))
 
 
-def _flat_grads(grads: Sequence[list[Any] | None], args: Sequence[dict[str, Any]]) -> list[float]:
-    return [x for g, i in zip(grads, diff_inputs(args)) for x in _grad_or_zeros(g, numel(args[i]["shape"]))]
+def _flat_grads(grads: Sequence[list[Any] | None], args: Sequence[Arg]) -> list[float]:
+    return [x for g, i in zip(grads, diff_inputs(args)) for x in _grad_or_zeros(g, args[i].numel)]
 
 
 def projection_tolerance(atol: float, rtol: float, u: Sequence[float], d: Sequence[float], v_scale: float,
@@ -610,12 +576,12 @@ def _projection_cause(pr: Projections, grads: Sequence[Sequence[float]], vs: Seq
     return ("float32_imprecise" if float32 else "wrong_value"), {}
 
 
-def projections(args: Sequence[dict[str, Any]], rep: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "",  # noqa: C901
+def projections(args: Sequence[Arg], rep: dict[str, Any] | None, plan: JacobianPlan, names: Sequence[str], *, label: str = "",  # noqa: C901
                 float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, check: str = "jacobian_projections") -> Outcome:
     """The Jacobian check by random projections, from a report the child made for `plan` (mode
     "projections"): for k directions u and k grad_outputs v drawn from the plan's seed by the judge,
     every pair's v·d_k against (v^T J)·u_k, then reentrancy, zero and undefined grad_outputs."""
-    atol, rtol = plan["atol"], plan["rtol"]
+    atol, rtol = plan.atol, plan.rtol
     where = f" ({label})" if label else ""
     bw, fd = words["backward"], words["fd"]
     diff_in = diff_inputs(args)
@@ -644,12 +610,12 @@ def projections(args: Sequence[dict[str, Any]], rep: dict[str, Any] | None, plan
                        error_cause(err, "backward", len(rep["out_shapes"])), error=err)
     for g_set in grads + grads2:
         for g, i in zip(g_set, diff_in):
-            if g is not None and len(g) != numel(args[i]["shape"]):
+            if g is not None and len(g) != args[i].numel:
                 return Outcome(False, f"{bw}'s gradient for {names[i]} has {len(g)} elements; the input has "
-                                      f"{numel(args[i]['shape'])}.", "wrong_shape")
+                                      f"{args[i].numel}.", "wrong_shape")
     for g1, g2 in zip(grads, grads2):
         for a1, a2, i in zip(g1, g2, diff_in):
-            n = numel(args[i]["shape"])
+            n = args[i].numel
             if any(abs(x - y) > 0 for x, y in zip(_grad_or_zeros(a1, n), _grad_or_zeros(a2, n))):
                 return Outcome(False, f"{bw} is not reentrant: called twice with the same grad_output it returned "
                                       f"different gradients for {names[i]}{where}.", "not_reentrant")
@@ -674,11 +640,11 @@ def projections(args: Sequence[dict[str, Any]], rep: dict[str, Any] | None, plan
                          f"{bw} is reentrant and handles zero and undefined grad_outputs.")
 
 
-def projected_vjps(args: Sequence[dict[str, Any]], rep: dict[str, Any], plan: dict[str, Any], vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
+def projected_vjps(args: Sequence[Arg], rep: dict[str, Any], plan: JacobianPlan, vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
                    names: Sequence[str], *, float32: bool = False) -> Outcome:
     """backward's gradients for the grad_output of ones and the random ones (the gradients a run
     shows), each against finite differences along every random direction of the projection check."""
-    atol, rtol = plan["atol"], plan["rtol"]
+    atol, rtol = plan.atol, plan.rtol
     try:
         pr = projection_numbers(args, rep, plan)
     except (ValueError, IndexError, TypeError, KeyError):
@@ -719,13 +685,6 @@ def _double_backward_cause(err: dict[str, Any]) -> str:
     return "backward_error"
 
 
-def seeded_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
-    """The grad_outputs a run's child draws from `seed` for gradgradcheck (harness._gradgrad), one
-    per differentiable output: magnitudes in [0.25, 2] with random signs."""
-    gen = random.Random(seed)
-    return [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(n)] for n in sizes]
-
-
 def same_grad_output(item: dict[str, Any], planned: Sequence[float]) -> bool:
     """Whether the child's reported grad_output holds the judge's values, as its dtype stores them."""
     values = item["values"]
@@ -743,10 +702,11 @@ def _to_float32(x: float) -> float:
     return rounded
 
 
-def gradgrad_args(args: Sequence[dict[str, Any]], gg: dict[str, Any]) -> list[dict[str, Any]]:
+def gradgrad_args(args: Sequence[Arg], gg: dict[str, Any]) -> list[Arg]:
     """The arguments of torch.autograd.gradgradcheck's function: the inputs, then one grad_output per
-    differentiable output (the values the child reported using), each requiring grad."""
-    return list(args) + [{"t": "tensor", "dtype": v["dtype"], "shape": list(v["shape"]), "values": v["values"], "rg": True}
+    differentiable output (the values the child reported using, none when too large to send: only
+    their shapes are read then), each requiring grad."""
+    return list(args) + [Arg("tensor", dtype=v["dtype"], shape=list(v["shape"]), values=v["values"] or [], requires_grad=True)
                          for v in gg["v"]]
 
 
@@ -755,7 +715,7 @@ def gradgrad_names(names: Sequence[str], gg: dict[str, Any]) -> list[str]:
     return list(names) + (["grad_output"] if n == 1 else [f"grad_output {k}" for k in range(n)])
 
 
-def gradgradcheck(args: Sequence[dict[str, Any]], gg: dict[str, Any] | None, plan: dict[str, Any], names: Sequence[str], *, label: str = "") -> Outcome:  # noqa: C901
+def gradgradcheck(args: Sequence[Arg], gg: dict[str, Any] | None, plan: GradgradPlan, names: Sequence[str], *, label: str = "") -> Outcome:  # noqa: C901
     """torch.autograd.gradgradcheck's verdict (fast_mode off) from the child's numbers: gradcheck of
     the function (inputs, grad_outputs) -> backward's gradients (torch's new_func), by ``jacobian``
     (or ``projections`` for a large one), with the causes a double backward has."""
@@ -781,20 +741,17 @@ def gradgradcheck(args: Sequence[dict[str, Any]], gg: dict[str, Any] | None, pla
     out_names = [f"(gradient for {names[diff_in[p]]})" for p in gg["present"]]
     mode = numbers.get("mode", "full")
     if mode == "too_large":
-        n = sum(numel(a["shape"]) for a in ext if a["t"] == "tensor" and a.get("rg"))
+        n = sum(a.numel for a in ext if a.differentiable)
         return Outcome(False, f"Not checked: gradgradcheck's Jacobian ({n} inputs and grad_output elements) is too large "
                               "even for random projections in one run. Use smaller inputs.")
     if mode == "projections":
-        out = projections(ext, numbers, plan, ext_names, label=label, words=GRADGRADCHECK_WORDS, check="gradgradcheck")
+        out = projections(ext, numbers, plan.jacobian, ext_names, label=label, words=GRADGRADCHECK_WORDS, check="gradgradcheck")
     else:
-        out = jacobian(ext, numbers, plan, ext_names, label=label, words=GRADGRADCHECK_WORDS, out_names=out_names,
+        out = jacobian(ext, numbers, plan.jacobian, ext_names, label=label, words=GRADGRADCHECK_WORDS, out_names=out_names,
                        zero_cause="backward_not_differentiable")
     if out.passed:
-        if "w" in plan:
-            vjp = double_backward_vjp(args, gg, plan, names)
-            if not vjp.passed:
-                return vjp
-        return out
+        vjp = double_backward_vjp(args, gg, plan, names)
+        return out if vjp.passed else vjp
     if out.error is not None:
         return Outcome(False, out.message, _double_backward_cause(out.error), out.diagnostics, out.error)
     if out.likely_cause == "output_detached":
@@ -812,29 +769,29 @@ def gradgradcheck(args: Sequence[dict[str, Any]], gg: dict[str, Any] | None, pla
     return Outcome(False, out.message, cause, diags, out.error)
 
 
-def double_backward_vjp(args: Sequence[dict[str, Any]], gg: dict[str, Any], plan: dict[str, Any], names: Sequence[str]) -> Outcome:
+def double_backward_vjp(args: Sequence[Arg], gg: dict[str, Any], plan: GradgradPlan, names: Sequence[str]) -> Outcome:
     """Double backward for the judge's random grad_output w (over backward's gradients), made apart
     from the Jacobian's numbers: for a full Jacobian it must be the combination of the child's own
     double-backward rows (rows fabricated beside a backward that is not differentiable earn
     nothing; an honest child meets this exactly, so it adds nothing torch's gradgradcheck would
     not pass); for projections, w·d_k along every random direction (one more pair per direction)."""
-    atol, rtol = plan["atol"], plan["rtol"]
+    atol, rtol = plan.jacobian.atol, plan.jacobian.rtol
     numbers, got = gg["numbers"], gg.get("w_product")
     ext, ext_names = gradgrad_args(args, gg), gradgrad_names(names, gg)
     diff_ext = diff_inputs(ext)
     diff_out = [k for k, rg in enumerate(numbers["out_rg"]) if rg]
     if not diff_out:
         return Outcome(True, "")
-    w = [plan["w"][gg["present"][k]] for k in diff_out]  # w for each of backward's gradients that requires grad
+    w = [plan.w[gg["present"][k]] for k in diff_out]  # w for each of backward's gradients that requires grad
     if got is None:
         err = gg.get("w_error")
         return Outcome(False, "Double backward for a random grad_output gives no gradient at all"
                               + (f" ({err['type']}: {err['message']})" if err else "") + ": backward is not differentiable.",
                        "backward_not_differentiable", error=err)
     if numbers.get("mode", "full") == "projections":
-        flat_got = [x for g, i in zip(got, diff_ext) for x in _grad_or_zeros(g, numel(ext[i]["shape"]))]
-        not_differentiable = not any(flat_got[:sum(numel(ext[i]["shape"]) for i in diff_inputs(args))])
-        pr = projection_numbers(ext, numbers, plan)
+        flat_got = [x for g, i in zip(got, diff_ext) for x in _grad_or_zeros(g, ext[i].numel)]
+        not_differentiable = not any(flat_got[:sum(ext[i].numel for i in diff_inputs(args))])
+        pr = projection_numbers(ext, numbers, plan.jacobian)
         w_flat = [x for wk in w for x in wk]
         bad = _pair_failures(pr, [flat_got], [w_flat], [_norm(w_flat) / math.sqrt(pr.n_out)], atol, rtol)
         if bad:
@@ -845,7 +802,7 @@ def double_backward_vjp(args: Sequence[dict[str, Any]], gg: dict[str, Any], plan
         return Outcome(True, "")
     rows = numbers.get("rows") or []
     for pos, i in enumerate(diff_ext):
-        n = numel(ext[i]["shape"])
+        n = ext[i].numel
         combined = [fsum(wk[e] * _grad_or_zeros(both[0][e][pos], n)[j] for wk, both in zip(w, rows)
                          for e in range(len(both[0]))) for j in range(n)]
         if not allclose(_grad_or_zeros(got[pos], n), combined, atol, rtol):
@@ -854,23 +811,23 @@ def double_backward_vjp(args: Sequence[dict[str, Any]], gg: dict[str, Any], plan
     return Outcome(True, "")
 
 
-def double_backward_product(args: Sequence[dict[str, Any]], sub: dict[str, Any], ref: dict[str, Any], plan: dict[str, Any], names: Sequence[str]) -> Outcome:
+def double_backward_product(args: Sequence[Arg], sub: dict[str, Any], ref: dict[str, Any], plan: GradgradPlan, names: Sequence[str]) -> Outcome:
     """A grade's look at double backward beyond gradgradcheck (which checked it against the child's
     own numbers, double_backward_vjp): its product with the judge's secret w must match the
     reference's, computed in a trusted process."""
-    atol, rtol = plan["atol"], plan["rtol"]
+    atol, rtol = plan.jacobian.atol, plan.jacobian.rtol
     got, want = sub.get("w_product"), ref.get("w_product")
     ext = gradgrad_args(args, sub)
     ext_names = gradgrad_names(names, sub)
     if want is not None and got is not None:
         for pos, i in enumerate(diff_inputs(ext)):
-            n = numel(ext[i]["shape"])
+            n = ext[i].numel
             a, e = _grad_or_zeros(got[pos], n), _grad_or_zeros(want[pos], n)
             if not allclose(a, e, atol, rtol):
                 j = worst(a, e, atol, rtol)
                 cause = "backward_not_differentiable" if all(x == 0 for x in a) else "wrong_value"
-                diag = Diagnostic("gradgradcheck", ext_names[i], unravel(j, ext[i]["shape"]), a[j], e[j],
-                                  ext[i]["values"][j], "random", atol, rtol, cause)
+                diag = Diagnostic("gradgradcheck", ext_names[i], unravel(j, ext[i].shape), a[j], e[j],
+                                  ext[i].values[j], "random", atol, rtol, cause)
                 return Outcome(False, f"Double backward for a random grad_output differs from the reference's: the "
                                       f"gradient for {ext_names[i]} at index {diag.index} is {fmt(a[j])}; expected "
                                       f"{fmt(e[j])}.", cause, (diag,))
@@ -884,22 +841,22 @@ def _significant_bits(v: float) -> int:
     return m.bit_length() - ((m & -m).bit_length() - 1)
 
 
-def computes_in_float32(args: Sequence[dict[str, Any]], outputs: Sequence[dict[str, Any]]) -> bool:
+def computes_in_float32(args: Sequence[Arg], outputs: Sequence[dict[str, Any]]) -> bool:
     """Evidence that float64 work went through float32: every float64 output value fits float32's
     24-bit mantissa, some needs more than 16 bits (so not just small integers or halves), and some
     float64 input value does not fit float32."""
-    inputs64 = [v for a in args if a["t"] == "tensor" and a["dtype"] == "float64" for v in a["values"]]
+    inputs64 = [v for a in args if a.kind == "tensor" and a.dtype == "float64" for v in a.values]
     outs64 = [v for o in outputs if o.get("dtype") == "float64" and o.get("values") for v in o["values"]]
     bits = [_significant_bits(v) for v in outs64]
     return (bool(inputs64 and outs64) and any(_significant_bits(v) > 24 for v in inputs64)
             and all(b <= 24 for b in bits) and any(b > 16 for b in bits))
 
 
-def numerical_vjp(jac: Jacobians, args: Sequence[dict[str, Any]], vset: Sequence[Sequence[float]]) -> dict[int, list[float]]:
+def numerical_vjp(jac: Jacobians, args: Sequence[Arg], vset: Sequence[Sequence[float]]) -> dict[int, list[float]]:
     """v^T J by finite differences, per input that requires grad."""
     out: dict[int, list[float]] = {}
     for i in diff_inputs(args):
-        n = numel(args[i]["shape"])
+        n = args[i].numel
         acc = [0.0] * n
         for pos, k in enumerate(jac.diff_outputs):
             v = vset[pos]
@@ -910,7 +867,7 @@ def numerical_vjp(jac: Jacobians, args: Sequence[dict[str, Any]], vset: Sequence
     return out
 
 
-def random_vjps(args: Sequence[dict[str, Any]], jac: Jacobians | None, vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
+def random_vjps(args: Sequence[Arg], jac: Jacobians | None, vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
                 ones_index: int | None, names: Sequence[str], atol: float, rtol: float, *, float32: bool = False) -> Outcome:
     """Each backward for a random grad_output against v^T J by finite differences."""
     if jac is None:
@@ -926,13 +883,13 @@ def random_vjps(args: Sequence[dict[str, Any]], jac: Jacobians | None, vsets: Se
                            error_cause(err, "backward", len(jac.diff_outputs)), error=err)
         num = numerical_vjp(jac, args, vset)
         for pos, i in enumerate(diff_inputs(args)):
-            a = _grad_or_zeros(vr["grads"][pos], numel(args[i]["shape"]))
+            a = _grad_or_zeros(vr["grads"][pos], args[i].numel)
             n = num[i]
             if allclose(a, n, atol, rtol):
                 continue
             cause, info = detect_cause(a, n, ones_num[i] if ones_num else None, False, atol, rtol, float32)
             j = worst(a, n, atol, rtol)
-            diag = Diagnostic("random_vjp", names[i], unravel(j, args[i]["shape"]), a[j], n[j], args[i]["values"][j],
+            diag = Diagnostic("random_vjp", names[i], unravel(j, args[i].shape), a[j], n[j], args[i].values[j],
                               "random", atol, rtol, cause, extra=info)
             return Outcome(False, f"For a random grad_output, backward's gradient for {names[i]} at index {diag.index} is "
                                   f"{fmt(a[j])}; finite differences give {fmt(n[j])}.", cause, (diag,))
@@ -949,7 +906,7 @@ def uses_needs_input_grad(source: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "needs_input_grad" for n in ast.walk(tree))
 
 
-def needs_input_grad(args: Sequence[dict[str, Any]], expected: dict[int, list[float]] | None, alone: Sequence[dict[str, Any]],
+def needs_input_grad(args: Sequence[Arg], expected: dict[int, list[float]] | None, alone: Sequence[dict[str, Any]],
                      names: Sequence[str], atol: float, rtol: float, *, consulted: bool,
                      returned: dict[str, Any] | None = None, source: str = "finite differences give") -> Outcome:
     """backward with each input alone requiring grad must give that input's gradient as `expected`
@@ -970,7 +927,7 @@ def needs_input_grad(args: Sequence[dict[str, Any]], expected: dict[int, list[fl
         a = _grad_or_zeros(rep["grad"], len(n))
         if not allclose(a, n, atol, rtol):
             j = worst(a, n, atol, rtol)
-            what = "no gradient" if rep["grad"] is None else f"{fmt(a[j])} at index {unravel(j, args[i]['shape'])}"
+            what = "no gradient" if rep["grad"] is None else f"{fmt(a[j])} at index {unravel(j, args[i].shape)}"
             return Outcome(False, f"With only {label} requiring grad, backward gave {what}; {source} "
                                   f"{fmt(n[j])}: the gradient of {label} must not depend on which other inputs need one "
                                   "(is it gated on the right ctx.needs_input_grad entry?).", "needs_input_grad")
@@ -978,7 +935,7 @@ def needs_input_grad(args: Sequence[dict[str, Any]], expected: dict[int, list[fl
     if consulted:
         for requiring, ret in configs:
             for p, (spec, item) in enumerate(zip(args, (ret or {}).get("items", []))):
-                if spec["t"] == "tensor" and p not in requiring and item["kind"] == "tensor":
+                if spec.kind == "tensor" and p not in requiring and item["kind"] == "tensor":
                     who = ", ".join(names[i] for i in sorted(requiring)) or "no input"
                     return Outcome(False, f"With {who} requiring grad, backward still computed a gradient for {names[p]}, "
                                           "which does not require grad: your backward reads ctx.needs_input_grad, so it "
@@ -986,17 +943,17 @@ def needs_input_grad(args: Sequence[dict[str, Any]], expected: dict[int, list[fl
     return Outcome(True, f"backward gives each input's gradient when it alone requires grad ({len(alone)} input(s)).")
 
 
-def inputs_unchanged(args: Sequence[dict[str, Any]], inputs_after: Sequence[Any], names: Sequence[str],
+def inputs_unchanged(args: Sequence[Arg], inputs_after: Sequence[Any], names: Sequence[str],
                      returned_inputs: Sequence[int] = ()) -> Outcome:
     """forward must not change its inputs in place (an input it returns, marked dirty, may change)."""
     for i, (spec, after) in enumerate(zip(args, inputs_after)):
-        if spec["t"] != "tensor" or i in returned_inputs:
+        if spec.kind != "tensor" or i in returned_inputs:
             continue
-        before = [int(v) if isinstance(v, bool) else v for v in spec["values"]]
+        before = [int(v) if isinstance(v, bool) else v for v in spec.values]
         if after is None or after != before:
             j = next((j for j, (x, y) in enumerate(zip(after or [], before)) if x != y), 0)
             got = fmt(after[j]) if after else "?"
-            return Outcome(False, f"forward changed {names[i]} in place: at index {unravel(j, spec['shape'])} it was "
+            return Outcome(False, f"forward changed {names[i]} in place: at index {unravel(j, spec.shape)} it was "
                                   f"{fmt(before[j])} and became {got}.", "input_modified")
     return Outcome(True, "forward leaves its inputs unchanged.")
 
@@ -1008,7 +965,7 @@ def grad_output_unchanged(vjps: Sequence[dict[str, Any]]) -> Outcome:
     return Outcome(True, "backward leaves grad_output unchanged.")
 
 
-def backward_arity(args: Sequence[dict[str, Any]], returned: dict[str, Any] | None, names: Sequence[str], *,  # noqa: C901
+def backward_arity(args: Sequence[Arg], returned: dict[str, Any] | None, names: Sequence[str], *,  # noqa: C901
                    ref_items: Sequence[dict[str, Any]] = (), strict_none: bool = False) -> Outcome:
     """What backward returned, before autograd checked and reduced it: one value per input, None for
     non-tensors, each gradient shaped like its input (autograd silently sums a broadcast gradient)."""
@@ -1020,22 +977,22 @@ def backward_arity(args: Sequence[dict[str, Any]], returned: dict[str, Any] | No
                               f"({', '.join(names)}): return one per input, in order.", "wrong_number_of_returns")
     for p, (spec, item) in enumerate(zip(args, returned["items"])):
         name = names[p]
-        if spec["t"] != "tensor":
+        if spec.kind != "tensor":
             if item["kind"] != "none":
-                what = "None" if spec["t"] == "none" else f"a Python {spec['t']}"
+                what = "None" if spec.kind == "none" else f"a Python {spec.kind}"
                 return Outcome(False, f"backward returned a {item.get('type', item['kind'])} for {name}, which is {what}: "
                                       "return None in that slot.", "gradient_for_non_tensor")
             continue
         if item["kind"] == "tensor":
-            if item["shape"] != spec["shape"]:
-                cause = "not_reduced" if numel(item["shape"]) > numel(spec["shape"]) else "wrong_shape"
+            if item["shape"] != spec.shape:
+                cause = "not_reduced" if numel(item["shape"]) > numel(spec.shape) else "wrong_shape"
                 return Outcome(False, f"backward returned a gradient of shape {item['shape']} for {name}, whose shape is "
-                                      f"{spec['shape']}.", cause)
+                                      f"{spec.shape}.", cause)
             if strict_none and p < len(ref_items) and ref_items[p]["kind"] == "none":
                 return Outcome(False, f"{name} needs no gradient, but backward computed one: check ctx.needs_input_grad "
                                       "and return None.", "needs_input_grad")
         elif item["kind"] == "other":
             return Outcome(False, f"backward returned a {item.get('type')} for {name}; return a tensor (or None).", "wrong_value")
-        elif spec.get("rg"):
+        elif spec.requires_grad:
             return Outcome(False, f"backward returned None for {name}, which needs a gradient.", "wrong_value")
     return Outcome(True, "backward returns one value per input, None where no gradient is taken.")

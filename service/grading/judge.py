@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from .cases import task_cases
 from .errors import BadOutput, GraderFault
-from .plan import task_cases
 from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
 from .references import PreparedExercise, ReferenceCache
 from .reports import torch_messages, validate_report

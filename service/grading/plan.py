@@ -11,15 +11,18 @@ the outputs: which outputs are differentiable, the grad_outputs, the finite-diff
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
 import random
 import struct
+from collections.abc import Sequence
 from typing import Any
 
+from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
-from .spec import FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, flatten, numel
+from .spec import FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, numel
 
 
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
@@ -48,11 +51,11 @@ def _draw_float(rng: random.Random, inp: InputSpec) -> float:
     raise ValueError("could not draw a value away from the avoided points")
 
 
-def make_arg(inp: InputSpec, rng: random.Random) -> dict[str, Any]:  # noqa: C901
-    """One argument as the child builds it (the wire form: {"t": ..., ...})."""
+def make_arg(inp: InputSpec, rng: random.Random) -> Arg:  # noqa: C901
+    """One argument drawn for an input spec (a fixed value is taken as written)."""
     t = inp.type
     if t == "none":
-        return {"t": "none"}
+        return Arg("none")
     if t == "tensor":
         dtype, shape = inp.dtype or "float64", list(inp.shape or ())
         if inp.has_value:
@@ -70,52 +73,49 @@ def make_arg(inp: InputSpec, rng: random.Random) -> dict[str, Any]:  # noqa: C90
             values = [float(v) for v in values]
         elif dtype == "bool":
             values = [bool(v) for v in values]
-        return {"t": "tensor", "dtype": dtype, "shape": list(shape), "values": values, "rg": bool(inp.requires_grad)}
+        return Arg("tensor", dtype=dtype, shape=shape, values=values, requires_grad=bool(inp.requires_grad))
     if t == "ints":
-        return {"t": t, "v": list(inp.value), "container": inp.container or "tuple"}
+        return Arg(t, value=list(inp.value), container=inp.container or "tuple")
     if inp.has_value:
-        return {"t": t, "v": inp.value}
+        return Arg(t, value=inp.value)
     if t == "float":
-        return {"t": t, "v": _draw_float(rng, inp)}
+        return Arg(t, value=_draw_float(rng, inp))
     if t == "int":
         lo, hi = inp.range or (0, 9)
-        return {"t": t, "v": rng.randint(int(lo), int(hi))}
-    return {"t": t, "v": rng.random() < 0.5}
+        return Arg(t, value=rng.randint(int(lo), int(hi)))
+    return Arg(t, value=rng.random() < 0.5)
 
 
-def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[dict[str, Any]]:
+def _draw_args(inputs: Sequence[InputSpec], rng: random.Random) -> tuple[Arg, ...]:
+    return tuple(make_arg(inp, rng) for inp in inputs)
+
+
+def _as_float32(a: Arg) -> Arg:
+    if a.kind == "tensor" and a.dtype == "float64":
+        return dataclasses.replace(a, dtype="float32", values=[to_float32(v) for v in a.values])
+    return a
+
+
+def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[Case]:
     """The cases of a grade (inputs only): random, variants, boundary, float32."""
     rng = seeded(secret, "inputs", slug, canonical(code.as_dict()))
-    cases: list[dict[str, Any]] = []
-    for k in range(code.random_cases):
-        cases.append({"id": f"random-{k + 1}", "kind": "random", "name": f"random inputs {k + 1}",
-                      "args": [make_arg(inp, rng) for inp in code.inputs]})
-    for j, var in enumerate(code.variants):
-        cases.append({"id": f"variant-{j + 1}", "kind": "variant", "name": var.name,
-                      "args": [make_arg(inp, rng) for inp in var.inputs]})
-    for j, bnd in enumerate(code.boundary):
-        case: dict[str, Any] = {"id": f"boundary-{j + 1}", "kind": "boundary", "name": bnd.name,
-                "args": [make_arg(inp, rng) for inp in bnd.inputs]}
-        if bnd.expected_grad:
-            case["expected_grad"] = {k: list(v) for k, v in bnd.expected_grad.items()}
-        cases.append(case)
+    cases = [Case(f"random-{k + 1}", "random", f"random inputs {k + 1}", _draw_args(code.inputs, rng))
+             for k in range(code.random_cases)]
+    cases += [Case(f"variant-{j + 1}", "variant", var.name, _draw_args(var.inputs, rng))
+              for j, var in enumerate(code.variants)]
+    cases += [Case(f"boundary-{j + 1}", "boundary", bnd.name, _draw_args(bnd.inputs, rng),
+                   expected_grad={k: list(v) for k, v in bnd.expected_grad.items()} if bnd.expected_grad else None)
+              for j, bnd in enumerate(code.boundary)]
     if code.float32_case:
-        args = []
-        for a in cases[0]["args"]:
-            a = dict(a)
-            if a["t"] == "tensor" and a["dtype"] == "float64":
-                a["dtype"] = "float32"
-                a["values"] = [to_float32(v) for v in a["values"]]
-            args.append(a)
-        cases.append({"id": "float32", "kind": "float32", "name": "float32 inputs", "args": args})
+        cases.append(Case("float32", "float32", "float32 inputs", tuple(_as_float32(a) for a in cases[0].args)))
     return cases
 
 
-def run_cases(inputs: list[InputSpec], source: str) -> list[dict[str, Any]]:
+def run_cases(inputs: list[InputSpec], source: str) -> list[Case]:
     """The single case of a "Try it yourself" run (repeatable: seeded with the source)."""
     rng = seeded(b"gradquiz-run", "inputs", hashlib.sha256(source.encode()).hexdigest(),
                  canonical([inp.as_dict() for inp in inputs]))
-    return [{"id": "run", "kind": "run", "name": "your inputs", "args": [make_arg(inp, rng) for inp in inputs]}]
+    return [Case("run", "run", "your inputs", _draw_args(inputs, rng))]
 
 
 def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
@@ -124,79 +124,52 @@ def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
     return [to_float32(v) for v in out] if dtype == "float32" else out
 
 
-def diff_arg_positions(case: dict[str, Any]) -> list[int]:
-    return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
-
-
-def complete_cases(  # noqa: C901
-    code: CodeSpec, cases: list[dict[str, Any]], probe: dict[str, Any], secret: bytes, slug: str, *, fd_case_ids: tuple[str, ...] = ("random-1",)
-) -> list[dict[str, Any]]:
+def complete_cases(code: CodeSpec, cases: list[Case], probe: dict[str, Any], secret: bytes, slug: str, *,
+                   fd_case_ids: tuple[str, ...] = ("random-1",)) -> list[Case]:
     """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
     rng = seeded(secret, "grad_outputs", slug, canonical(code.as_dict()))
-    tol = code.tolerances
     by_id = {c["id"]: c for c in probe["cases"]}
-    full = []
-    for case in cases:
-        case = dict(case)
-        outs = by_id[case["id"]]["forward"]["outputs"]
-        diff_out = [k for k, o in enumerate(outs) if o["kind"] == "tensor" and o["rg"]]
-        case["diff_outputs"] = diff_out
-        case["out_shapes"] = [outs[k]["shape"] for k in diff_out]
-        diff_in = diff_arg_positions(case)
+    return [_complete(code, case, by_id[case.id]["forward"]["outputs"], rng, secret, slug, case.id in fd_case_ids)
+            for case in cases]
 
-        sel = [outs[k] for k in diff_out]
 
-        def rand_v(sel: list[dict[str, Any]] = sel) -> list[list[float]]:
-            return [_random_vector(rng, numel(o["shape"]), o["dtype"]) for o in sel]
+def _complete(code: CodeSpec, case: Case, outs: Sequence[dict[str, Any]], rng: random.Random, secret: bytes, slug: str,
+              fd: bool) -> Case:
+    """One case completed; the draws from `rng` in the order they have always been made."""
+    diff_out = [k for k, o in enumerate(outs) if o["kind"] == "tensor" and o["rg"]]
+    diff_in = diff_inputs(case.args)
+    sel = [outs[k] for k in diff_out]
 
-        def ones(sel: list[dict[str, Any]] = sel) -> list[list[float]]:
-            return [[1.0] * numel(o["shape"]) for o in sel]
+    def rand_v() -> list[list[float]]:
+        return [_random_vector(rng, numel(o["shape"]), o["dtype"]) for o in sel]
 
-        if not diff_out or not diff_in:
-            case["vjps"] = []
-        elif case["kind"] == "float32":
-            case["vjps"] = []
-        elif case["kind"] == "boundary":
-            case["vjps"] = [ones()]  # as after y.sum().backward(): the gradient the exercise defines
-            case["vjp_kinds"] = ["ones"]
-        elif case["id"] in fd_case_ids:
-            case["vjps"] = [rand_v(), ones()]
-            case["vjp_kinds"] = ["random", "ones"]
+    kinds: tuple[str, ...] = ()
+    if diff_out and diff_in and case.kind != "float32":
+        if case.kind == "boundary":
+            kinds = ("ones",)  # as after y.sum().backward(): the gradient the exercise defines
+        elif fd:
+            kinds = ("random", "ones")
         else:
-            case["vjps"] = [rand_v()]
-            case["vjp_kinds"] = ["random"]
-        case.setdefault("vjp_kinds", [])
-        wants_fd = case["id"] in fd_case_ids and diff_out and diff_in and (code.differentiable or case["kind"] == "run")
-        if wants_fd:
-            # every column of the Jacobian (the table has at most MAX_JACOBIAN_SIDE: spec.load_code_spec)
-            points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
-            case["gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol,
-                                 "points": points}
-            case["torch_gradcheck"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
-            if code.gradgradcheck:
-                # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,
-                # its points every input element then every element of v (random projections when large)
-                v = rand_v()
-                w = [_random_vector(rng, numel(case["args"][i]["shape"]), case["args"][i]["dtype"]) for i in diff_in]
-                gg_points = [[i, j] for i in diff_in for j in range(numel(case["args"][i]["shape"]))]
-                gg_points += [[len(case["args"]) + k, j] for k, vk in enumerate(v) for j in range(len(vk))]
-                case["gradgrad"] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "v": v, "w": w}
-                if len(gg_points) <= MAX_JACOBIAN_SIDE:
-                    case["gradgrad"]["points"] = gg_points
-                else:
-                    seed = seeded(secret, "projections", slug, case["id"]).getrandbits(62)
-                    case["gradgrad"]["projections"] = {"seed": seed, "k": PROJECTIONS, "max_elements": MAX_PROJECTED_ELEMENTS}
-                case["torch_gradgradcheck"] = case["torch_gradcheck"]
-        full.append(case)
-    return full
-
-
-def task_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The part of each case the child needs (no names, no expected gradients)."""
-    keep = ("id", "args", "diff_outputs", "vjps", "gradcheck", "needs_input_grad", "gradgrad", "torch_gradcheck",
-            "torch_gradgradcheck", "vjp_seed", "random_vjps")
-    return [{k: c[k] for k in keep if k in c} for c in cases]
-
-
-def flat_values(value: Any) -> list[Any]:
-    return flatten(value)
+            kinds = ("random",)
+    grad_outputs = [rand_v() if kind == "random" else [[1.0] * numel(o["shape"]) for o in sel] for kind in kinds]
+    done = dataclasses.replace(case, diff_outputs=diff_out, grad_outputs=grad_outputs, grad_output_kinds=kinds)
+    if not (fd and diff_out and diff_in and code.differentiable):
+        return done
+    tol = code.tolerances
+    # every column of the Jacobian (the table has at most MAX_JACOBIAN_SIDE: spec.load_code_spec)
+    gradcheck = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points=all_points(case.args))
+    done = dataclasses.replace(done, gradcheck=gradcheck, torch_gradcheck=True)
+    if not code.gradgradcheck:
+        return done
+    # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,
+    # its points every input element then every element of v (random projections when large)
+    v = rand_v()
+    w = [_random_vector(rng, case.args[i].numel, case.args[i].dtype) for i in diff_in]
+    gg_points = all_points(case.args) + [[len(case.args) + k, j] for k, vk in enumerate(v) for j in range(len(vk))]
+    if len(gg_points) <= MAX_JACOBIAN_SIDE:
+        jacobian = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points=gg_points)
+    else:
+        seed = seeded(secret, "projections", slug, case.id).getrandbits(62)
+        jacobian = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol,
+                                projections=ProjectionPlan(seed, PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+    return dataclasses.replace(done, gradgrad=GradgradPlan(jacobian, w, v=v), torch_gradgradcheck=True)

@@ -17,8 +17,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from .cases import Case, diff_inputs, task_cases
 from .errors import BadOutput, GraderFault
-from .plan import base_cases, canonical, complete_cases, task_cases
+from .plan import base_cases, canonical, complete_cases
 from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
 from .reports import validate_report
 from .spec import CodeSpec, load_code_spec
@@ -30,7 +31,7 @@ class PreparedExercise:
     """What grading one version of an exercise needs, computed once."""
 
     code: CodeSpec
-    cases: list[dict[str, Any]]
+    cases: list[Case]
     #: the task frame up to the learner's source (spliced in per grade, see judge.py)
     task_prefix: bytes
     reference_report: dict[str, Any]
@@ -71,9 +72,9 @@ class ReferenceCache:
                 self._building.pop(key, None)
             return prepared, True
 
-    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case]) -> dict[str, Any]:
         task = json.dumps({"op": "grade", "source": source, "entry_point": entry_point, "module_name": "reference",
-                           "cases": cases}, separators=(",", ":")).encode()
+                           "cases": task_cases(cases)}, separators=(",", ":")).encode()
         session, _, _ = self._pool.execute(task, TRUSTED_TIMEOUT, slot)
         try:
             if not session.frames:
@@ -94,10 +95,10 @@ class ReferenceCache:
             raise GraderFault(f"exercise {slug}: no reference.py")
         ep = code.entry_point
         cases0 = base_cases(code, self._secret, slug)
-        probe = self._trusted_run(slot, reference, ep, task_cases(cases0))
+        probe = self._trusted_run(slot, reference, ep, cases0)
         _check_reference(slug, probe, cases0)
         cases = complete_cases(code, cases0, probe, self._secret, slug)
-        ref = self._trusted_run(slot, reference, ep, task_cases(cases))
+        ref = self._trusted_run(slot, reference, ep, cases)
         _check_reference(slug, ref, cases)
         verdict = _check_reference_passes(slug, code, cases, ref, reference)
         _check_expected_gradients(slug, code, cases, verdict)
@@ -108,7 +109,7 @@ class ReferenceCache:
         return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
 
 
-def _check_reference(slug: str, rep: dict[str, Any], cases: list[dict[str, Any]]) -> None:  # noqa: C901
+def _check_reference(slug: str, rep: dict[str, Any], cases: list[Case]) -> None:  # noqa: C901
     """The reference's report is well formed and nothing in it raised."""
     try:
         validate_report(rep, cases)
@@ -131,7 +132,7 @@ def _check_reference(slug: str, rep: dict[str, Any], cases: list[dict[str, Any]]
                 raise GraderFault(f"exercise {slug}: reference {k} raised on {c['id']}: {c[k]['error']['message']}")
 
 
-def _check_reference_passes(slug: str, code: CodeSpec, cases: list[dict[str, Any]], ref: dict[str, Any], reference: str) -> Verdict:
+def _check_reference_passes(slug: str, code: CodeSpec, cases: list[Case], ref: dict[str, Any], reference: str) -> Verdict:
     """The reference graded against itself scores 1, or the exercise is broken."""
     verdict = Verdict(code, cases, ref, ref, source=reference)
     verdict.run()
@@ -142,17 +143,16 @@ def _check_reference_passes(slug: str, code: CodeSpec, cases: list[dict[str, Any
     return verdict
 
 
-def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[dict[str, Any]], verdict: Verdict) -> None:
+def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[Case], verdict: Verdict) -> None:
     """A boundary case's `expected_grad` (the table's word on the gradient) is what the reference gives."""
-    names = [inp.name for inp in code.inputs]
+    names = code.input_names
     for case in cases:
-        eg = case.get("expected_grad")
-        if not eg or "ones" not in case.get("vjp_kinds", []):
+        eg = case.expected_grad
+        if not eg or "ones" not in case.grad_output_kinds:
             continue
-        rv = verdict.ref_cases[case["id"]]["vjps"][case["vjp_kinds"].index("ones")]["grads"]
-        diff_in = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
-        for pos, arg_i in enumerate(diff_in):
+        rv = verdict.ref_cases[case.id]["vjps"][case.grad_output_kinds.index("ones")]["grads"]
+        for pos, arg_i in enumerate(diff_inputs(case.args)):
             want = eg.get(names[arg_i])
             if want is not None and rv[pos] != want and not all(abs(a - b) <= 1e-9 for a, b in zip(rv[pos] or [], want)):
-                raise GraderFault(f"exercise {slug}: reference gradient {rv[pos]} at {case['name']} differs "
+                raise GraderFault(f"exercise {slug}: reference gradient {rv[pos]} at {case.name} differs "
                                   f"from expected_grad {want}")

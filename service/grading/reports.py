@@ -8,9 +8,11 @@ engine (runs) read its numbers, and decide. The framing itself is protocol.py's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from . import checks
+from .cases import Arg, Case, GradgradPlan, JacobianPlan, diff_inputs
 from .errors import BadOutput
 from .spec import numel
 
@@ -48,7 +50,7 @@ def _check_ok_block(b: Any, what: str) -> bool:
     return ok
 
 
-def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:  # noqa: C901
+def validate_report(report: Any, cases: Sequence[Case]) -> None:  # noqa: C901
     """Raise BadOutput unless `report` has exactly the structure the harness produces."""
     _require(isinstance(report, dict) and report.get("type") == "main", "not a main report")
     loaded = _check_ok_block(report.get("load"), "load")
@@ -62,7 +64,7 @@ def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:  # noqa: 
     complete = bool(loaded and entry and entry.get("is_function"))
     _require(isinstance(reps, list) and len(reps) == (len(cases) if complete else 0), "cases")
     for rep, case in zip(reps, cases):
-        _require(isinstance(rep, dict) and rep.get("id") == case["id"], "case id")
+        _require(isinstance(rep, dict) and rep.get("id") == case.id, "case id")
         fwd = rep.get("forward")
         if not _check_ok_block(fwd, "forward"):
             continue
@@ -79,23 +81,23 @@ def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:  # noqa: 
             else:
                 _require(isinstance(o.get("type"), str), "output type")
         after = fwd.get("inputs_after")
-        _require(isinstance(after, list) and len(after) == len(case["args"]), "inputs_after")
-        for a, spec in zip(after, case["args"]):
-            if spec["t"] == "tensor":
-                _require(a is None or _numlist(a, numel(spec["shape"])), "inputs_after values")
-        if "diff_outputs" not in case:
+        _require(isinstance(after, list) and len(after) == len(case.args), "inputs_after")
+        for a, spec in zip(after, case.args):
+            if spec.kind == "tensor":
+                _require(a is None or _numlist(a, spec.numel), "inputs_after values")
+        if case.probe:
             continue
         vjps = rep.get("vjps", [])
-        if case["diff_outputs"] == "auto":  # a run: the child drew ones and random_vjps grad_outputs
-            _require(isinstance(vjps, list) and len(vjps) <= 1 + case.get("random_vjps", 0), "vjps")
+        if case.grad_output_seed is not None:  # a run: the child drew ones and random grad_outputs
+            _require(isinstance(vjps, list) and len(vjps) <= 1 + case.random_grad_outputs, "vjps")
             if vjps:
                 _check_vjp_sets(rep)
         else:
-            _require(isinstance(vjps, list) and len(vjps) == len(case.get("vjps", [])), "vjps")
+            _require(isinstance(vjps, list) and len(vjps) == len(case.grad_outputs), "vjps")
         ret_in = rep.get("returned_inputs", [])
-        _require(isinstance(ret_in, list) and all(isinstance(i, int) and 0 <= i < len(case["args"]) for i in ret_in),
+        _require(isinstance(ret_in, list) and all(isinstance(i, int) and 0 <= i < len(case.args) for i in ret_in),
                  "returned_inputs")
-        n_in = sum(1 for a in case["args"] if a["t"] == "tensor" and a.get("rg"))
+        n_in = len(diff_inputs(case.args))
         for vr in vjps:
             ok = _check_ok_block(vr, "vjp")
             if ok:
@@ -103,8 +105,8 @@ def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:  # noqa: 
                 _require(isinstance(grads, list) and len(grads) == n_in and all(g is None or _numlist(g) for g in grads), "grads")
             _require(vr.get("v_changed") is None or isinstance(vr.get("v_changed"), bool), "v_changed")
             _check_returned(vr.get("returned"))
-        if "gradcheck" in case:
-            _check_gradcheck_numbers(rep.get("gradcheck"), case["gradcheck"], case["args"])
+        if case.gradcheck is not None:
+            _check_gradcheck_numbers(rep.get("gradcheck"), case.gradcheck, case.args)
         if "needs_input_grad" in rep:
             alone = rep["needs_input_grad"]
             _require(isinstance(alone, list) and len(alone) <= n_in, "needs_input_grad")
@@ -112,9 +114,9 @@ def validate_report(report: Any, cases: list[dict[str, Any]]) -> None:  # noqa: 
                 if _check_ok_block(a, "needs_input_grad"):
                     _require(a.get("grad") is None or _numlist(a["grad"]), "needs_input_grad.grad")
                     _check_returned(a.get("returned"))
-                _require(isinstance(a.get("arg"), int) and 0 <= a["arg"] < len(case["args"]), "needs_input_grad.arg")
-        if "gradgrad" in case:
-            _check_gradgrad(rep.get("gradgrad"), case, n_in)
+                _require(isinstance(a.get("arg"), int) and 0 <= a["arg"] < len(case.args), "needs_input_grad.arg")
+        if case.gradgrad is not None:
+            _check_gradgrad(rep.get("gradgrad"), case.gradgrad, case.args, n_in)
 
 
 def _check_returned(ret: Any) -> None:
@@ -138,10 +140,10 @@ def _is_shape(sh: Any) -> bool:
     return isinstance(sh, list) and len(sh) <= 16 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh)
 
 
-def _check_gradcheck_numbers(gc: Any, plan: dict[str, Any], args: list[dict[str, Any]]) -> None:  # noqa: C901
+def _check_gradcheck_numbers(gc: Any, plan: JacobianPlan, args: Sequence[Arg]) -> None:  # noqa: C901
     """The structure of harness._gradcheck_numbers' report for `plan` over `args` (its numbers are
-    judged in checks.py), the mode included: the one checks.jacobian_mode gives for the shapes."""
-    n_in = len(checks.diff_inputs(args))
+    judged in checks.py), the mode included: the one the plan gives for the shapes (JacobianPlan.mode)."""
+    n_in = len(diff_inputs(args))
     _require(isinstance(gc, dict) and isinstance(gc.get("ok"), bool), "gradcheck.ok")
     _require(gc.get("stage") in (None, "forward", "numerical", "analytical", "zero_grad_output", "undefined_grad_output"),
              "gradcheck.stage")
@@ -153,12 +155,12 @@ def _check_gradcheck_numbers(gc: Any, plan: dict[str, Any], args: list[dict[str,
     _require(isinstance(out_rg, list) and len(out_rg) <= _MAX_OUTPUTS and all(isinstance(b, bool) for b in out_rg), "out_rg")
     _require(isinstance(shapes, list) and len(shapes) == len(out_rg) and all(_is_shape(sh) for sh in shapes), "out_shapes")
     mode = gc.get("mode")
-    _require(mode == checks.jacobian_mode(plan, args, shapes), "gradcheck.mode")
+    _require(mode == plan.mode(args, shapes), "gradcheck.mode")
     if mode == "too_large":
         _require(gc["ok"] and gc["stage"] is None, "gradcheck.too_large")
         return
     width = sum(numel(sh) for sh in shapes)
-    n_points = len(checks.plan_points(plan, args) or []) if mode == "full" else plan["projections"]["k"]
+    n_points = len(plan.points_of(args) or []) if mode == "full" or plan.projections is None else plan.projections.k
     for key in ("minus", "plus"):
         rows = gc.get(key)
         _require(isinstance(rows, list) and len(rows) <= n_points and all(_numlist(r, width) for r in rows), f"gradcheck.{key}")
@@ -184,10 +186,9 @@ def _check_gradcheck_numbers(gc: Any, plan: dict[str, Any], args: list[dict[str,
         _require(_grad_rows(gc["undefined_grad_output"], n_in), "gradcheck.undefined_grad_output")
 
 
-def _check_gradgrad(gg: Any, case: dict[str, Any], n_in: int) -> None:
+def _check_gradgrad(gg: Any, plan: GradgradPlan, args: Sequence[Arg], n_in: int) -> None:
     """The structure of harness._gradgrad's report: the grad_outputs it used (the judge's, or those
     its seed gives), then gradcheck numbers of the function (inputs, grad_outputs) -> gradients."""
-    plan = case["gradgrad"]
     if not _check_ok_block(gg, "gradgrad"):
         return
     v = gg.get("v")
@@ -197,12 +198,12 @@ def _check_gradgrad(gg: Any, case: dict[str, Any], n_in: int) -> None:
         _require(item.get("values") is None or _numlist(item["values"], numel(item["shape"])), "gradgrad.v values")
     numbers = gg.get("numbers")
     _require(isinstance(numbers, dict), "gradgrad.numbers")
-    ext = checks.gradgrad_args(case["args"], gg)
-    _check_gradcheck_numbers(numbers, plan, ext)
+    ext = checks.gradgrad_args(args, gg)
+    _check_gradcheck_numbers(numbers, plan.jacobian, ext)
     if any(item["values"] is None for item in v):
         _require(numbers.get("mode") == "too_large", "gradgrad.v values")
     else:
-        planned = plan["v"] if "v" in plan else checks.seeded_grad_outputs(plan["v_seed"], [numel(it["shape"]) for it in v])
+        planned = plan.grad_outputs([numel(it["shape"]) for it in v])
         _require(len(planned) == len(v) and all(checks.same_grad_output(it, p) for it, p in zip(v, planned)),
                  "gradgrad.v: not the judge's grad_outputs")
     present = gg.get("present")
@@ -211,7 +212,7 @@ def _check_gradgrad(gg: Any, case: dict[str, Any], n_in: int) -> None:
     if numbers.get("stage") != "forward" and numbers.get("out_shapes") is not None:
         _require(len(present) == len(numbers["out_shapes"]), "gradgrad.present")
     if gg.get("w_product") is not None:
-        _require(_grad_rows([gg["w_product"]], len(checks.diff_inputs(ext))), "gradgrad.w_product")
+        _require(_grad_rows([gg["w_product"]], len(diff_inputs(ext))), "gradgrad.w_product")
 
 
 def torch_messages(frame: Any) -> dict[str, dict[str, Any]]:

@@ -22,12 +22,14 @@ The case sent to the child:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from . import checks
+from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .errors import BadOutput
 from .plan import run_cases
@@ -42,7 +44,7 @@ VALUES_SHOWN = 100
 
 @dataclass(frozen=True)
 class RunPlan:
-    cases: list[dict[str, Any]]
+    cases: list[Case]
     names: list[str]
     #: the case the checks are made on: the run case itself, or its float64 copy
     check_case_id: str
@@ -58,12 +60,13 @@ def _seed(source: str, purpose: str) -> int:
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 
-def _jacobian_plan(tol: Tolerances, *, points: bool, seed: int) -> dict[str, Any]:
-    plan: dict[str, Any] = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol, "max_side": MAX_JACOBIAN_SIDE,
-            "projections": {"seed": seed, "k": PROJECTIONS, "max_elements": MAX_PROJECTED_ELEMENTS}}
-    if points:
-        plan["points"] = "all"
-    return plan
+def _jacobian_plan(tol: Tolerances, *, points: bool, seed: int) -> JacobianPlan:
+    return JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points="all" if points else None,
+                        max_side=MAX_JACOBIAN_SIDE, projections=ProjectionPlan(seed, PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+
+
+def _float64(a: Arg) -> Arg:
+    return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
 def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
@@ -76,34 +79,33 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
     if problems:
         raise ValueError("; ".join(f"{f}: {m}" for f, m in problems))
     names = [inp.name or f"input {i}" for i, inp in enumerate(norm)]
-    (case,) = run_cases(norm, source)
+    (drawn,) = run_cases(norm, source)
     seed = int.from_bytes(hashlib.sha256(source.encode("utf-8", "replace")).digest()[:8], "big")
-    case.update(diff_outputs="auto", vjp_seed=seed, random_vjps=RANDOM_VJPS)
+    case = dataclasses.replace(drawn, grad_output_seed=seed, random_grad_outputs=RANDOM_VJPS)
     cases = [case]
     check_case = case
-    if any(a["t"] == "tensor" and a.get("rg") and a["dtype"] == "float32" for a in case["args"]):
-        args64 = [dict(a, dtype="float64") if a["t"] == "tensor" and a["dtype"] == "float32" else a for a in case["args"]]
-        check_case = {"id": "run-float64", "kind": "run", "name": "float64 copies of your inputs", "args": args64,
-                      "diff_outputs": "auto", "vjp_seed": seed, "random_vjps": RANDOM_VJPS}
+    if any(a.differentiable and a.dtype == "float32" for a in case.args):
+        check_case = dataclasses.replace(case, id="run-float64", name="float64 copies of your inputs",
+                                         args=tuple(_float64(a) for a in case.args))
         cases.append(check_case)
-    points = checks.all_points(check_case["args"])
+    points = all_points(check_case.args)
     if points:
         tol = DEFAULT_TOLERANCES
-        torch_opts = {"eps": tol.eps, "atol": tol.gradcheck_atol, "rtol": tol.gradcheck_rtol}
         small = len(points) <= MAX_JACOBIAN_SIDE
-        check_case["gradcheck"] = _jacobian_plan(tol, points=small, seed=_seed(source, "projections"))
-        check_case["needs_input_grad"] = True
-        if small:
-            check_case["torch_gradcheck"] = torch_opts  # torch's message, when the Jacobian is made in full
+        gradgrad = None
         if gradgradcheck:
             # w: a random grad_output for backward's gradients (double backward for it is checked too)
             gen = random.Random(_seed(source, "gradgrad w"))
-            w = [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(numel(check_case["args"][i]["shape"]))]
-                 for i in checks.diff_inputs(check_case["args"])]
-            check_case["gradgrad"] = dict(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")),
-                                          v_seed=_seed(source, "gradgrad grad_outputs"), w=w)
-            check_case["torch_gradgradcheck"] = torch_opts
-    return RunPlan(cases, names, check_case["id"])
+            w = [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(check_case.args[i].numel)]
+                 for i in diff_inputs(check_case.args)]
+            gradgrad = GradgradPlan(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")), w,
+                                    v_seed=_seed(source, "gradgrad grad_outputs"))
+        # torch's message is asked for when the Jacobian is made in full
+        check_case = dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
+                                         needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
+                                         torch_gradgradcheck=gradgradcheck)
+        cases[-1] = check_case
+    return RunPlan(cases, names, check_case.id)
 
 
 def exercise_run_inputs(code: CodeSpec) -> list[dict[str, Any]]:
@@ -116,18 +118,17 @@ def _shown(values: list[Any] | None) -> list[Any] | None:
     return None if values is None else [jnum(x) for x in values[:VALUES_SHOWN]]
 
 
-def _public_inputs(case: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+def _public_inputs(case: Case, names: list[str]) -> list[dict[str, Any]]:
     """The values the run used (drawn from `range` where no value was given)."""
     out = []
-    for name, a in zip(names, case["args"]):
-        item: dict[str, Any] = {"name": name, "type": a["t"]}
-        if a["t"] == "tensor":
-            item.update(dtype=a["dtype"], shape=a["shape"], requires_grad=bool(a.get("rg")),
-                        values=[jnum(x) for x in a["values"]])
-        elif a["t"] == "ints":
-            item.update(value=a["v"], container=a.get("container", "tuple"))
-        elif a["t"] != "none":
-            item["value"] = jnum(a["v"])
+    for name, a in zip(names, case.args):
+        item: dict[str, Any] = {"name": name, "type": a.kind}
+        if a.kind == "tensor":
+            item.update(dtype=a.dtype, shape=a.shape, requires_grad=a.requires_grad, values=[jnum(x) for x in a.values])
+        elif a.kind == "ints":
+            item.update(value=a.value, container=a.container)
+        elif a.kind != "none":
+            item["value"] = jnum(a.value)
         out.append(item)
     return out
 
@@ -161,7 +162,7 @@ def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, 
                                              "traceback": "", "line": None})
         return result
     reps = {r["id"]: r for r in report["cases"]}
-    run_case, run_rep = plan.cases[0], reps[plan.cases[0]["id"]]
+    run_case, run_rep = plan.cases[0], reps[plan.cases[0].id]
     result["inputs"] = _public_inputs(run_case, plan.names)
     f = run_rep["forward"]
     if not f["ok"]:
@@ -171,7 +172,7 @@ def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, 
         {"kind": o["kind"], **({"shape": o["shape"], "dtype": o["dtype"], "requires_grad": o["rg"],
                                 "values": _shown(o["values"])} if o["kind"] == "tensor" else {"type": o["type"]})}
         for o in f["outputs"]]}
-    diff_in = checks.diff_inputs(run_case["args"])
+    diff_in = diff_inputs(run_case.args)
     vjps = run_rep.get("vjps") or []
     if not diff_in or not vjps:
         return result
@@ -180,11 +181,11 @@ def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, 
     else:
         result["gradients"] = {plan.names[i]: _shown(g) for i, g in zip(diff_in, vjps[0]["grads"])}
 
-    case = next(c for c in plan.cases if c["id"] == plan.check_case_id)
-    rep = reps[case["id"]]
+    case = next(c for c in plan.cases if c.id == plan.check_case_id)
+    rep = reps[case.id]
     float32 = case is not run_case
     outcomes = _run_checks(case, rep, run_case, run_rep, plan.names, source)
-    torch_msgs = torch_frame.get(case["id"]) or {}
+    torch_msgs = torch_frame.get(case.id) or {}
     name = "jacobian_projections" if "jacobian_projections" in outcomes else "gradcheck"
     result["gradcheck"] = _summary(name, outcomes[name], torch_msgs.get("torch_gradcheck"))
     if float32:
@@ -216,23 +217,24 @@ def _summary(name: str, outcome: Outcome, torch_msg: dict[str, Any] | None) -> d
     return out
 
 
-def _run_checks(case: dict[str, Any], rep: dict[str, Any], run_case: dict[str, Any], run_rep: dict[str, Any], names: list[str], source: str) -> dict[str, Outcome]:  # noqa: C901
+def _run_checks(case: Case, rep: dict[str, Any], run_case: Case, run_rep: dict[str, Any], names: list[str], source: str) -> dict[str, Outcome]:  # noqa: C901
     """Every check of a run, on the check case (`rep`), from the one engine: the Jacobian in full
     (gradcheck) or by random projections (jacobian_projections), then the hygiene checks."""
-    args = case["args"]
+    args = case.args
     out: dict[str, Outcome] = {}
-    plan_gc = case["gradcheck"]
+    plan_gc = case.gradcheck
+    assert plan_gc is not None  # planned whenever an input requires grad, and gradients were shown
     gc_rep: dict[str, Any] | None = rep.get("gradcheck")
     mode = gc_rep.get("mode", "full") if gc_rep else "full"
     float32 = rep["forward"]["ok"] and checks.computes_in_float32(args, rep["forward"]["outputs"])
     vjps = rep.get("vjps") or []
     vsets = rep["vjp_sets"] if vjps else []
-    atol, rtol = plan_gc["atol"], plan_gc["rtol"]
+    atol, rtol = plan_gc.atol, plan_gc.rtol
     alone = rep.get("needs_input_grad")
     returned = next((vr.get("returned") for vr in vjps if vr.get("returned") is not None), None)
     consulted = checks.uses_needs_input_grad(source)
     if gc_rep is not None and mode == "too_large":
-        n_in = sum(numel(args[i]["shape"]) for i in checks.diff_inputs(args))
+        n_in = sum(args[i].numel for i in diff_inputs(args))
         width = sum(numel(s) for s in gc_rep["out_shapes"])
         out["gradcheck"] = Outcome(False, f"Not checked: the Jacobian ({width} output elements by {n_in} input elements) "
                                           f"is too large to check in one run, even by random projections (made up to "
@@ -266,8 +268,8 @@ def _run_checks(case: dict[str, Any], rep: dict[str, Any], run_case: dict[str, A
                                                                   names, atol, rtol, consulted=consulted, returned=returned)
             out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
     run_forward = run_rep["forward"]
-    out["inputs_unchanged"] = checks.inputs_unchanged(run_case["args"], run_forward["inputs_after"], names,
+    out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_forward["inputs_after"], names,
                                                       run_rep.get("returned_inputs") or [])
-    if "gradgrad" in case:
-        out["gradgradcheck"] = checks.gradgradcheck(args, rep.get("gradgrad"), case["gradgrad"], names)
+    if case.gradgrad is not None:
+        out["gradgradcheck"] = checks.gradgradcheck(args, rep.get("gradgrad"), case.gradgrad, names)
     return out

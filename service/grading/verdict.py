@@ -13,9 +13,11 @@ self-consistent but wrong (e.g. all-zero) function earns nothing there either.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from . import checks
+from .cases import Case, diff_inputs
 from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec, numel
 from .technique import TECHNIQUES, missing_techniques
@@ -29,7 +31,7 @@ from .technique import TECHNIQUES, missing_techniques
 class Verdict:
     """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
 
-    def __init__(self, code: CodeSpec, cases: list[dict[str, Any]], ref: dict[str, Any], sub: dict[str, Any], torch_msgs: dict[str, Any] | None = None,
+    def __init__(self, code: CodeSpec, cases: Sequence[Case], ref: dict[str, Any], sub: dict[str, Any], torch_msgs: dict[str, Any] | None = None,
                  source: str = "") -> None:
         self.code, self.cases, self.ref, self.sub = code, cases, ref, sub
         self.source = source
@@ -48,15 +50,12 @@ class Verdict:
         if self.error is None:
             self.error = err
 
-    def _case_label(self, case: dict[str, Any]) -> str:
-        return f"'{case['name']}'"
+    def _case_label(self, case: Case) -> str:
+        return f"'{case.name}'"
 
-    def _diff_in(self, case: dict[str, Any]) -> list[int]:
-        return [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
-
-    def _f32(self, case: dict[str, Any]) -> bool:
+    def _f32(self, case: Case) -> bool:
         """Evidence that the submission computes in float32 where the reference keeps float64."""
-        s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+        s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
         if not s or not s["forward"]["ok"]:
             return False
         for so, ro in zip(s["forward"]["outputs"], r["forward"]["outputs"]):
@@ -64,7 +63,7 @@ class Verdict:
                 return True
         for vr in s.get("vjps", []):
             for it in (vr.get("returned") or {}).get("items", []):
-                if it.get("dtype") == "float32" and case["args"][0].get("dtype") == "float64":
+                if it.get("dtype") == "float32" and case.args[0].dtype == "float64":
                     return True
         return False
 
@@ -75,17 +74,17 @@ class Verdict:
         r.update(extra)
         self.results[name] = r
 
-    def _diag(self, check: str, case: dict[str, Any], arg_i: int, a: list[Any], expected: list[Any], numerical: list[Any] | None,
+    def _diag(self, check: str, case: Case, arg_i: int, a: list[Any], expected: list[Any], numerical: list[Any] | None,
               atol: float, rtol: float, cause: str, cause_info: dict[str, Any], kind: str) -> dict[str, Any]:
         i = worst(a, expected, atol, rtol)
-        shape = case["args"][arg_i]["shape"]
+        shape = case.args[arg_i].shape
         d = {
             "check": check,
-            "case": case["name"],
+            "case": case.name,
             "input": self.names[arg_i],
             "index": unravel(i, shape),
             "analytical": jnum(a[i]),
-            "input_value": jnum(case["args"][arg_i]["values"][i]),
+            "input_value": jnum(case.args[arg_i].values[i]),
             "grad_output": kind,
             "atol": atol,
             "rtol": rtol,
@@ -132,11 +131,11 @@ class Verdict:
         fails: list[tuple[str, str]] = []
         n_ok = 0
         for case in self.cases:
-            s = self.sub_cases.get(case["id"])
+            s = self.sub_cases.get(case.id)
             if s is None:
                 fails.append(("forward_error", f"forward was not reached on {self._case_label(case)}."))
                 continue
-            f, rf = s["forward"], self.ref_cases[case["id"]]["forward"]
+            f, rf = s["forward"], self.ref_cases[case.id]["forward"]
             if not f["ok"]:
                 self._note_error(f["error"])
                 fails.append((_error_cause(f["error"], "forward", 1), f"forward raised {f['error']['type']} on {self._case_label(case)}: {f['error']['message']}"))
@@ -158,7 +157,7 @@ class Verdict:
                     break
                 if ro["dtype"].startswith("int") or ro["dtype"] == "bool":
                     atol = rtol = 0.0
-                elif case["kind"] == "float32":
+                elif case.kind == "float32":
                     atol, rtol = self.tol.float32_atol, self.tol.float32_rtol
                 else:
                     atol, rtol = self.tol.forward_atol, self.tol.forward_rtol
@@ -180,11 +179,11 @@ class Verdict:
         fails: list[tuple[str | None, str]] = []
         checked = 0
         for case in self.cases:
-            s = self.sub_cases.get(case["id"])
+            s = self.sub_cases.get(case.id)
             if not s or not s["forward"]["ok"]:
                 continue
             checked += 1
-            rf = self.ref_cases[case["id"]]["forward"]
+            rf = self.ref_cases[case.id]["forward"]
             for k, (so, ro) in enumerate(zip(s["forward"]["outputs"], rf["outputs"])):
                 label = f"output {k}" if rf["count"] > 1 else "the output"
                 if so["kind"] != "tensor":
@@ -215,13 +214,13 @@ class Verdict:
     def inputs_unchanged(self) -> None:
         checked = 0
         for case in self.cases:
-            s = self.sub_cases.get(case["id"])
+            s = self.sub_cases.get(case.id)
             if not s or not s["forward"]["ok"]:
                 continue
             checked += 1
             # which inputs forward may return changed (marked dirty) is the reference's answer, not the child's
-            returned = self.ref_cases[case["id"]].get("returned_inputs", [])
-            outcome = checks.inputs_unchanged(case["args"], s["forward"]["inputs_after"], self.names, returned)
+            returned = self.ref_cases[case.id].get("returned_inputs", [])
+            outcome = checks.inputs_unchanged(case.args, s["forward"]["inputs_after"], self.names, returned)
             if not outcome.passed:
                 self._result("inputs_unchanged", False, outcome.message, outcome.likely_cause)
                 return
@@ -234,10 +233,10 @@ class Verdict:
         fails: list[tuple[str | None, str]] = []
         checked = 0
         for case in self.cases:
-            s = self.sub_cases.get(case["id"])
-            if not s or not s["forward"]["ok"] or not case.get("vjps"):
+            s = self.sub_cases.get(case.id)
+            if not s or not s["forward"]["ok"] or not case.grad_outputs:
                 continue
-            r = self.ref_cases[case["id"]]
+            r = self.ref_cases[case.id]
             for m, vr in enumerate(s.get("vjps", [])):
                 checked += 1
                 if vr.get("returned") is None and not vr["ok"]:
@@ -246,7 +245,7 @@ class Verdict:
                     fails.append((cause, f"backward failed: {vr['error']['type']}: {vr['error']['message']}"))
                     continue
                 ref_items = (r["vjps"][m].get("returned") or {}).get("items", [])
-                outcome = checks.backward_arity(case["args"], vr.get("returned"), self.names, ref_items=ref_items,
+                outcome = checks.backward_arity(case.args, vr.get("returned"), self.names, ref_items=ref_items,
                                                 strict_none=self.code.strict_none)
                 if not outcome.passed:
                     fails.append((outcome.likely_cause, outcome.message))
@@ -257,11 +256,11 @@ class Verdict:
         else:
             self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
 
-    def _grads_by_arg(self, case: dict[str, Any], grads: list[Any]) -> dict[int, list[Any]]:
+    def _grads_by_arg(self, case: Case, grads: list[Any]) -> dict[int, list[Any]]:
         out = {}
-        for pos, arg_i in enumerate(self._diff_in(case)):
+        for pos, arg_i in enumerate(diff_inputs(case.args)):
             g = grads[pos]
-            out[arg_i] = g if g is not None else [0.0] * numel(case["args"][arg_i]["shape"])
+            out[arg_i] = g if g is not None else [0.0] * numel(case.args[arg_i].shape)
         return out
 
     def gradcheck(self) -> None:
@@ -269,14 +268,14 @@ class Verdict:
         on its forward matching the reference's at the perturbed points: a self-consistent but wrong
         function earns nothing here."""
         for case in self.cases:
-            if "gradcheck" not in case:
+            if case.gradcheck is None:
                 continue
-            s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+            s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
             if not s or not s["forward"]["ok"]:
                 self._result("gradcheck", False, "Not checked: forward raised an exception.", "forward_error")
                 return
             sgc, rgc = s["gradcheck"], r["gradcheck"]
-            outcome = checks.jacobian(case["args"], sgc, case["gradcheck"], self.names, label=self._case_label(case),
+            outcome = checks.jacobian(case.args, sgc, case.gradcheck, self.names, label=self._case_label(case),
                                       float32=self._f32(case))
             if outcome.error is not None:
                 self._note_error(outcome.error)
@@ -294,25 +293,25 @@ class Verdict:
                 outcome = self._vjps_match_jacobian_rows(case, s)
             if not outcome.passed:
                 for d in outcome.diagnostics:
-                    self.diagnostics.append(d.to_json(case=case["name"]))
-                tm = self.torch_msgs.get(case["id"], {}).get("torch_gradcheck")
+                    self.diagnostics.append(d.to_json(case=case.name))
+                tm = self.torch_msgs.get(case.id, {}).get("torch_gradcheck")
                 self._result("gradcheck", False, outcome.message, outcome.likely_cause,
                              **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
                 return
         self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64): the full Jacobian, "
                                         "zero and undefined grad_outputs, reentrancy.")
 
-    def _vjps_match_jacobian_rows(self, case: dict[str, Any], s: dict[str, Any]) -> checks.Outcome:
+    def _vjps_match_jacobian_rows(self, case: Case, s: dict[str, Any]) -> checks.Outcome:
         """The VJPs for the judge's secret grad_outputs must be the same linear combinations of the
         Jacobian rows the child reported: Jacobian rows fabricated beside a wrong backward earn nothing."""
         rows = s["gradcheck"].get("rows") or []
-        diff_in = self._diff_in(case)
+        diff_in = diff_inputs(case.args)
         tol_a, tol_r = self.tol.gradcheck_atol, self.tol.gradcheck_rtol
-        for vset, vr in zip(case["vjps"], s["vjps"]):
+        for vset, vr in zip(case.grad_outputs, s["vjps"]):
             if not vr["ok"] or len(rows) != len(vset):
                 return checks.Outcome(False, "backward failed for the judge's grad_outputs.", "backward_error")
             for pos, i in enumerate(diff_in):
-                n = numel(case["args"][i]["shape"])
+                n = case.args[i].numel
                 combined = [checks.fsum(v[e] * ((both[0][e][pos] or [0.0] * n)[j]) for v, both in zip(vset, rows)
                                         for e in range(len(v))) for j in range(n)]
                 got = vr["grads"][pos] if vr["grads"][pos] is not None else [0.0] * n
@@ -322,19 +321,19 @@ class Verdict:
                                           "not_reentrant")
         return checks.Outcome(True, "")
 
-    def _compare_vjps(self, check: str, cases: list[dict[str, Any]]) -> tuple[bool, str, str | None, int]:  # noqa: C901
+    def _compare_vjps(self, check: str, cases: Sequence[Case]) -> tuple[bool, str, str | None, int]:  # noqa: C901
         atol, rtol = self.tol.grad_atol, self.tol.grad_rtol
         compared, fail = 0, None
         for case in cases:
-            s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
-            if not case.get("vjps"):
+            s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
+            if not case.grad_outputs:
                 continue
             if not s or not s["forward"]["ok"]:
                 return False, "Not checked: forward raised an exception.", "forward_error", compared
             ones_ref = None
-            if "ones" in case["vjp_kinds"]:
-                ones_ref = self._grads_by_arg(case, r["vjps"][case["vjp_kinds"].index("ones")]["grads"])
-            for m, kind in enumerate(case["vjp_kinds"]):
+            if "ones" in case.grad_output_kinds:
+                ones_ref = self._grads_by_arg(case, r["vjps"][case.grad_output_kinds.index("ones")]["grads"])
+            for m, kind in enumerate(case.grad_output_kinds):
                 vr, rr = s["vjps"][m], r["vjps"][m]
                 if not vr["ok"]:
                     self._note_error(vr["error"])
@@ -363,7 +362,7 @@ class Verdict:
         return True, "", None, compared
 
     def gradient(self) -> None:
-        cases = [c for c in self.cases if c["kind"] in ("random", "variant")]
+        cases = [c for c in self.cases if c.kind in ("random", "variant")]
         ok, msg, cause, n = self._compare_vjps("gradient", cases)
         if ok:
             rule = "the derivative" if self.code.differentiable else "the exercise's backward rule"
@@ -372,7 +371,7 @@ class Verdict:
             self._result("gradient", False, msg, cause)
 
     def boundary(self) -> None:
-        cases = [c for c in self.cases if c["kind"] == "boundary"]
+        cases = [c for c in self.cases if c.kind == "boundary"]
         ok, msg, cause, n = self._compare_vjps("boundary", cases)
         if ok:
             self._result("boundary", True, f"The gradient is right at the boundary points ({n} check(s)).")
@@ -391,14 +390,14 @@ class Verdict:
         backward for the judge's secret w must match the reference's and combine its own rows."""
         tol_a, tol_r = self.tol.gradcheck_atol, self.tol.gradcheck_rtol
         for case in self.cases:
-            if "gradgrad" not in case:
+            if case.gradgrad is None:
                 continue
-            s, r = self.sub_cases.get(case["id"]), self.ref_cases[case["id"]]
+            s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
             if not s or not s["forward"]["ok"]:
                 self._result("gradgradcheck", False, "Not checked: forward raised an exception.", "forward_error")
                 return
             sg, rg = s["gradgrad"], r["gradgrad"]
-            outcome = checks.gradgradcheck(case["args"], sg, case["gradgrad"], self.names, label=self._case_label(case))
+            outcome = checks.gradgradcheck(case.args, sg, case.gradgrad, self.names, label=self._case_label(case))
             if outcome.error is not None:
                 self._note_error(outcome.error)
             sn, rn = (sg.get("numbers") or {}) if sg["ok"] else {}, rg["numbers"]
@@ -410,11 +409,11 @@ class Verdict:
                                                      "fix backward first.", "wrong_value")
                 return
             if outcome.passed:
-                outcome = checks.double_backward_product(case["args"], sg, rg, case["gradgrad"], self.names)
+                outcome = checks.double_backward_product(case.args, sg, rg, case.gradgrad, self.names)
             if not outcome.passed:
                 for d in outcome.diagnostics:
-                    self.diagnostics.append(d.to_json(case=case["name"]))
-                tm = self.torch_msgs.get(case["id"], {}).get("torch_gradgradcheck")
+                    self.diagnostics.append(d.to_json(case=case.name))
+                tm = self.torch_msgs.get(case.id, {}).get("torch_gradgradcheck")
                 self._result("gradgradcheck", False, outcome.message, outcome.likely_cause,
                              **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
                 return
@@ -422,8 +421,8 @@ class Verdict:
                                             "the Jacobian of backward's gradients in the inputs and grad_output.")
 
     def grad_output_unchanged(self) -> None:
-        vjps = [vr for case in self.cases for vr in (self.sub_cases.get(case["id"]) or {}).get("vjps", [])
-                if vr.get("v_changed") is not None and self.sub_cases[case["id"]]["forward"]["ok"]]
+        vjps = [vr for case in self.cases for vr in (self.sub_cases.get(case.id) or {}).get("vjps", [])
+                if vr.get("v_changed") is not None and self.sub_cases[case.id]["forward"]["ok"]]
         if not vjps:
             self._result("grad_output_unchanged", False, "Not checked: backward did not run.", "forward_error")
             return

@@ -32,9 +32,9 @@ def _torch_gradgradcheck(source: str, entry_point: str, args: tuple, grad_output
 def _grad_outputs(source: str, entry_point: str, inputs: list, result: dict) -> tuple:
     """The grad_outputs the run used: the judge's draw from the run's seed, as the run reports their shapes."""
     plan = plan_run(source, entry_point, inputs, gradgradcheck=True)
-    check_case = next(c for c in plan.cases if c["id"] == plan.check_case_id)
+    check_case = next(c for c in plan.cases if c.id == plan.check_case_id)
     shown = result["gradgradcheck"]["grad_outputs"]
-    values = checks.seeded_grad_outputs(check_case["gradgrad"]["v_seed"], [checks.numel(v["shape"]) for v in shown])
+    values = check_case.gradgrad.grad_outputs([checks.numel(v["shape"]) for v in shown])
     out = []
     for v, vals in zip(shown, values):
         assert v["values"] == [torch.tensor(x, dtype=_DTYPES[v["dtype"]]).item() for x in vals[:len(v["values"])]]

@@ -17,6 +17,7 @@ import random
 import pytest
 
 from service.grading import checks, judge as judge_module, protocol
+from service.grading.cases import Arg, JacobianPlan, ProjectionPlan
 from service.grading.checks import projection_escape_bound
 from tests.grading.corpus_support import GRADCHECK_KWARGS
 from tests.grading.test_agreement import _args_from_run, _load
@@ -47,12 +48,12 @@ def test_the_one_pair_bound_covers_the_product_of_two_gaussians():
 def _synthetic_report(n: int, scale: list[float], seed: int, k: int, wrong: tuple[int, int, float]) -> tuple[list, dict, dict]:
     """A child's projection numbers for f(x) = scale * x (elementwise, so J = diag(scale)) and a
     backward whose Jacobian is off by delta at (row i, column j): D = delta e_i e_j^T."""
-    args = [{"t": "tensor", "dtype": "float64", "shape": [n], "values": [0.0] * n, "rg": True}]
-    plan = dict(TOL, projections={"seed": seed, "k": k, "max_elements": 10 ** 6})
+    args = [Arg("tensor", dtype="float64", shape=[n], values=[0.0] * n, requires_grad=True)]
+    plan = JacobianPlan(**TOL, projections=ProjectionPlan(seed, k, 10 ** 6))
     us = checks.projection_vectors(seed, "u", k, n)
     vs = checks.projection_vectors(seed, "v", k, n)
     i, j, delta = wrong
-    eps = plan["eps"]
+    eps = plan.eps
     grads = []
     for v in vs:
         g = [s * x for s, x in zip(scale, v)]

@@ -76,10 +76,10 @@ def test_inputs_depend_on_the_secret_and_avoid_kinks():
     a = base_cases(code, b"secret-one-0123456789", "clamp-function")
     b = base_cases(code, b"secret-one-0123456789", "clamp-function")
     c = base_cases(code, b"secret-two-0123456789", "clamp-function")
-    assert a == b and a[0]["args"] != c[0]["args"]
+    assert a == b and a[0].args != c[0].args
     for case in a:
-        if case["kind"] == "random":
-            assert all(abs(v - k) >= 0.05 for v in case["args"][0]["values"] for k in (-1.0, 1.0))
+        if case.kind == "random":
+            assert all(abs(v - k) >= 0.05 for v in case.args[0].values for k in (-1.0, 1.0))
 
 
 def test_web_side_modules_import_without_torch():
@@ -118,7 +118,7 @@ def test_run_inputs_of_every_type_are_drawn_as_the_child_builds_them():
     from service.grading.plan import run_cases
     norm, problems = load_run_inputs(EVERY_TYPE)
     assert problems == []
-    args = {inp["name"]: a for inp, a in zip(EVERY_TYPE, run_cases(norm, "code")[0]["args"])}
+    args = {inp["name"]: a.to_wire() for inp, a in zip(EVERY_TYPE, run_cases(norm, "code")[0].args)}
     assert args["x"]["rg"] is True and args["x32"]["rg"] is True and args["x32"]["values"] == [0.5, -1.5]
     for name in ("index", "index32", "mask", "random_mask"):
         assert args[name]["t"] == "tensor" and args[name]["rg"] is False
@@ -173,13 +173,13 @@ def test_exercise_tables_take_the_new_types(clamp):
     assert problems == []
     assert parsed.inputs[-2].as_dict() == {"name": "size", "type": "ints", "description": "", "container": "size",
                                            "value": [2, 2]}
-    by_name = {c["name"]: c for c in base_cases(parsed, b"secret-one-0123456789", "clamp-function")}
-    assert by_name["random inputs 1"]["args"][-2] == {"t": "ints", "v": [2, 2], "container": "size"}
-    assert by_name["other size"]["args"][-2] == {"t": "ints", "v": [4, 1], "container": "size"}
-    assert by_name["as a list"]["args"][-2] == {"t": "ints", "v": [2, 2], "container": "list"}
-    assert by_name["no size"]["args"][-2] == {"t": "none"}
-    assert by_name["size as an int"]["args"][-2] == {"t": "int", "v": 4}
-    index = by_name["random inputs 1"]["args"][-1]
+    by_name = {c.name: [a.to_wire() for a in c.args] for c in base_cases(parsed, b"secret-one-0123456789", "clamp-function")}
+    assert by_name["random inputs 1"][-2] == {"t": "ints", "v": [2, 2], "container": "size"}
+    assert by_name["other size"][-2] == {"t": "ints", "v": [4, 1], "container": "size"}
+    assert by_name["as a list"][-2] == {"t": "ints", "v": [2, 2], "container": "list"}
+    assert by_name["no size"][-2] == {"t": "none"}
+    assert by_name["size as an int"][-2] == {"t": "int", "v": 4}
+    index = by_name["random inputs 1"][-1]
     assert index["dtype"] == "int32" and index["rg"] is False and all(0 <= v <= 3 for v in index["values"])
     code["inputs"][-2] = {"name": "size", "type": "ints", "range": [0, 3]}
     assert {"code.inputs[3].value", "code.inputs[3].range"} <= _fields(load_code_spec(clamp["spec"])[1])

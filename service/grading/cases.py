@@ -1,0 +1,220 @@
+"""A plan's cases as typed data: what the judge asks a child to compute, and their one wire form.
+
+plan.py (grades) and runs.py (runs) plan into these frozen values; the verdict, the check engine
+and the report parser read them. `task_cases` is the only place that writes the JSON the child
+reads (harness.py: ``{"id": ..., "args": [{"t": "tensor", ..., "rg": true}], ...}``): its key
+names and their order are the harness's contract, and a grade's task is cached as bytes per
+exercise version, so they stay exactly as the harness has always read them.
+
+Numbers stay in the lists they were drawn into (values, grad_outputs): they are not copied, and
+not to be changed. Torch-free, like the rest of the judge.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .spec import numel
+
+#: The kinds of case: drawn inputs, an exercise's variants and boundary points, the float32 copy
+#: of the first random case (grades), and the one case of a "Try it yourself" run.
+CaseKind = Literal["random", "variant", "boundary", "float32", "run"]
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One argument of forward: a tensor (flat values, row-major) or a plain Python value."""
+
+    kind: str  # "tensor", "float", "int", "bool", "ints" (a tuple, list or torch.Size of ints) or "none"
+    dtype: str = ""
+    shape: list[int] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+    requires_grad: bool = False
+    #: a float, int or bool argument's value; the list of an "ints" argument
+    value: Any = None
+    container: str = "tuple"
+
+    @property
+    def differentiable(self) -> bool:
+        return self.kind == "tensor" and self.requires_grad
+
+    @property
+    def numel(self) -> int:
+        return numel(self.shape)
+
+    def to_wire(self) -> dict[str, Any]:
+        if self.kind == "tensor":
+            return {"t": "tensor", "dtype": self.dtype, "shape": self.shape, "values": self.values, "rg": self.requires_grad}
+        if self.kind == "ints":
+            return {"t": "ints", "v": self.value, "container": self.container}
+        if self.kind == "none":
+            return {"t": "none"}
+        return {"t": self.kind, "v": self.value}
+
+
+def diff_inputs(args: Sequence[Arg]) -> list[int]:
+    """Positions of the arguments that are tensors requiring grad."""
+    return [i for i, a in enumerate(args) if a.differentiable]
+
+
+def all_points(args: Sequence[Arg]) -> list[list[int]]:
+    """Every element of every input that requires grad, in torch's order (the full Jacobian)."""
+    return [[i, j] for i in diff_inputs(args) for j in range(args[i].numel)]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionPlan:
+    """Random projections of a Jacobian: k input directions and k grad_outputs drawn from `seed`
+    (checks.projection_vectors), made when inputs and outputs number at most `max_elements`."""
+
+    seed: int
+    k: int
+    max_elements: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"seed": self.seed, "k": self.k, "max_elements": self.max_elements}
+
+
+@dataclass(frozen=True, slots=True)
+class JacobianPlan:
+    """The numbers of torch.autograd.gradcheck asked of a child: finite differences at `points`
+    ([argument, element] pairs; "all" when the judge cannot know every input's size, as in a run),
+    or by random projections when there are no points or, with `max_side`, when the Jacobian has
+    more rows or columns than that."""
+
+    eps: float
+    atol: float
+    rtol: float
+    points: list[list[int]] | Literal["all"] | None = None
+    max_side: int | None = None
+    projections: ProjectionPlan | None = None
+
+    def points_of(self, args: Sequence[Arg]) -> list[list[int]] | None:
+        """The finite-difference points over `args`, or None (no full Jacobian planned)."""
+        return all_points(args) if self.points == "all" else self.points
+
+    def mode(self, args: Sequence[Arg], out_shapes: Sequence[Sequence[int]]) -> str:
+        """How the plan is carried out once forward's outputs are known: "full" (every element, as
+        torch.autograd.gradcheck), "projections" (the Jacobian is too large to send), or
+        "too_large" (not even projections fit a result frame). The child applies the same rule
+        (harness._jacobian_mode); the judge refuses a report that chose otherwise."""
+        points = self.points_of(args)
+        width = sum(numel(list(s)) for s in out_shapes)
+        side = self.max_side
+        if points is not None and (side is None or (len(points) <= side and width <= side)):
+            return "full"
+        n_in = sum(args[i].numel for i in diff_inputs(args))
+        if self.projections is not None and n_in + width <= self.projections.max_elements:
+            return "projections"
+        return "too_large"
+
+    def torch_options(self) -> dict[str, Any]:
+        """Keyword arguments of torch's own check (its message is shown beside ours)."""
+        return {"eps": self.eps, "atol": self.atol, "rtol": self.rtol}
+
+    def to_wire(self) -> dict[str, Any]:
+        out = self.torch_options()
+        if self.max_side is not None:
+            out["max_side"] = self.max_side
+        if self.projections is not None:
+            out["projections"] = self.projections.to_wire()
+        if self.points is not None:
+            out["points"] = self.points
+        return out
+
+
+def seeded_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
+    """The grad_outputs a run's child draws from `seed` for gradgradcheck (harness._gradgrad), one
+    per differentiable output: magnitudes in [0.25, 2] with random signs."""
+    gen = random.Random(seed)
+    return [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(n)] for n in sizes]
+
+
+@dataclass(frozen=True, slots=True)
+class GradgradPlan:
+    """torch.autograd.gradgradcheck's numbers: `jacobian` of the function (inputs, grad_outputs)
+    -> backward's gradients, for grad_outputs `v` given by the judge (a grade) or drawn by the child
+    from `v_seed` (a run: only the child knows the outputs' shapes); `w`, one random grad_output
+    per input requiring grad, for double backward's product."""
+
+    jacobian: JacobianPlan
+    w: list[list[float]]
+    v: list[list[float]] | None = None
+    v_seed: int | None = None
+
+    def grad_outputs(self, sizes: Sequence[int]) -> list[list[float]]:
+        """The grad_outputs the child must have used, for outputs of these sizes."""
+        return self.v if self.v is not None else seeded_grad_outputs(self.v_seed or 0, sizes)
+
+    def to_wire(self) -> dict[str, Any]:
+        jac = self.jacobian.to_wire()
+        if self.v is not None:  # a grade's: its grad_outputs come before the points, as ever
+            head = {k: jac.pop(k) for k in ("eps", "atol", "rtol")}
+            return {**head, "v": self.v, "w": self.w, **jac}
+        return {**jac, "v_seed": self.v_seed, "w": self.w}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One set of inputs and what to compute on it.
+
+    A probe's case (forward only) has neither `grad_outputs` nor `grad_output_seed`. A grade's
+    completed case knows which outputs are differentiable and sends `grad_outputs`, one set per
+    VJP (one flat vector per differentiable output), named by `grad_output_kinds` ("random",
+    "ones"). A run's case does not know its outputs: the child finds the differentiable ones and
+    draws ones then `random_grad_outputs` random grad_outputs from `grad_output_seed`."""
+
+    id: str
+    kind: CaseKind
+    name: str
+    args: tuple[Arg, ...]
+    #: a boundary case's gradient as the exercise's table gives it: input name -> flat values
+    expected_grad: Mapping[str, list[float]] | None = None
+    diff_outputs: list[int] | None = None
+    grad_outputs: list[list[list[float]]] = field(default_factory=list)
+    grad_output_kinds: tuple[str, ...] = ()
+    grad_output_seed: int | None = None
+    random_grad_outputs: int = 0
+    gradcheck: JacobianPlan | None = None
+    #: ask for torch's own gradcheck (gradgradcheck) message, with the plan's tolerances
+    torch_gradcheck: bool = False
+    #: backward again with each input alone requiring grad (ctx.needs_input_grad)
+    needs_input_grad: bool = False
+    gradgrad: GradgradPlan | None = None
+    torch_gradgradcheck: bool = False
+
+    @property
+    def probe(self) -> bool:
+        """Forward only: the judge learns the outputs before it plans the rest."""
+        return self.diff_outputs is None and self.grad_output_seed is None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The part of the case the child needs (no names, no expected gradients)."""
+        out: dict[str, Any] = {"id": self.id, "args": [a.to_wire() for a in self.args]}
+        if self.grad_output_seed is not None:
+            out["diff_outputs"] = "auto"
+        elif self.diff_outputs is not None:
+            out["diff_outputs"] = self.diff_outputs
+            out["vjps"] = self.grad_outputs
+        if self.gradcheck is not None:
+            out["gradcheck"] = self.gradcheck.to_wire()
+        if self.needs_input_grad:
+            out["needs_input_grad"] = True
+        if self.gradgrad is not None:
+            out["gradgrad"] = self.gradgrad.to_wire()
+        if self.torch_gradcheck and self.gradcheck is not None:
+            out["torch_gradcheck"] = self.gradcheck.torch_options()
+        if self.torch_gradgradcheck and self.gradgrad is not None:
+            out["torch_gradgradcheck"] = self.gradgrad.jacobian.torch_options()
+        if self.grad_output_seed is not None:
+            out["vjp_seed"] = self.grad_output_seed
+            out["random_vjps"] = self.random_grad_outputs
+        return out
+
+
+def task_cases(cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """The cases of a child's task, as it reads them."""
+    return [c.to_wire() for c in cases]
