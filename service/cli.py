@@ -176,17 +176,20 @@ def lti_rotate_key() -> None:
 
 @click.command("outbound")
 def outbound_command() -> None:
-    """Send score passbacks and webhook deliveries (`flask worker` does this too), until stopped."""
+    """Send score passbacks and webhook deliveries and fold new grades into the statistics
+    (`flask worker` does both too), until stopped."""
     import signal
     import threading
 
     from .deliveries import outbound_runner
+    from .jobs.counters import CounterFolder
 
     settings = _settings()
     configure_logging(settings.log_format, "outbound")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    CounterFolder(settings).start_thread(stop)
     outbound_runner(settings).serve(stop)
 
 

@@ -98,6 +98,9 @@ class Settings:
     grading_max_tries: int = 3
     # Seeds the hidden grading inputs; default: derived from SECRET_KEY.
     grading_secret: str = ""
+    # How often `flask worker` folds new attempt events into the statistics counters: the most
+    # the statistics lag the grades by when the folder keeps up.
+    counters_fold_seconds: float = 0.5
     # Caps on every grade (an exercise may ask for less): wall clock, memory, captured output.
     grading_timeout_seconds: int = 10
     grading_memory_mb: int = 1024

@@ -30,6 +30,7 @@ from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..services import regrades
 from . import db_lease
+from .counters import CounterFolder
 
 log = logging.getLogger("gradquiz.worker")
 IDLE_SLEEP_MIN, IDLE_SLEEP_MAX = 0.005, 0.05
@@ -182,8 +183,8 @@ def worker_main(settings: Settings) -> None:
 
 def supervise(settings: Settings, processes: int) -> None:  # noqa: C901
     """`flask worker`: run the grading workers, restart any that dies, serve their metrics, send
-    score passbacks and webhooks; stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a required
-    sandbox layer (exit code 3).
+    score passbacks and webhooks, fold new grades into the statistics; stop them all on
+    SIGTERM/SIGINT, or when one refuses to start for want of a required sandbox layer (exit code 3).
 
     The database backend runs `processes` worker processes; the Celery backend runs one Celery
     worker with `processes` pool processes (restarted too: a Celery worker can exit on a broker
@@ -206,6 +207,7 @@ def supervise(settings: Settings, processes: int) -> None:  # noqa: C901
     from ..deliveries import outbound_runner
 
     outbound_runner(settings).start_thread(stop)
+    CounterFolder(settings).start_thread(stop)
     log.info("started %d grading worker processes (%s backend)", len(children), settings.grading_backend)
     refused = False
     while not refused and not stop.wait(0.5):

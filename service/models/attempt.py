@@ -178,6 +178,10 @@ class AttemptEvent(Base):
     # The attempt's grade as the event saw it: {status, score, correct}.
     data: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # What the statistics counters take from this event (progress.counter_input), and when the
+    # workers folded it into them (None: not yet; progress.fold_pending).
+    counters: Mapped[dict[str, Any] | None]
+    counted_at: Mapped[datetime | None]
 
 
 GRADED_EVENT = "attempt.graded"

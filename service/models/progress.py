@@ -1,5 +1,5 @@
-"""Pre-aggregated counters behind the statistics, kept up to date in the transaction of every
-attempt event (service/services/progress.py), so the dashboard never scans the attempts.
+"""Pre-aggregated counters behind the statistics, brought up to date from the attempt events by
+the workers, in batches (service/services/progress.py), so the dashboard never scans the attempts.
 
 Only graded attempts count: an attempt the grader failed on (status error) is not a learner's
 outcome, and one still queued has none yet. An attempt "passed" when its verdict is `passed`.
@@ -12,7 +12,7 @@ from datetime import date, datetime
 from sqlalchemy import Date, ForeignKey, Index, String, literal_column
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .attempt import Attempt
+from .attempt import Attempt, AttemptEvent
 from .base import Base
 
 
@@ -87,3 +87,6 @@ CHECK, CAUSE = "check", "cause"
 #: `status <> 'graded'` with this literal, not a bound parameter, for the planner to use it.
 NOT_GRADED = Attempt.status != literal_column("'graded'")
 Index("ix_attempts_not_graded", Attempt.exercise_id, postgresql_where=NOT_GRADED, sqlite_where=NOT_GRADED)
+# The events the counters have not taken in yet: the workers' queue, and the statistics' "as of".
+NOT_COUNTED = AttemptEvent.counted_at.is_(None)
+Index("ix_attempt_events_not_counted", AttemptEvent.id, postgresql_where=NOT_COUNTED, sqlite_where=NOT_COUNTED)

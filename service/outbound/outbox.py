@@ -3,8 +3,8 @@
 `write_event` adds the event, one webhook delivery per active endpoint of the attempt's client,
 and a score passback when the attempt came from an LTI launch; they commit together with the
 change that made the event, or not at all. A grade, regrade or override calls it through
-service/services/events.py `record_attempt_event`, which keeps the statistics counters in the
-same transaction.
+service/services/events.py `record_attempt_event`, which gives the event what the statistics
+counters take from it (the workers fold it in afterwards).
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from ..models import ApiClient, AttemptEvent, ScorePassback, WebhookDelivery, We
 
 
 def write_event(session: Session, *, attempt_id: uuid.UUID, client_id: int, lti_link_id: int | None,
-                type: str, data: dict[str, Any], at: datetime) -> AttemptEvent:
-    """The event and its deliveries, added to the session (and flushed: the event has its id)."""
+                type: str, data: dict[str, Any], at: datetime, counters: dict[str, Any] | None = None) -> AttemptEvent:
+    """The event and its deliveries, added to the session (and flushed: the event has its id).
+    `counters`: what the statistics take from it (None: nothing, so it is counted already)."""
     session.flush()  # the attempt first: the event refers to it
-    event = AttemptEvent(attempt_id=attempt_id, type=type, data=data, created_at=at)
+    event = AttemptEvent(attempt_id=attempt_id, type=type, data=data, created_at=at, counters=counters,
+                         counted_at=None if counters is not None else at)
     session.add(event)
     session.flush()  # the event's id, which deliveries refer to
     # A revoked client's endpoints get nothing more: it can no longer see or manage them.

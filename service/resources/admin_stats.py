@@ -1,7 +1,8 @@
 """Staff: statistics per exercise and progress per learner.
 
-Every figure comes from the counters kept with each attempt event (service/services/progress.py),
-so these answers cost the same with a thousand attempts or a million.
+Every figure comes from the counters the workers fold the attempt events into
+(service/services/progress.py), so these answers cost the same with a thousand attempts or a
+million; `counters_as_of` says when they are behind.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..schemas.admin_stats import (
     LearnerProgressSchema,
 )
 from ..schemas.attempts import LEARNER_PATTERN
-from ..services import stats
+from ..services import progress, stats
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_stats", __name__, url_prefix="/api/v1/admin",
@@ -82,4 +83,5 @@ class LearnerProgress(MethodView):
             if client is None:
                 problem_abort(404, "No API client with this name.")
         exercises = stats.learner_progress(session, learner, client) if LEARNER.match(learner) else []
-        return {"learner": learner, "client": client.name if client else None, "exercises": exercises}
+        return {"learner": learner, "client": client.name if client else None, "exercises": exercises,
+                "counters_as_of": progress.counters_as_of(session)}

@@ -10,6 +10,9 @@ PASSED_LEARNERS = "Learners with a graded attempt whose verdict is passed"
 PASS_RATE = "passed_learners / learners (null without learners)"
 
 
+AS_OF = ("null when the figures are up to date; else they hold every grade made before this time (the workers "
+         "fold new grades into them within about a second)")
+
 class ExerciseOverviewSchema(Schema):
     exercise = fields.String(required=True, metadata={"description": "The exercise's slug"})
     title = fields.String(required=True)
@@ -66,6 +69,7 @@ class ExerciseStatsSchema(Schema):
                                 metadata={"description": "The 10 most common first likely causes"})
     attempts_by_day = fields.List(fields.Nested(DayCountSchema), required=True,
                                   metadata={"description": "The last 30 UTC days, today included, oldest first"})
+    counters_as_of = fields.DateTime(required=True, allow_none=True, metadata={"description": AS_OF})
 
 
 class LearnerExerciseSchema(Schema):
@@ -89,6 +93,7 @@ class LearnerProgressSchema(Schema):
     client = fields.String(allow_none=True, metadata={"description": "The client asked for (null: every client)"})
     exercises = fields.List(fields.Nested(LearnerExerciseSchema), required=True,
                             metadata={"description": "One entry per exercise (and client) with a graded attempt"})
+    counters_as_of = fields.DateTime(required=True, allow_none=True, metadata={"description": AS_OF})
 
 
 class LearnerProgressQuerySchema(RequestSchema):

@@ -1,8 +1,9 @@
 """Attempt events: what a grade, regrade or override writes beside the change itself.
 
-`record_attempt_event` keeps the statistics counters (progress.on_attempt_event) and writes the
-event with its webhook deliveries and score passback (the outbox, service/outbound/outbox.py),
-all in the caller's transaction: they commit with the grade, or not at all.
+`record_attempt_event` writes the event with its webhook deliveries and score passback (the
+outbox, service/outbound/outbox.py) in the caller's transaction: they commit with the grade, or
+not at all. The event carries what the statistics counters take from it
+(progress.counter_input); the workers fold it into them afterwards (progress.fold_pending).
 """
 
 from __future__ import annotations
@@ -13,16 +14,19 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..models import AttemptEvent
+from ..models import Attempt, AttemptEvent
 from ..outbound import outbox
 from . import progress
 
 
 def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: int, lti_link_id: int | None,
                          type: str, data: dict[str, Any], at: datetime,
-                         previous: dict[str, Any] | None = None) -> AttemptEvent:
-    """`previous`: the attempt's grade before a regrade or override (see progress.on_attempt_event)."""
-    session.flush()  # the attempt first: the counters read it
-    progress.on_attempt_event(session, attempt_id=attempt_id, type=type, previous=previous)
+                         previous: dict[str, Any] | None = None, attempt: Attempt | None = None) -> AttemptEvent:
+    """`previous`: the attempt's grade before a regrade or override (progress.grade_snapshot).
+    `attempt`: the attempt as the event leaves it, when the caller holds it; else it is read."""
+    session.flush()  # the attempt's change first
+    if attempt is None:
+        attempt = session.get(Attempt, attempt_id, populate_existing=True)
+    assert attempt is not None
     return outbox.write_event(session, attempt_id=attempt_id, client_id=client_id, lti_link_id=lti_link_id,
-                              type=type, data=data, at=at)
+                              type=type, data=data, at=at, counters=progress.counter_input(attempt, previous))

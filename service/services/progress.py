@@ -1,20 +1,25 @@
-"""Pre-aggregated progress and outcome counters, kept up to date with every attempt event.
+"""Pre-aggregated progress and outcome counters, brought up to date from the attempt events.
 
-`on_attempt_event` runs in the transaction of each `attempt.graded`, `attempt.regraded` and
-`attempt.overridden` event (record_attempt_event calls it), so the counters commit with the
-grade or not at all. What it keeps (service/models/progress.py):
+A grade, regrade or override writes an `attempt_events` row in its own transaction, carrying what
+the counters need of it (`counter_input`: the grade the event left and, for a regrade or override,
+the grade before it); nothing here runs in that request. The workers fold the events not yet
+counted into the counters in batches (`fold_pending`, from service/jobs/counters.py), so the
+statistics lag the grades by about a fold interval and are exact once caught up; `counters_as_of`
+tells a reader how far they are. What the counters hold (service/models/progress.py):
 
 - `learner_progress`: one row per (client, learner, exercise), recomputed from that learner's
-  graded attempts at the exercise on every event (a learner has few attempts at one exercise);
+  graded attempts at the exercise once per batch (a learner has few attempts at one exercise);
 - `exercise_progress`: per exercise, graded and passed attempts, learners and learners who passed;
 - `exercise_daily_counts`: graded and passed attempts by exercise and UTC day of submission;
 - `exercise_outcome_counts`: failing checks and first likely causes by exercise and name.
 
-The last three are adjusted by increments: +1 for a first grade; for a regrade or override, the
-previous grade's contributions (given as `previous`) are taken away and the new one's added. All
-increments are upserts (`ON CONFLICT DO UPDATE SET n = n + excluded.n`), so concurrent workers
-never lose a count. `rebuild` recomputes every counter from the attempts table with set-based SQL
-(after a bulk load, or to check the counters).
+The last three are adjusted by increments summed over the batch: +1 for a first grade; for a
+regrade or override, the previous grade's contributions are taken away and the new one's added.
+Each event carries its own grade, so the order in which events are folded does not matter. All
+increments are upserts (`ON CONFLICT DO UPDATE SET n = n + excluded.n`), and on PostgreSQL a
+batch takes its events with `FOR UPDATE SKIP LOCKED`, so folders running at once neither lose nor
+double a count. `rebuild` recomputes every counter from the attempts table with set-based SQL
+(after a bulk load, or to check the counters) and marks every event counted.
 
 Only graded attempts count (an attempt the grader failed on is not a learner's outcome); an
 attempt passed when its verdict is `passed` (the quiz and code graders set it from `correct`).
@@ -22,20 +27,29 @@ attempt passed when its verdict is `passed` (the quiz and code graders set it fr
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from collections.abc import Iterable
-from datetime import date
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import delete, select, text, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from .. import scores
-from ..models import Attempt, AttemptStatus
-from ..models.progress import CAUSE, CHECK, ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
+from ..models import Attempt, AttemptEvent, AttemptStatus
+from ..models.base import utcnow
+from ..models.progress import (
+    CAUSE,
+    CHECK,
+    NOT_COUNTED,
+    ExerciseDailyCount,
+    ExerciseOutcomeCount,
+    ExerciseProgress,
+    LearnerProgress,
+)
 
 GRADED = AttemptStatus.GRADED.value
 PASSED = "passed"
@@ -70,40 +84,102 @@ def _outcomes(failed: Iterable[str], likely_cause: str | None) -> Counter:
     return outcomes
 
 
-def on_attempt_event(session: Session, *, attempt_id: uuid.UUID, type: str, previous: dict[str, Any] | None) -> None:
-    """Bring the counters up to date after an event on the attempt (in the event's transaction).
+def counter_input(attempt: Attempt, previous: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the counters take from an event that left `attempt` as it is now: its grade, and the
+    grade before (`previous`, see grade_snapshot; None for a first grade). None when the event
+    changes no counter (an attempt neither graded now nor before)."""
+    graded = attempt.status == GRADED
+    if not graded and previous is None:
+        return None
+    return {"graded": graded, "verdict": attempt.verdict, "likely_cause": attempt.likely_cause,
+            "failed_checks": failed_checks(attempt.result) if graded else [], "previous": previous}
 
-    `previous`: the attempt's grade before this event ({score, verdict, likely_cause,
-    failed_checks}, see grade_snapshot), None for its first grade."""
-    row = session.execute(
-        select(Attempt.client_id, Attempt.learner, Attempt.exercise_id, Attempt.status, Attempt.verdict,
-               Attempt.likely_cause, Attempt.result, Attempt.created_at).where(Attempt.id == attempt_id)).one_or_none()
-    if row is None:
-        return
-    counted = row.status == GRADED
-    was_counted = previous is not None
-    if not counted and not was_counted:
-        return
-    attempts_delta = int(counted) - int(was_counted)
-    passed_delta = (int(counted and row.verdict == PASSED)
-                    - int(previous is not None and previous.get("verdict") == PASSED))
-    outcomes = _outcomes(failed_checks(row.result), row.likely_cause) if counted else Counter()
-    if previous is not None:
-        outcomes.subtract(_outcomes(previous.get("failed_checks") or [], previous.get("likely_cause")))
 
-    # Locks in one order for every event: the exercise's totals row, the learner's row, the day,
-    # the outcome rows by name. A transaction with many events of one exercise (a regrade being
-    # applied) then never waits in a cycle with a worker grading one of them.
-    _bump_exercise(session, row.exercise_id, attempts=attempts_delta, passed_attempts=passed_delta)
-    learners_delta, passed_learners_delta = refresh_learner(session, row.client_id, row.learner, row.exercise_id)
-    if learners_delta or passed_learners_delta:
+@dataclass
+class _Batch:
+    """A batch of events' increments, summed: what fold_pending writes."""
+
+    exercises: dict[int, list[int]] = field(default_factory=dict)  # exercise -> [attempts, passed]
+    days: dict[tuple[int, date], list[int]] = field(default_factory=dict)  # (exercise, day) -> [attempts, passed]
+    outcomes: dict[int, Counter] = field(default_factory=dict)  # exercise -> (kind, name) -> delta
+    learners: set[tuple[int, str, int]] = field(default_factory=set)  # (client, learner, exercise)
+
+    def add(self, counters: dict[str, Any], client_id: int, learner: str, exercise_id: int, submitted: date) -> None:
+        previous = counters.get("previous")
+        counted = bool(counters["graded"])
+        attempts = int(counted) - int(previous is not None)
+        passed = (int(counted and counters.get("verdict") == PASSED)
+                  - int(previous is not None and previous.get("verdict") == PASSED))
+        totals = self.exercises.setdefault(exercise_id, [0, 0])
+        totals[0] += attempts
+        totals[1] += passed
+        if attempts or passed:
+            day = self.days.setdefault((exercise_id, submitted), [0, 0])
+            day[0] += attempts
+            day[1] += passed
+        outcomes = self.outcomes.setdefault(exercise_id, Counter())
+        if counted:
+            outcomes.update(_outcomes(counters.get("failed_checks") or [], counters.get("likely_cause")))
+        if previous is not None:
+            outcomes.subtract(_outcomes(previous.get("failed_checks") or [], previous.get("likely_cause")))
+        self.learners.add((client_id, learner, exercise_id))
+
+    def write(self, session: Session) -> None:
+        """The summed increments, upserted. Locks in one order for every batch: the exercises'
+        totals rows, the learners' rows, the days, the outcome rows by name; two folders (or a
+        folder and a rebuild) never wait in a cycle."""
+        for exercise_id, (attempts, passed) in sorted(self.exercises.items()):
+            _bump_exercise(session, exercise_id, attempts=attempts, passed_attempts=passed)
+        learner_deltas: dict[int, list[int]] = {}
+        for client_id, learner, exercise_id in sorted(self.learners):
+            learners, passed_learners = refresh_learner(session, client_id, learner, exercise_id)
+            deltas = learner_deltas.setdefault(exercise_id, [0, 0])
+            deltas[0] += learners
+            deltas[1] += passed_learners
         table = ExerciseProgress.__table__
-        session.execute(update(table).where(table.c.exercise_id == row.exercise_id).values(
-            learners=table.c.learners + learners_delta,
-            passed_learners=table.c.passed_learners + passed_learners_delta))
-    if attempts_delta or passed_delta:
-        _bump_day(session, row.exercise_id, row.created_at.date(), attempts_delta, passed_delta)
-    _bump_outcomes(session, row.exercise_id, outcomes)
+        for exercise_id, (learners, passed_learners) in sorted(learner_deltas.items()):
+            if learners or passed_learners:
+                session.execute(update(table).where(table.c.exercise_id == exercise_id).values(
+                    learners=table.c.learners + learners, passed_learners=table.c.passed_learners + passed_learners))
+        for (exercise_id, day), (attempts, passed) in sorted(self.days.items()):
+            if attempts or passed:
+                _bump_day(session, exercise_id, day, attempts, passed)
+        for exercise_id, outcomes in sorted(self.outcomes.items()):
+            _bump_outcomes(session, exercise_id, outcomes)
+
+
+#: Events folded per transaction: large enough to make one upsert serve many events, small enough
+#: to keep the counters' row locks short.
+FOLD_BATCH = 500
+
+
+def fold_pending(session: Session, limit: int = FOLD_BATCH) -> int:
+    """Fold up to `limit` events not yet counted into the counters and mark them counted, in the
+    caller's transaction (commit it). Returns how many events were taken (0: caught up)."""
+    stmt = (select(AttemptEvent.id, AttemptEvent.counters, Attempt.client_id, Attempt.learner, Attempt.exercise_id,
+                   Attempt.created_at)
+            .join(Attempt, Attempt.id == AttemptEvent.attempt_id)
+            .where(NOT_COUNTED).order_by(AttemptEvent.id).limit(limit))
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update(of=AttemptEvent, skip_locked=True)
+    rows = session.execute(stmt).all()
+    if not rows:
+        return 0
+    batch = _Batch()
+    for row in rows:
+        if row.counters:
+            batch.add(row.counters, row.client_id, row.learner, row.exercise_id, row.created_at.date())
+    batch.write(session)
+    session.execute(update(AttemptEvent).where(AttemptEvent.id.in_([row.id for row in rows]))
+                    .values(counted_at=utcnow()))
+    return len(rows)
+
+
+def counters_as_of(session: Session) -> datetime | None:
+    """The time of the oldest event the counters have not taken in yet: they hold every grade
+    made before it. None when they are up to date."""
+    oldest: datetime | None = session.scalar(select(func.min(AttemptEvent.created_at)).where(NOT_COUNTED))
+    return oldest
 
 
 def _bump_exercise(session: Session, exercise_id: int, *, attempts: int, passed_attempts: int) -> None:
@@ -247,12 +323,16 @@ def rebuild_statements(dialect: str) -> list[str]:
 
 
 def rebuild(connection: Session | Connection) -> None:
-    """Recompute every counter from the attempts table, in the caller's transaction.
+    """Recompute every counter from the attempts table, in the caller's transaction, and mark
+    every event counted (the recount includes them).
 
-    On PostgreSQL the counter tables are locked first (writers wait; readers go on), so no event
-    is counted twice or lost while the recount runs."""
+    On PostgreSQL the counter tables and the events are locked first (a folder and a grade writing
+    its event wait; readers go on), so no event is counted twice or lost while the recount runs:
+    an attempt whose event is not written yet is not seen by the recount, and its event, written
+    after the lock, is folded later."""
     dialect = connection.get_bind().dialect.name if isinstance(connection, Session) else connection.dialect.name
     if dialect == "postgresql":
-        connection.execute(text(f"LOCK TABLE {', '.join(COUNTER_TABLES)} IN EXCLUSIVE MODE"))
+        connection.execute(text(f"LOCK TABLE {', '.join(COUNTER_TABLES)}, attempt_events IN EXCLUSIVE MODE"))
+    connection.execute(update(AttemptEvent).where(NOT_COUNTED).values(counted_at=utcnow()))
     for statement in rebuild_statements(dialect):
         connection.execute(text(statement))

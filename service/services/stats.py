@@ -1,5 +1,6 @@
 """Statistics per exercise and progress per learner, read from the pre-aggregated counters
-(service/services/progress.py), so none of them scans the attempts table.
+(service/services/progress.py), so none of them scans the attempts table. The counters lag the
+grades by the workers' fold interval: `counters_as_of` says how far they are.
 
 Definitions: `attempts` counts every attempt submitted (queued, graded, or failed by the
 grader); `graded` those graded; a learner is counted at an exercise once they have a graded
@@ -27,6 +28,7 @@ from ..models.progress import (
     ExerciseProgress,
     LearnerProgress,
 )
+from . import progress
 
 HISTOGRAM_BUCKETS = 10
 TOP_OUTCOMES = 10
@@ -135,7 +137,7 @@ def exercise_stats(session: Session, exercise: Exercise, today: date | None = No
         "score_histogram": histogram,
         "median_attempts_to_first_pass": median_attempts, "median_seconds_to_first_pass": median_seconds,
         "failing_checks": _top(session, exercise.id, CHECK), "likely_causes": _top(session, exercise.id, CAUSE),
-        "attempts_by_day": by_day,
+        "attempts_by_day": by_day, "counters_as_of": progress.counters_as_of(session),
     }
 
 

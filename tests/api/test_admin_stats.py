@@ -1,10 +1,12 @@
-"""Statistics per exercise and progress per learner: the counters kept with every attempt event
-(quiz answers, code grades stored by the workers, regrades, overrides) match a full recount, and
-the endpoints report them; only instructors and admins may read them."""
+"""Statistics per exercise and progress per learner: the counters the workers fold every attempt
+event into (quiz answers, code grades stored by the workers, regrades, overrides) match a full
+recount once caught up, and the endpoints report them (and how far behind they are); only
+instructors and admins may read them."""
 
 from __future__ import annotations
 
 import threading
+import time as time_module
 import uuid
 from datetime import UTC, datetime, time, timedelta
 
@@ -51,7 +53,18 @@ def instructor_key(app) -> str:
     return key
 
 
+def catch_up(app) -> int:
+    """What the workers' folder does (service/jobs/counters.py): every event not yet counted, folded."""
+    folded = 0
+    with app.app_context():
+        while n := progress.fold_pending(db_session(), limit=7):  # several batches, as under load
+            db_session().commit()
+            folded += n
+    return folded
+
+
 def exercise_stats(client, key, slug):
+    catch_up(client.application)
     response = client.get(f"{ADMIN}/exercises/{slug}/stats", headers=bearer(key))
     assert response.status_code == 200, response.json
     return response.json
@@ -59,12 +72,14 @@ def exercise_stats(client, key, slug):
 
 def learner_progress(client, key, learner, client_name=None):
     query = f"?client={client_name}" if client_name else ""
+    catch_up(client.application)
     response = client.get(f"{ADMIN}/learners/{learner}/progress{query}", headers=bearer(key))
     assert response.status_code == 200, response.json
     return response.json
 
 
 def overview_of(client, key, slug):
+    catch_up(client.application)
     response = client.get(f"{ADMIN}/stats", headers=bearer(key))
     assert response.status_code == 200, response.json
     return next(e for e in response.json if e["exercise"] == slug)
@@ -102,7 +117,8 @@ def counters(session) -> dict[str, list[tuple]]:
 
 
 def assert_counters_equal_a_rebuild(app) -> dict[str, list[tuple]]:
-    """The counters kept event by event are those a full recount from the attempts gives."""
+    """The counters, once the folder has caught up, are those a full recount from the attempts gives."""
+    catch_up(app)
     with app.app_context():
         session = db_session()
         kept = counters(session)
@@ -302,6 +318,102 @@ def test_a_grade_stored_while_another_of_the_same_learner_commits_counts_both(ap
     [eve] = learner_progress(client, instructor_key, "eve", "lms-one")["exercises"]
     assert (eve["attempts"], eve["best_score"], eve["passed"], eve["attempts_to_first_pass"]) == (2, 1.0, True, 2)
     assert_counters_equal_a_rebuild(app)
+
+
+# ------------------------------------------------------------- the folder: lag and catching up
+
+
+def test_a_grade_is_counted_by_the_folder_not_the_request_and_the_lag_is_reported(app, client, client_key,
+                                                                                 instructor_key, quiz_catalog):
+    catch_up(app)
+    answer(client, client_key, "ada", correct_answer(quiz_catalog[QUIZ]))
+    path = f"{ADMIN}/exercises/{QUIZ}/stats"
+    behind = client.get(path, headers=bearer(instructor_key)).json  # nothing has folded it yet
+    assert behind["graded"] == 0 and behind["counters_as_of"] is not None
+    assert client.get(f"{ADMIN}/learners/ada/progress", headers=bearer(instructor_key)).json["counters_as_of"]
+    assert catch_up(app) == 1
+    caught_up = client.get(path, headers=bearer(instructor_key)).json
+    assert (caught_up["graded"], caught_up["passed_learners"], caught_up["counters_as_of"]) == (1, 1, None)
+    assert catch_up(app) == 0  # each event is folded once
+    assert_counters_equal_a_rebuild(app)
+
+
+def test_folders_running_at_once_neither_lose_nor_double_a_count(app, client, client_key, instructor_key):
+    """Two workers' folders (one per host) take batches at the same time, several of one learner's
+    attempts among them, while grades go on being stored."""
+    for n in range(30):
+        submit_code(client, client_key, f"learner-{n % 4}")
+    errors: list[Exception] = []
+
+    def grade_all(worker_id):
+        try:
+            with app.app_context():
+                session = db_session()
+                while (job := db_lease.claim(session, Attempt, worker_id, LEASE, max_tries=3)) is not None:
+                    values = (code_report("passed", 1.0) if job.id.int % 2
+                              else code_report("failed", 0.5, ("gradient",), "wrong_sign"))
+                    assert db_lease.complete(session, Attempt, job.id, worker_id, values)
+        except Exception as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    def fold(stop):
+        try:
+            with app.app_context():
+                while not stop.is_set():
+                    progress.fold_pending(db_session(), limit=3)
+                    db_session().commit()
+        except Exception as exc:
+            errors.append(exc)
+
+    stop = threading.Event()
+    threads = [threading.Thread(target=grade_all, args=("worker-a",)), threading.Thread(target=fold, args=(stop,)),
+               threading.Thread(target=fold, args=(stop,))]
+    for thread in threads:
+        thread.start()
+    threads[0].join(timeout=60)
+    stop.set()
+    for thread in threads[1:]:
+        thread.join(timeout=60)
+    assert errors == []
+    stats = exercise_stats(client, instructor_key, CODE)
+    assert (stats["graded"], stats["learners"], stats["counters_as_of"]) == (30, 4, None)
+    assert sum(d["attempts"] for d in stats["attempts_by_day"]) == 30
+    assert_counters_equal_a_rebuild(app)
+
+
+def test_a_rebuild_counts_the_events_not_yet_folded_once(app, client, client_key, instructor_key, quiz_catalog):
+    catch_up(app)
+    spec = quiz_catalog[QUIZ]
+    for learner in ("ada", "bob", "ada"):
+        answer(client, client_key, learner, correct_answer(spec))
+    with app.app_context():
+        progress.rebuild(db_session())
+        db_session().commit()
+    assert catch_up(app) == 0  # the recount included them
+    stats = exercise_stats(client, instructor_key, QUIZ)
+    assert (stats["graded"], stats["learners"], stats["counters_as_of"]) == (3, 2, None)
+
+
+def test_the_workers_folder_thread_catches_up_within_its_interval(app, client, client_key, instructor_key,
+                                                                    quiz_catalog, database_url):
+    from service.jobs.counters import CounterFolder
+
+    catch_up(app)
+    settings = Settings(database_url=database_url, counters_fold_seconds=0.05)
+    stop = threading.Event()
+    thread = CounterFolder(settings).start_thread(stop)
+    try:
+        for learner in ("ada", "bob"):
+            answer(client, client_key, learner, correct_answer(quiz_catalog[QUIZ]))
+        path = f"{ADMIN}/exercises/{QUIZ}/stats"
+        deadline = time_module.monotonic() + 10
+        while (stats := client.get(path, headers=bearer(instructor_key)).json)["counters_as_of"] is not None:
+            assert time_module.monotonic() < deadline, "the folder did not catch up"
+            time_module.sleep(0.02)
+        assert (stats["graded"], stats["learners"]) == (2, 2)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
 
 
 # ----------------------------------------------------------------- regrades and overrides

@@ -46,6 +46,10 @@ export async function viewExercise(root, ctx, slug) {
     card("Median attempts to first pass", fmtNumber(s.median_attempts_to_first_pass)),
     card("Median time to first pass", fmtDuration(s.median_seconds_to_first_pass)));
 
+  if (s.counters_as_of) {
+    cards.after(el("p", { class: "muted", id: "counters-as-of" },
+      "Figures include every grade made before ", timeEl(s.counters_as_of), "; newer grades are still being counted."));
+  }
   charts.append(histogram(s), attemptsByDay(s));
   lists.append(counted(slug, "Most common failing checks", s.failing_checks, null, "Check"),
     counted(slug, "Most common likely causes", s.likely_causes, (n) => ({ likely_cause: n }), "Likely cause"));
