@@ -2,7 +2,9 @@
 
 An API key is a client's: an LMS integration, a frontend, an admin. A learner token is handed
 out by an LTI launch and speaks for one learner at one exercise, within the API client of the
-platform that launched it; endpoints a learner may use opt in with `allow_learner_token`.
+platform that launched it and the course (LTI context) of the link launched, which every query of
+attempts applies (services/attempts.py, token_limits); endpoints a learner may use opt in with
+`allow_learner_token`.
 """
 
 from __future__ import annotations

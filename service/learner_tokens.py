@@ -37,13 +37,15 @@ _REQUIRED = object()
 class LearnerScope:
     """What a learner token allows: `learner`'s attempts and runs in client `client_id`, at the
     exercises `exercises` (None: every exercise). An instructor's token (an LTI instructor's
-    launch) also reads the other learners' attempts at its exercise there."""
+    launch) also reads the other learners' attempts at its exercise there, in its course."""
 
     client_id: int
     learner: str
     exercises: tuple[str, ...] | None
     role: str
-    # The LTI resource link launched: a learner's attempts send their score back to it.
+    # The LTI resource link launched: a learner's attempts send their score back to it, and it names
+    # the token's course (the link's LTI context), beyond which the token reads nothing
+    # (services/attempts.py, token_limits). None: a token with no course (POST /learner-tokens).
     link_id: int | None
     # When the session began (Unix time of the first token of the chain); None: now, at issue.
     session_started: int | None

@@ -83,8 +83,10 @@ class ExerciseAttempts(MethodView):
         key = _idempotency_key()
         scope = learner_scope()
         if key is not None and scope is not None:
-            # A platform's learners share its client: keep one learner's keys apart from another's.
-            key = hashlib.sha256(f"{scope.learner}\0{key}".encode()).hexdigest()
+            # A platform's learners share its client: keep one learner's keys apart from another's,
+            # and a launch's from those of the same learner's launch of another link (course).
+            course = "" if scope.link_id is None else f"{scope.link_id}\0"
+            key = hashlib.sha256(f"{scope.learner}\0{course}{key}".encode()).hexdigest()
 
         def submit() -> StoredResponse:
             try:

@@ -33,7 +33,8 @@ class LearnerAttempts(MethodView):
         """The learner's attempts, newest first, with the best score per exercise.
 
         A learner token reads its own learner's attempts at its exercises (an instructor's token:
-        any learner's at its exercise)."""
+        any learner's at its exercise); a token from an LTI launch, only those made in its course
+        (and its learner's own made outside any course)."""
         if not LEARNER.match(learner):
             problem_abort(404, "No such learner.")
         session = db_session()
@@ -52,9 +53,9 @@ class LearnerAttempts(MethodView):
                 problem_abort(404, f"No exercise with slug {query['exercise']!r}.")
         elif scope is not None and scope.exercises is not None:
             exercise_ids = list(session.scalars(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
-        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids)), pagination_parameters)
+        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope)), pagination_parameters)
         return {
             "learner": learner,
-            "best_scores": best_scores(session, client, learner, exercise_ids),
+            "best_scores": best_scores(session, client, learner, exercise_ids, scope),
             "attempts": page.items,
         }

@@ -10,13 +10,22 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, Integer, Select, cast, func, select
+from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.orm import Session, aliased, lazyload
 
 from .. import scores
 from ..learner_tokens import LearnerScope
-from ..models import GRADED_EVENT, ApiClient, Attempt, AttemptStatus, Exercise, GradingJob, IdempotencyRecord
+from ..models import (
+    GRADED_EVENT,
+    ApiClient,
+    Attempt,
+    AttemptStatus,
+    Exercise,
+    GradingJob,
+    IdempotencyRecord,
+    LtiResourceLink,
+)
 from ..models.attempt import FINISHED, grade_columns
 from ..models.base import utcnow
 from ..quiz import QUIZ_KINDS, AnswerError
@@ -146,18 +155,48 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
     return response, False
 
 
+def course_links(link_id: int) -> Select[int]:
+    """The ids of the resource links of the course (LTI context) that link `link_id` is in: the
+    links of the same platform with the same context id. A link whose launches carried no context
+    is a course of its own."""
+    launched = aliased(LtiResourceLink)
+    return select(LtiResourceLink.id).join(launched, and_(
+        launched.id == link_id, launched.platform_id == LtiResourceLink.platform_id,
+        or_(launched.context_id == LtiResourceLink.context_id, launched.id == LtiResourceLink.id)))
+
+
+def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
+    """What a learner token narrows the attempts it reads to; the one place every route that reads
+    attempts with a token applies it (nothing for an API key).
+
+    - its exercises (None: every exercise);
+    - its learner's attempts alone, unless it is an instructor's;
+    - a token from an LTI launch (it names the link launched) is scoped to that link's course: the
+      attempts made through any link of the same course, and its own learner's attempts made
+      through no link (an instructor trying the exercise out; attempts through the REST API),
+      which belong to no course. A platform's courses share its API client: without this an
+      instructor of one course read every other course's attempts at the exercise.
+    """
+    if scope is None:
+        return []
+    limits: list[ColumnElement[bool]] = []
+    if scope.exercises is not None:
+        limits.append(Attempt.exercise_id.in_(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
+    if not scope.is_instructor:
+        limits.append(Attempt.learner == scope.learner)
+    if scope.link_id is not None:
+        limits.append(or_(Attempt.lti_link_id.in_(course_links(scope.link_id)),
+                          and_(Attempt.lti_link_id.is_(None), Attempt.learner == scope.learner)))
+    return limits
+
+
 def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[Attempt]:
     """Attempts the caller may read: the client's own learners' (an admin's: every client's);
-    with a learner token, only those at the token's exercises, and a learner's only their own."""
+    with a learner token, only those its limits allow (token_limits)."""
     stmt = select(Attempt)
     if not client.is_admin:
         stmt = stmt.where(Attempt.client_id == client.id)
-    if scope is not None:
-        if scope.exercises is not None:
-            stmt = stmt.where(Attempt.exercise_id.in_(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
-        if not scope.is_instructor:
-            stmt = stmt.where(Attempt.learner == scope.learner)
-    return stmt
+    return stmt.where(*token_limits(scope))
 
 
 # A waiting request polls soon (an idle worker grades in a few ms), then less often: under
@@ -191,21 +230,24 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     return session.scalar(stmt)
 
 
-def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None) -> Select[Attempt]:
-    """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any)."""
-    stmt = select(Attempt).where(Attempt.client_id == client.id, Attempt.learner == learner)
+def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
+                     scope: LearnerScope | None = None) -> Select[Attempt]:
+    """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any), and
+    within a learner token's limits (token_limits)."""
+    stmt = select(Attempt).where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
     if exercise_ids is not None:
         stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
     return stmt.order_by(Attempt.created_at.desc(), Attempt.id.desc())
 
 
-def best_scores(session: Session, client: ApiClient, learner: str,
-                exercise_ids: Collection[int] | None) -> list[dict[str, Any]]:
+def best_scores(session: Session, client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
+                scope: LearnerScope | None = None) -> list[dict[str, Any]]:
+    """The learner's best score per exercise, over the same attempts as learner_attempts."""
     stmt = (
         select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
                func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
         .join(Attempt, Attempt.exercise_id == Exercise.id)
-        .where(Attempt.client_id == client.id, Attempt.learner == learner)
+        .where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
         .group_by(Exercise.slug)
         .order_by(Exercise.slug)
     )

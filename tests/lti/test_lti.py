@@ -379,3 +379,89 @@ def test_an_instructors_override_goes_to_the_gradebook_too(app, client, platform
     assert overridden.status_code == 201, overridden.json
     runner.run_once()
     assert [s["body"]["scoreGiven"] for s in platform.scores] == [100, 50]
+
+
+def _course(context_id: str) -> dict:
+    """The launch's context claim for another course of the same platform."""
+    return {c.CONTEXT: {"id": context_id, "label": context_id.upper(), "title": f"Course {context_id}"}}
+
+
+def test_a_launch_of_one_course_reads_nothing_of_another_course_of_the_same_platform(app, client, platform, lms):
+    """Issue 18's leak: a platform's courses share one API client. An instructor's launch in course
+    c1 must not read, through any route a launch's token reaches, the attempts a learner made in
+    course c2 at the same exercise; nor may that learner's own launch from c1 read them."""
+    # bea is enrolled in both courses (the platform's sub is the same in every course of it).
+    in_c2 = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="bea", resource_link_id="link-c2",
+                             overrides=_course("c2")))["token"]
+    b_attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(in_c2) | {"Idempotency-Key": "k-1"},
+                            json={"answer": RIGHT})
+    assert b_attempt.status_code == 201, b_attempt.json
+    b_id = b_attempt.json["id"]
+    c2_teacher = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="prof-2", roles=INSTRUCTOR_ROLES,
+                                  resource_link_id="link-c2", overrides=_course("c2")))["token"]
+    # The same course (any of its links) sees it: the instructor's launch through another link of c2 too.
+    c2_other_link = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="prof-2", roles=INSTRUCTOR_ROLES,
+                                     resource_link_id="link-c2-week-2", overrides=_course("c2")))["token"]
+    for token in (in_c2, c2_teacher, c2_other_link):
+        assert client.get(f"/api/v1/attempts/{b_id}", headers=_auth(token)).status_code == 200
+        history = client.get("/api/v1/learners/bea/attempts", headers=_auth(token)).json
+        assert [a["id"] for a in history["attempts"]] == [b_id]
+        assert [s["attempts"] for s in history["best_scores"]] == [1]
+
+    c1_teacher = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="prof-1", roles=INSTRUCTOR_ROLES,
+                                  resource_link_id="link-c1"))
+    assert c1_teacher["role"] == "instructor"
+    in_c1 = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="bea", resource_link_id="link-c1"))
+    for token in (c1_teacher["token"], in_c1["token"]):
+        detail = client.get(f"/api/v1/attempts/{b_id}", headers=_auth(token))
+        assert detail.status_code == 404 and detail.mimetype == "application/problem+json", detail.json
+        assert client.get(f"/api/v1/attempts/{b_id}?wait=1", headers=_auth(token)).status_code == 404
+        for query in ({}, {"exercise": QUIZ}):
+            history = client.get("/api/v1/learners/bea/attempts", headers=_auth(token), query_string=query)
+            assert history.status_code == 200, history.json
+            assert history.json["attempts"] == [] and history.json["best_scores"] == [], history.json
+            assert b_id not in history.get_data(as_text=True)
+
+    # Course c1 keeps its own: bea's attempt there, read by her and by c1's instructor, not by c2's.
+    a_attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(in_c1["token"]),
+                            json={"answer": WRONG}).json["id"]
+    for token in (c1_teacher["token"], in_c1["token"]):
+        assert client.get(f"/api/v1/attempts/{a_attempt}", headers=_auth(token)).status_code == 200
+        history = client.get("/api/v1/learners/bea/attempts", headers=_auth(token)).json
+        assert [a["id"] for a in history["attempts"]] == [a_attempt]
+        assert [(s["attempts"], s["best_score"]) for s in history["best_scores"]] == [(1, 0.0)]
+    for token in (in_c2, c2_teacher):
+        assert client.get(f"/api/v1/attempts/{a_attempt}", headers=_auth(token)).status_code == 404
+        assert [a["id"] for a in client.get("/api/v1/learners/bea/attempts",
+                                            headers=_auth(token)).json["attempts"]] == [b_id]
+
+    # A retry's Idempotency-Key is the learner's in one course: the same key from c1 makes c1's attempt.
+    again = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(in_c1["token"]) | {"Idempotency-Key": "k-1"},
+                        json={"answer": RIGHT})
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again.headers and again.json["id"] != b_id
+
+    # An instructor's try-out belongs to no course (it sends no grade): its instructor reads it from
+    # any launch, no other instructor does.
+    tried = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(c1_teacher["token"]),
+                        json={"answer": RIGHT}).json["id"]
+    assert client.get(f"/api/v1/attempts/{tried}", headers=_auth(c1_teacher["token"])).status_code == 200
+    assert [a["id"] for a in client.get("/api/v1/learners/prof-1/attempts",
+                                        headers=_auth(c1_teacher["token"])).json["attempts"]] == [tried]
+    assert client.get(f"/api/v1/attempts/{tried}", headers=_auth(c2_teacher)).status_code == 404
+    assert client.get("/api/v1/learners/prof-1/attempts", headers=_auth(c2_teacher)).json["attempts"] == []
+
+
+def test_a_link_launched_without_a_context_is_a_course_of_its_own(app, client, platform, lms):
+    """The context claim is optional: links whose launches carry none are not one shared course."""
+    learner = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="cy", resource_link_id="lone-1",
+                               remove=(c.CONTEXT,)))["token"]
+    attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(learner), json={"answer": RIGHT})
+    assert attempt.status_code == 201, attempt.json
+    same_link = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="prof", roles=INSTRUCTOR_ROLES,
+                                 resource_link_id="lone-1", remove=(c.CONTEXT,)))["token"]
+    assert client.get(f"/api/v1/attempts/{attempt.json['id']}", headers=_auth(same_link)).status_code == 200
+    for link, claims in (("lone-2", {"remove": (c.CONTEXT,)}), ("link-1", {})):
+        other = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="prof", roles=INSTRUCTOR_ROLES,
+                                 resource_link_id=link, **claims))["token"]
+        assert client.get(f"/api/v1/attempts/{attempt.json['id']}", headers=_auth(other)).status_code == 404
+        assert client.get("/api/v1/learners/cy/attempts", headers=_auth(other)).json["attempts"] == []
