@@ -1,7 +1,9 @@
 """The authorization matrix: every endpoint of the app against every kind of caller.
 
-MATRIX has one row per endpoint (a method, and a path filled with seeded ids) naming the policy
-that says which callers get in. The policies spell out, caller by caller, the status the
+MATRIX has a row per endpoint (a method, and a path filled with seeded ids) naming the policy
+that says which callers get in; an endpoint that reads or changes a course's data has a row more for
+another course's (issue 18: an LMS's courses share its API client, and a launch of one course must
+reach nothing of another's, through any endpoint). The policies spell out, caller by caller, the status the
 service must answer, as the README describes the roles: they are written by hand, never
 derived from the code under test. An endpoint of `app.url_map` with no row fails the test.
 
@@ -68,11 +70,23 @@ CALLERS = (
     "client",         # A's key (Role.CLIENT)
     "instructor",     # an instructor's key (Role.INSTRUCTOR)
     "admin",          # an admin's key (Role.ADMIN)
+    # Course-scoped: LTI launches' tokens at the test LMS, whose courses c1 and c2 share its API client.
+    # c2's learner bea made a seeded attempt and a run; bea is in c1 too (a platform's sub is the same
+    # in all its courses).
+    "c1_teacher",     # an instructor's launch in course c1
+    "c1_bea",         # bea's launch in course c1
+    "c2_teacher",     # an instructor's launch in course c2, through another link of c2 than bea's
+    "c2_bea",         # bea's launch in course c2: the seeded course-c2 attempt and run are hers
 )
 # Callers with no right to A's learners' attempts, A's runs or A's webhooks: a 2xx they get
 # must not show any of them.
 STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
-             "b_ada_token")
+             "b_ada_token", "c1_teacher", "c1_bea", "c2_teacher", "c2_bea")
+# Callers with no right to course c2's attempts: every one but c2's own launches and the staff keys
+# (an instructor's or admin's key has no course: it reads every course, as before). A 2xx they get
+# must not show any of them.
+C2_STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
+                "b_ada_token", "ada_token", "teacher_token", "client", "c1_teacher", "c1_bea")
 
 OK = 0  # the row's own success status
 
@@ -83,32 +97,44 @@ def policy(*statuses: int) -> dict[str, int]:
 
 
 # --- policies: the status each caller gets ------------------------------------------------------
-#                               none wrong revoked rev_tok  metrics other bob  b_ada ada  teacher client instr admin
-PUBLIC             = policy(    OK,  OK,   OK,     OK,      OK,     OK,   OK,  OK,   OK,  OK,     OK,    OK,   OK)
+#                           none  wrong rvk   rtok  metr  other bob   b_ada ada   teach clnt  instr admin c1_t  c1_b  c2_t  c2_b
+PUBLIC             = policy(OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK)
 # Prometheus's token and nothing else: no API key, not even an admin's, reads the metrics.
-METRICS_ONLY       = policy(    401, 401,  401,    401,     OK,     401,  401, 401,  401, 401,    401,   401,  401)
+METRICS_ONLY       = policy(401,  401,  401,  401,  OK,   401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401)
 # An LMS's signed request (id_token, or the picker's token) is the credential: no key stands in for it.
-PLATFORM_ONLY      = policy(    401, 401,  401,    401,     401,    401,  401, 401,  401, 401,    401,   401,  401)
+PLATFORM_ONLY      = policy(401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401)
 # Any API key; learner tokens are for a learner's attempts only.
-ANY_KEY            = policy(    401, 401,  401,    401,     401,    OK,   403, 403,  403, 403,    OK,    OK,   OK)
+ANY_KEY            = policy(401,  401,  401,  401,  401,  OK,   403,  403,  403,  403,  OK,   OK,   OK,   403,  403,  403,  403)
 # A learner token, for itself (renewing it); a key has nothing to renew.
-LEARNER_TOKENS     = policy(    401, 401,  401,    401,     401,    403,  OK,  OK,   OK,  OK,     403,   403,  403)
+LEARNER_TOKENS     = policy(401,  401,  401,  401,  401,  403,  OK,   OK,   OK,   OK,   403,  403,  403,  OK,   OK,   OK,   OK)
 # A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
-OWNER_OR_ADMIN     = policy(    401, 401,  401,    401,     401,    404,  403, 403,  403, 403,    OK,    404,  OK)
+OWNER_OR_ADMIN     = policy(401,  401,  401,  401,  401,  404,  403,  403,  403,  403,  OK,   404,  OK,   403,  403,  403,  403)
 # Any valid key or learner token (a learner's runs are their own).
-ANY_CALLER         = policy(    401, 401,  401,    401,     401,    OK,   OK,  OK,   OK,  OK,     OK,    OK,   OK)
+ANY_CALLER         = policy(401,  401,  401,  401,  401,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK)
 # Ada's run (made with her token): she, A and admins; any other learner or client is told it does not exist.
-ADAS_RUN           = policy(    401, 401,  401,    401,     401,    404,  404, 404,  OK,  404,    OK,    404,  OK)
+ADAS_RUN           = policy(401,  401,  401,  401,  401,  404,  404,  404,  OK,   404,  OK,   404,  OK,   404,  404,  404,  404)
 # Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
-SUBMIT_FOR_ADA     = policy(    401, 401,  401,    401,     401,    OK,   403, OK,   OK,  403,    OK,    OK,   OK)
+SUBMIT_FOR_ADA     = policy(401,  401,  401,  401,  401,  OK,   403,  OK,   OK,   403,  OK,   OK,   OK,   403,  403,  403,  403)
 # A's ada's attempt: A, admins, her token and the token of an instructor of her exercise.
-ADAS_ATTEMPT       = policy(    401, 401,  401,    401,     401,    404,  404, 404,  OK,  OK,     OK,    404,  OK)
+ADAS_ATTEMPT       = policy(401,  401,  401,  401,  401,  404,  404,  404,  OK,   OK,   OK,   404,  OK,   404,  404,  404,  404)
 # Learner ids belong to a client: every key reads its own learner ada's history (B's ada has none of A's).
-ADAS_HISTORY       = policy(    401, 401,  401,    401,     401,    OK,   403, OK,   OK,  OK,     OK,    OK,   OK)
+ADAS_HISTORY       = policy(401,  401,  401,  401,  401,  OK,   403,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   403,  OK,   403)
 # The grading dashboard's API: instructors and admins.
-STAFF              = policy(    401, 401,  401,    401,     401,    403,  403, 403,  403, 403,    403,   OK,   OK)
+STAFF              = policy(401,  401,  401,  401,  401,  403,  403,  403,  403,  403,  403,  OK,   OK,   403,  403,  403,  403)
 # The service's own setup (LTI platforms and keys, failed jobs): admins only.
-ADMIN              = policy(    401, 401,  401,    401,     401,    403,  403, 403,  403, 403,    403,   403,  OK)
+ADMIN              = policy(401,  401,  401,  401,  401,  403,  403,  403,  403,  403,  403,  403,  OK,   403,  403,  403,  403)
+# Course c2's data (issue 18): a launch of course c1 reads none of it, bea's own launch from c1 included.
+# bea's attempt in c2: her launch in c2, c2's instructor (through any link of c2) and admins.
+C2_ATTEMPT         = policy(401,  401,  401,  401,  401,  404,  404,  404,  404,  404,  404,  404,  OK,   404,  404,  OK,   OK)
+# bea's history: every key its own bea's (none of the platform's), a token of bea or an instructor's; from
+# course c1 it shows none of c2's attempts (C2_STRANGERS), with or without ?exercise=.
+BEAS_HISTORY       = policy(401,  401,  401,  401,  401,  OK,   403,  403,  403,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK)
+# Submitting for bea with the Idempotency-Key her c2 launch used: a key for its own bea, a token of bea. Only
+# her c2 launch gets its stored answer back; from c1 she makes a new attempt (the key is a course's).
+SUBMIT_FOR_BEA     = policy(401,  401,  401,  401,  401,  OK,   403,  403,  403,  403,  OK,   OK,   OK,   403,  OK,   403,  OK)
+# bea's run, made with her c2 launch's token: runs are their learner's and belong to no course (never graded,
+# nothing of them reaches a gradebook), so bea reads it from c1 too; no instructor's launch does.
+BEAS_RUN           = policy(401,  401,  401,  401,  401,  404,  404,  404,  404,  404,  404,  404,  OK,   404,  OK,   404,  OK)
 
 
 @dataclass(frozen=True)
@@ -121,11 +147,15 @@ class Row:
     form: dict[str, Any] | None = None
     query: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # The one caller whose request repeats the seeded one with its Idempotency-Key (it alone may be replayed).
+    replayed_for: str = "client"
 
 
 # A's seeded attempt was sent with this key: a caller other than A sending it again must get an
 # attempt of its own, never A's stored answer.
 IDEMPOTENCY = {"Idempotency-Key": "matrix-submission"}
+# bea's seeded attempt in course c2 was sent with this key, by her c2 launch.
+C2_IDEMPOTENCY = {"Idempotency-Key": "matrix-course-c2"}
 LOGIN = {"iss": "{lms_issuer}", "client_id": "{lms_client_id}", "login_hint": "user-1", "target_link_uri": LAUNCH_URL}
 NEW_PLATFORM = {"name": "Another LMS", "issuer": "https://another-lms.example", "client_id": "tool",
                 "deployment_ids": ["d1"], "auth_login_url": "https://another-lms.example/auth",
@@ -166,6 +196,14 @@ MATRIX = [
         json={"learner": "ada", "answer": RIGHT}, headers=IDEMPOTENCY),
     Row("GET",    "/api/v1/attempts/{ada_attempt}",                          ADAS_ATTEMPT,   200),
     Row("GET",    "/api/v1/learners/ada/attempts",                           ADAS_HISTORY,   200),
+    # Course c2's data, against a launch of course c1 (a platform's courses share its API client).
+    Row("POST",   "/api/v1/exercises/{quiz}/attempts",                       SUBMIT_FOR_BEA, 201,
+        json={"learner": "bea", "answer": RIGHT}, headers=C2_IDEMPOTENCY, replayed_for="c2_bea"),
+    Row("GET",    "/api/v1/attempts/{c2_attempt}",                           C2_ATTEMPT,     200),
+    Row("GET",    "/api/v1/attempts/{c2_attempt}",                           C2_ATTEMPT,     200, query={"wait": 1}),
+    Row("GET",    "/api/v1/learners/bea/attempts",                           BEAS_HISTORY,   200),
+    Row("GET",    "/api/v1/learners/bea/attempts",                           BEAS_HISTORY,   200,
+        query={"exercise": "{quiz}"}),
     # Learner tokens for frontends without an LMS: a key issues them, a token renews itself.
     Row("POST",   "/api/v1/learner-tokens",                                  ANY_KEY,        200,
         json={"learner": "ada", "exercises": ["{quiz}"]}),
@@ -174,6 +212,7 @@ MATRIX = [
     Row("POST",   "/api/v1/runs",                                            ANY_CALLER,     202,
         json={"code": "print(1)", "wait": 0}),
     Row("GET",    "/api/v1/runs/{run}",                                      ADAS_RUN,       200),
+    Row("GET",    "/api/v1/runs/{c2_run}",                                   BEAS_RUN,       200),
     # Webhooks.
     Row("GET",    "/api/v1/webhooks",                                        ANY_KEY,        200),
     Row("POST",   "/api/v1/webhooks",                                        ANY_KEY,        201,
@@ -187,12 +226,17 @@ MATRIX = [
     Row("GET",    "/api/v1/admin/attempts.csv",                              STAFF,          200),
     Row("GET",    "/api/v1/admin/gradebook.csv",                             STAFF,          200),
     Row("GET",    "/api/v1/admin/attempts/{ada_attempt}",                    STAFF,          200),
+    Row("GET",    "/api/v1/admin/attempts/{c2_attempt}",                     STAFF,          200),
     Row("POST",   "/api/v1/admin/attempts/{ada_attempt}/override",           STAFF,          201,
         json={"score": 0.5, "reason": "authorization matrix"}),
+    Row("POST",   "/api/v1/admin/attempts/{c2_attempt}/override",           STAFF,          201,
+        json={"score": 0.5, "reason": "authorization matrix, course c2"}),
     Row("GET",    "/api/v1/admin/overrides",                                 STAFF,          200),
     Row("GET",    "/api/v1/admin/regrades",                                  STAFF,          200),
     Row("POST",   "/api/v1/admin/regrades",                                  STAFF,          202,
         json={"attempt": "{ada_attempt}"}),
+    Row("POST",   "/api/v1/admin/regrades",                                  STAFF,          202,
+        json={"attempt": "{c2_attempt}"}),
     Row("GET",    "/api/v1/admin/regrades/{regrade}",                        STAFF,          200),
     Row("POST",   "/api/v1/admin/regrades/{regrade}/apply",                  STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises",                                 STAFF,          200),
@@ -202,6 +246,7 @@ MATRIX = [
     Row("POST",   "/api/v1/admin/exercises/{toggled}/publish",               STAFF,          200),
     Row("GET",    "/api/v1/admin/stats",                                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/ada/progress",                     STAFF,          200),
+    Row("GET",    "/api/v1/admin/learners/bea/progress",                     STAFF,          200),
     # The service's setup: admins only.
     Row("GET",    "/api/v1/admin/failed-jobs",                               ADMIN,          200),
     Row("POST",   "/api/v1/admin/failed-jobs/{failed_run}/retry",            ADMIN,          202),
@@ -227,6 +272,7 @@ class Seeded:
     credentials: dict[str, str | None]  # caller -> bearer value
     ids: dict[str, str]  # placeholder -> seeded id
     a_private: list[str] = field(default_factory=list)  # what only A, its learners and staff may see
+    c2_private: list[str] = field(default_factory=list)  # what no C2_STRANGERS caller may see: course c2's
 
 
 @pytest.fixture
@@ -260,6 +306,18 @@ def _platform(http, admin_key: str, name: str, issuer: str) -> dict:
     body = {"name": name, "issuer": issuer, "client_id": "gradquiz-tool", "deployment_ids": ["d1"],
             "auth_login_url": f"{issuer}/auth", "auth_token_url": f"{issuer}/token", "jwks_url": f"{issuer}/jwks"}
     return _ok(http.post("/api/v1/admin/lti/platforms", headers=bearer(admin_key), json=body), 201)
+
+
+def _course_links(app, platform_id: int, contexts: dict[str, str]) -> dict[str, int]:
+    """Resource links of the platform at QUIZ, each in its course (context id), as launches record them."""
+    with app.app_context():
+        session = db_session()
+        quiz = session.scalar(select(Exercise.id).where(Exercise.slug == QUIZ))
+        links = {name: LtiResourceLink(platform_id=platform_id, deployment_id="d1", resource_link_id=name,
+                                       context_id=context, exercise_id=quiz) for name, context in contexts.items()}
+        session.add_all(links.values())
+        session.commit()
+        return {name: link.id for name, link in links.items()}
 
 
 def seed(app, database_url: str, client_key: str, other_client_key: str, admin_key: str, client_key_for) -> Seeded:
@@ -314,10 +372,21 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
         session.commit()
         link_id = link.id
         delivery = session.scalar(select(WebhookDelivery.id).where(WebhookDelivery.endpoint_id == hook))
-    launched = _token(app, _platform_client_id(app, lms["id"]), "grace", link_id=link_id)
+    lms_client = _platform_client_id(app, lms["id"])
+    launched = _token(app, lms_client, "grace", link_id=link_id)
     _ok(http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(launched), json={"answer": RIGHT}), 201)
     with app.app_context():
-        passback = db_session().scalar(select(ScorePassback.id))
+        passback = db_session().scalar(select(ScorePassback.id).order_by(ScorePassback.id))
+    # Two courses of the LMS (launches' contexts c1 and c2), c2 through two links; bea's attempt and run in c2.
+    courses = _course_links(app, lms["id"], {"c1-link": "c1", "c2-link": "c2", "c2-week-2": "c2"})
+    course_tokens = {"c1_teacher": _token(app, lms_client, "prof-1", INSTRUCTOR, courses["c1-link"]),
+                     "c1_bea": _token(app, lms_client, "bea", LEARNER, courses["c1-link"]),
+                     "c2_teacher": _token(app, lms_client, "prof-2", INSTRUCTOR, courses["c2-week-2"]),
+                     "c2_bea": _token(app, lms_client, "bea", LEARNER, courses["c2-link"])}
+    c2_attempt = _ok(http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(course_tokens["c2_bea"])
+                               | C2_IDEMPOTENCY, json={"learner": "bea", "answer": RIGHT}), 201)["id"]
+    c2_run = _ok(http.post("/api/v1/runs", headers=bearer(course_tokens["c2_bea"]),
+                           json={"code": "print(3)", "wait": 0}), 202)["id"]
 
     credentials = {
         "none": None,
@@ -333,14 +402,14 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
         "client": client_key,
         "instructor": instructor_key,
         "admin": admin_key,
-    }
+    } | course_tokens
     assert set(credentials) == set(CALLERS)
     ids = {"quiz": QUIZ, "toggled": TOGGLED, "ada_attempt": ada_attempt, "run": run, "failed_run": failed_run,
            "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
            "doomed_platform": str(doomed_platform), "passback": str(passback),
-           "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"]}
+           "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run}
     return Seeded(credentials | {"grace_token": launched}, ids,
-                  a_private=[ada_attempt, run, failed_run, hook_url])
+                  a_private=[ada_attempt, run, failed_run, hook_url], c2_private=[c2_attempt])
 
 
 # --- running the matrix -------------------------------------------------------------------------
@@ -357,18 +426,22 @@ def _fill(value: Any, ids: dict[str, str]) -> Any:
 
 
 def _uncovered_endpoints(app, ids: dict[str, str]) -> list[str]:
-    """What is wrong between MATRIX and the app's routes: an endpoint without a row, or with two."""
+    """What is wrong between MATRIX and the app's routes: an endpoint without a row, or a row twice.
+    An endpoint may have several rows when they name different data (another course's attempt)."""
     adapter = app.url_map.bind("localhost")
-    covered: dict[tuple[str, str], int] = {}
+    covered: set[tuple[str, str]] = set()
+    seen: dict[str, int] = {}
     problems = []
     for row in MATRIX:
         rule, _args = adapter.match(_fill(row.path, ids), row.method, return_rule=True)
-        covered[(rule.rule, row.method)] = covered.get((rule.rule, row.method), 0) + 1
+        covered.add((rule.rule, row.method))
+        request = repr((row.method, row.path, row.json, row.form, row.query, row.headers))
+        seen[request] = seen.get(request, 0) + 1
     routes = {(rule.rule, method) for rule in app.url_map.iter_rules()
               for method in rule.methods - {"HEAD", "OPTIONS"}}
-    for rule, method in sorted(routes - set(covered)):
+    for rule, method in sorted(routes - covered):
         problems.append(f"{method} {rule} has no row in MATRIX: add one saying which callers may call it")
-    problems += [f"{method} {rule} has {n} rows in MATRIX; keep one" for (rule, method), n in covered.items() if n > 1]
+    problems += [f"{request} has {n} rows in MATRIX; keep one" for request, n in seen.items() if n > 1]
     return problems
 
 
@@ -401,13 +474,19 @@ def _answer_problems(row: Row, caller: str, response, world: Seeded) -> list[str
         problems.append(f"{what}: the {status} is {response.content_type}, not application/problem+json")
     if status == 401 and row.who is not PLATFORM_ONLY and "WWW-Authenticate" not in response.headers:
         problems.append(f"{what}: the 401 does not say how to authenticate (WWW-Authenticate)")
-    if "Idempotent-Replayed" in response.headers and caller != "client":
-        problems.append(f"{what}: got the response stored for client A's Idempotency-Key")
+    if "Idempotent-Replayed" in response.headers and caller != row.replayed_for:
+        problems.append(f"{what}: got the response stored for {row.replayed_for}'s Idempotency-Key")
+    if caller == row.replayed_for and row.headers.get("Idempotency-Key") and status < 300 \
+            and "Idempotent-Replayed" not in response.headers:
+        problems.append(f"{what}: the same request with the same Idempotency-Key was not replayed")
     credential = world.credentials[caller]
     if credential is not None and (credential in body or credential in str(response.headers)):
         problems.append(f"{what}: the response echoes the caller's credential")
     if caller in STRANGERS and 200 <= status < 300:
         problems += [f"{what}: the {status} shows {secret!r}, which belongs to client A" for secret in world.a_private
+                     if secret in body]
+    if caller in C2_STRANGERS and 200 <= status < 300:
+        problems += [f"{what}: the {status} shows {secret!r}, which belongs to course c2" for secret in world.c2_private
                      if secret in body]
     return problems
 
