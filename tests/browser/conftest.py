@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,18 @@ class LiveServer:
     def api(self):
         """A test client on the same app and database (for seeding and checking through the API)."""
         return self.app.test_client()
+
+    def wait_for_counters(self, timeout: float = 20) -> None:
+        """Until the worker's folder has taken in every grade made so far (statistics up to date)."""
+        from service.services import progress
+
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.app.app_context():
+                if progress.counters_as_of(db_session()) is None:
+                    return
+            assert time.monotonic() < deadline, "the counters' folder did not catch up"
+            time.sleep(0.05)
 
     def sync(self, folder: Path) -> None:
         """Sync exercises from `folder` (a changed answer key makes a new version); others stay."""
@@ -89,17 +102,22 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 
 @pytest.fixture(scope="module")
 def live_worker(live_server: LiveServer, grading_judge) -> Iterator[Any]:
-    """A grading worker on the live server's database: code attempts and regrade items."""
+    """A grading worker on the live server's database (code attempts and regrade items), with the
+    statistics counters' folder beside it, as `flask worker` runs them."""
+    from service.jobs.counters import CounterFolder
     from service.jobs.worker import Worker
 
-    settings = Settings.from_env({}, database_url=live_server.database_url, env="testing")
+    settings = Settings.from_env({}, database_url=live_server.database_url, env="testing", counters_fold_seconds=0.05)
     worker = Worker(settings, grading_judge, worker_id="browser-test-worker")
     stop = threading.Event()
     thread = threading.Thread(target=worker.serve, args=(stop,), name="dashboard-worker", daemon=True)
     thread.start()
+    folder = CounterFolder(settings).start_thread(stop)
     yield worker
     stop.set()
     thread.join(timeout=30)
+    folder.join(timeout=30)
+
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,7 @@ def seeded(live_server, live_worker) -> dict:
     graded = api.get(f"/api/v1/attempts/{queued['id']}?wait=30", headers=bearer(key)).json
     assert graded["status"] == "graded", graded
     ids["code"] = queued["id"]
+    live_server.wait_for_counters()
     return ids
 
 
