@@ -13,6 +13,7 @@ not to be changed. Torch-free, like the rest of the judge.
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,6 +54,12 @@ class Arg:
         if self.kind == "none":
             return {"t": "none"}
         return {"t": self.kind, "v": self.value}
+
+
+def to_float32(x: float) -> float:
+    """x rounded to float32, as a float32 tensor holds it."""
+    rounded: float = struct.unpack("f", struct.pack("f", x))[0]
+    return rounded
 
 
 def diff_inputs(args: Sequence[Arg]) -> list[int]:

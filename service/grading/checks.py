@@ -3,7 +3,7 @@ and for runs.
 
 Pure Python on plain numbers (no torch): the child computes numbers (harness.py), the judge
 decides here. Every function takes one case's arguments (``cases.Arg``) and the child's numbers for
-it, already checked for structure by ``reports.validate_report``, and returns an ``Outcome``.
+it, already parsed by ``reports.parse_report``, and returns an ``Outcome``.
 
 ``jacobian`` is torch.autograd.gradcheck (fast_mode off) decided from the numbers its procedure
 produces (see ``harness._gradcheck_numbers``): finite differences of every output element against
@@ -32,12 +32,22 @@ import functools
 import math
 import operator
 import random
-import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Arg, GradgradPlan, JacobianPlan, diff_inputs
+from .reports import (
+    ChildError,
+    GradcheckNumbers,
+    GradgradNumbers,
+    NeedsInputGrad,
+    Output,
+    Returned,
+    ReturnedItem,
+    Vjp,
+    gradgrad_args,
+)
 from .spec import LIKELY_CAUSES, numel
 
 #: The checks of a run, in the order they are reported (grades name theirs in spec.CHECKS).
@@ -106,7 +116,7 @@ class Outcome:
     likely_cause: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     #: the child's exception, when the check failed because code raised
-    error: dict[str, Any] | None = None
+    error: ChildError | None = None
 
 
 PASSED = Outcome(True, "")
@@ -190,9 +200,9 @@ def detect_cause(a: list[Any], r: list[Any], r_ones: list[Any] | None, v_is_ones
     return "wrong_value", {}
 
 
-def error_cause(err: dict[str, Any], where: str, n_outputs: int) -> str:
+def error_cause(err: ChildError, where: str, n_outputs: int) -> str:
     """The likely cause of an exception raised by forward or backward."""
-    msg = err.get("message", "")
+    msg = err.message
     if "incorrect number of gradients" in msg:
         return "wrong_number_of_returns"
     if "different than None" in msg:
@@ -201,7 +211,7 @@ def error_cause(err: dict[str, Any], where: str, n_outputs: int) -> str:
         return "output_detached"
     if "returned an invalid gradient" in msg:
         return "wrong_shape"
-    if err.get("type") == "TypeError" and "positional argument" in msg and n_outputs > 1 and err.get("where") == "backward":
+    if err.type == "TypeError" and "positional argument" in msg and n_outputs > 1 and err.where == "backward":
         return "grad_output_not_used_per_output"
     return "forward_error" if where == "forward" else "backward_error"
 
@@ -249,18 +259,18 @@ GRADGRADCHECK_WORDS = {"check": "gradgradcheck", "mismatch": "Double-backward mi
                        "backward": "double backward", "fd": "finite differences of backward"}
 
 
-def numerical_jacobian(args: Sequence[Arg], gc: dict[str, Any], plan: JacobianPlan) -> Jacobians:
+def numerical_jacobian(args: Sequence[Arg], gc: GradcheckNumbers, plan: JacobianPlan) -> Jacobians:
     """Central differences (x + eps) - (x - eps) over 2 eps, as torch computes them, from the rows of
     forward values the child reported at the plan's points. Raises ValueError on ragged rows."""
     eps = plan.eps
     points = plan.points_of(args) or []
-    out_rg: list[bool] = gc["out_rg"]
-    minus, plus = gc["minus"], gc["plus"]
+    out_rg = gc.out_rg
+    minus, plus = gc.minus, gc.plus
     if len(minus) != len(points) or len(plus) != len(minus):
         raise ValueError("rows")
     width = len(minus[0]) if minus else 0
     n_out = len(out_rg)
-    shapes = gc["out_shapes"]
+    shapes = gc.out_shapes
     numels = [numel(s) for s in shapes]
     if len(numels) != n_out or (minus and sum(numels) != width):
         raise ValueError("output sizes")
@@ -280,6 +290,11 @@ def numerical_jacobian(args: Sequence[Arg], gc: dict[str, Any], plan: JacobianPl
     return Jacobians(num, [list(s) for s in shapes], diff_out)
 
 
+def _not_computed(message: str) -> ChildError:
+    """The error of a step the child's numbers stop before (its own error, when it sent one, is used instead)."""
+    return ChildError("backward", "Error", message, "", None)
+
+
 def _grad_or_zeros(g: list[Any] | None, n: int) -> list[float]:
     return g if g is not None else [0.0] * n
 
@@ -295,37 +310,37 @@ def _out_label(k: int, n_out: int, out_names: Sequence[str] | None) -> str:
     return f"output {k}" if n_out > 1 else "output"
 
 
-def _numerical_stage_error(gc: dict[str, Any], words: dict[str, Any], where: str) -> Outcome | None:
-    if not gc["ok"] and gc["stage"] in ("forward", "numerical"):
-        err = gc["error"]
-        return Outcome(False, f"{words['function']} raised {err['type']} while {words['check']} ran it{where}: "
-                              f"{err['message']}", "forward_error", error=err)
+def _numerical_stage_error(gc: GradcheckNumbers, words: dict[str, Any], where: str) -> Outcome | None:
+    if gc.error is not None and not gc.ok and gc.stage in ("forward", "numerical"):
+        err = gc.error
+        return Outcome(False, f"{words['function']} raised {err.type} while {words['check']} ran it{where}: "
+                              f"{err.message}", "forward_error", error=err)
     return None
 
 
-def _zero_and_undefined(gc: dict[str, Any], args: Sequence[Arg], names: Sequence[str], n_diff_out: int, where: str,
+def _zero_and_undefined(gc: GradcheckNumbers, args: Sequence[Arg], names: Sequence[str], n_diff_out: int, where: str,
                         words: dict[str, Any]) -> Outcome | None:
     """torch's last two steps: backward for zero grad_outputs gives zero; backward accepts undefined
     (None) grad_outputs, all at once and one output at a time, and gives zero or None."""
     diff_in = diff_inputs(args)
     bw = words["backward"]
-    if not gc["ok"] and gc["stage"] == "analytical":
-        err = gc["error"]
-        return Outcome(False, f"{bw} raised {err['type']}{where}: {err['message']}",
+    if gc.error is not None and not gc.ok and gc.stage == "analytical":
+        err = gc.error
+        return Outcome(False, f"{bw} raised {err.type}{where}: {err.message}",
                        error_cause(err, "backward", n_diff_out), error=err)
-    zero = gc.get("zero_grad_output")
+    zero = gc.zero_grad_output
     if zero is None:
-        err = gc.get("error") or {"type": "Error", "message": "not computed", "where": "backward"}
-        return Outcome(False, f"{bw} raised {err['type']} for a zero grad_output{where}: {err['message']}",
+        err = gc.error or _not_computed("not computed")
+        return Outcome(False, f"{bw} raised {err.type} for a zero grad_output{where}: {err.message}",
                        error_cause(err, "backward", n_diff_out), error=err)
     for g, i in zip(zero, diff_in):
         if g is not None and any(x != 0 for x in g):
             return Outcome(False, f"{bw} is not multiplied by grad_output: for a zero grad_output it returned a "
                                   f"nonzero gradient for {names[i]}{where}.", "forgot_grad_output")
-    undefined = gc.get("undefined_grad_output")
-    if not gc["ok"] or undefined is None:
-        err = gc.get("error") or {"type": "Error", "message": "not computed", "where": "backward"}
-        return Outcome(False, f"{bw} fails when a grad_output is undefined (None){where}: {err['type']}: {err['message']}. "
+    undefined = gc.undefined_grad_output
+    if not gc.ok or undefined is None:
+        err = gc.error or _not_computed("not computed")
+        return Outcome(False, f"{bw} fails when a grad_output is undefined (None){where}: {err.type}: {err.message}. "
                               "With ctx.set_materialize_grads(False), backward must accept None.",
                        "backward_error", error=err)
     for grads in undefined:
@@ -336,7 +351,7 @@ def _zero_and_undefined(gc: dict[str, Any], args: Sequence[Arg], names: Sequence
     return None
 
 
-def jacobian(args: Sequence[Arg], gc: dict[str, Any] | None, plan: JacobianPlan, names: Sequence[str], *, label: str = "",
+def jacobian(args: Sequence[Arg], gc: GradcheckNumbers | None, plan: JacobianPlan, names: Sequence[str], *, label: str = "",
              float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, out_names: Sequence[str] | None = None,
              zero_cause: str | None = None) -> Outcome:
     """torch.autograd.gradcheck's verdict (fast_mode off), from the child's numbers for `plan`.
@@ -359,11 +374,11 @@ def jacobian(args: Sequence[Arg], gc: dict[str, Any] | None, plan: JacobianPlan,
     rows = _JacobianRows(args, names, jac, plan.atol, plan.rtol, words, where, float32, out_names, zero_cause)
     if not jac.diff_outputs:
         return rows.no_differentiable_output()
-    analytical = gc.get("rows") or []
+    analytical = gc.rows or []
     for pos, k in enumerate(jac.diff_outputs):
         if pos >= len(analytical):
-            err = gc.get("error") or {"type": "Error", "message": f"{words['backward']} was not computed", "where": "backward"}
-            return Outcome(False, f"{words['backward']} raised {err['type']}{where}: {err['message']}",
+            err = gc.error or _not_computed(f"{words['backward']} was not computed")
+            return Outcome(False, f"{words['backward']} raised {err.type}{where}: {err.message}",
                            error_cause(err, "backward", len(jac.diff_outputs)), error=err)
         first, second = analytical[pos]
         failed = rows.sizes_wrong(first + second) or rows.not_reentrant(first, second) or rows.mismatch(k, first)
@@ -493,15 +508,15 @@ class Projections:
     n_out: int
 
 
-def projection_numbers(args: Sequence[Arg], rep: dict[str, Any], plan: JacobianPlan) -> Projections:
+def projection_numbers(args: Sequence[Arg], rep: GradcheckNumbers, plan: JacobianPlan) -> Projections:
     """The judge's side of a projection report. Raises ValueError on rows of the wrong shape."""
     proj = plan.projections
     assert proj is not None
     k, eps = proj.k, plan.eps
-    shapes, out_rg = rep["out_shapes"], rep["out_rg"]
+    shapes, out_rg = rep.out_shapes, rep.out_rg
     numels = [numel(s) for s in shapes]
     width = sum(numels)
-    minus, plus = rep["minus"], rep["plus"]
+    minus, plus = rep.minus, rep.plus
     if len(minus) != k or len(plus) != k or any(len(r) != width for r in minus + plus):
         raise ValueError("rows")
     keep = [e for kk, n in enumerate(numels) if out_rg[kk] for e in range(sum(numels[:kk]), sum(numels[:kk]) + n)]
@@ -576,7 +591,7 @@ def _projection_cause(pr: Projections, grads: Sequence[Sequence[float]], vs: Seq
     return ("float32_imprecise" if float32 else "wrong_value"), {}
 
 
-def projections(args: Sequence[Arg], rep: dict[str, Any] | None, plan: JacobianPlan, names: Sequence[str], *, label: str = "",  # noqa: C901
+def projections(args: Sequence[Arg], rep: GradcheckNumbers | None, plan: JacobianPlan, names: Sequence[str], *, label: str = "",  # noqa: C901
                 float32: bool = False, words: dict[str, Any] = GRADCHECK_WORDS, check: str = "jacobian_projections") -> Outcome:
     """The Jacobian check by random projections, from a report the child made for `plan` (mode
     "projections"): for k directions u and k grad_outputs v drawn from the plan's seed by the judge,
@@ -603,11 +618,11 @@ def projections(args: Sequence[Arg], rep: dict[str, Any] | None, plan: JacobianP
                 return Outcome(False, f"No output requires grad, yet the output changes along random direction {j + 1}: "
                                       "the output is cut off from autograd.", "output_detached")
         return Outcome(True, f"No output requires grad and none depends on the inputs{where}.")
-    grads, grads2 = rep.get("grads") or [], rep.get("grads2") or []
+    grads, grads2 = rep.grads or [], rep.grads2 or []
     if len(grads) < k or len(grads2) < 1:
-        err = rep.get("error") or {"type": "Error", "message": f"{bw} was not computed", "where": "backward"}
-        return Outcome(False, f"{bw} raised {err['type']}{where}: {err['message']}",
-                       error_cause(err, "backward", len(rep["out_shapes"])), error=err)
+        err = rep.error or _not_computed(f"{bw} was not computed")
+        return Outcome(False, f"{bw} raised {err.type}{where}: {err.message}",
+                       error_cause(err, "backward", len(rep.out_shapes)), error=err)
     for g_set in grads + grads2:
         for g, i in zip(g_set, diff_in):
             if g is not None and len(g) != args[i].numel:
@@ -631,7 +646,7 @@ def projections(args: Sequence[Arg], rep: dict[str, Any] | None, plan: JacobianP
         return Outcome(False, f"{words['mismatch']}{where} along random directions: for input direction u{kk + 1} and "
                               f"grad_output v{q + 1}, v^T J u is {fmt(analytical)} by {bw} ((v^T J)·u) and {fmt(numerical)} by {fd} "
                               f"along u (tolerance {fmt(tol)}); {len(bad)} of {k * k} pairs disagree.", cause, (diag,))
-    failed = _zero_and_undefined(rep, args, names, len(rep["out_shapes"]), where, words)
+    failed = _zero_and_undefined(rep, args, names, len(rep.out_shapes), where, words)
     if failed is not None:
         return failed
     return Outcome(True, f"{bw.capitalize()} agrees with {fd}{where} along {k} random directions for {k} random "
@@ -640,7 +655,7 @@ def projections(args: Sequence[Arg], rep: dict[str, Any] | None, plan: JacobianP
                          f"{bw} is reentrant and handles zero and undefined grad_outputs.")
 
 
-def projected_vjps(args: Sequence[Arg], rep: dict[str, Any], plan: JacobianPlan, vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
+def projected_vjps(args: Sequence[Arg], rep: GradcheckNumbers, plan: JacobianPlan, vsets: Sequence[Any], vjps: Sequence[Vjp],
                    names: Sequence[str], *, float32: bool = False) -> Outcome:
     """backward's gradients for the grad_output of ones and the random ones (the gradients a run
     shows), each against finite differences along every random direction of the projection check."""
@@ -651,14 +666,14 @@ def projected_vjps(args: Sequence[Arg], rep: dict[str, Any], plan: JacobianPlan,
         return Outcome(False, "Not checked: forward's outputs changed size along the random directions.", "wrong_shape")
     grads, vs, scales, labels = [], [], [], []
     for m, (vset, vr) in enumerate(zip(vsets, vjps)):
-        if not vr["ok"]:
-            err = vr["error"]
-            return Outcome(False, f"backward raised {err['type']}: {err['message']}",
+        if vr.error is not None:
+            err = vr.error
+            return Outcome(False, f"backward raised {err.type}: {err.message}",
                            error_cause(err, "backward", len(vset)), error=err)
         v = [x for part in vset for x in part]
         if len(v) != pr.n_out:
             return Outcome(False, "Not checked: the grad_outputs do not match the differentiable outputs.", "wrong_shape")
-        grads.append(_flat_grads(vr["grads"], args))
+        grads.append(_flat_grads(vr.grads, args))
         vs.append(v)
         scales.append(_norm(v) / math.sqrt(pr.n_out) if pr.n_out else 1.0)
         labels.append("the grad_output of ones" if m == 0 else "a random grad_output")
@@ -678,68 +693,43 @@ def projected_vjps(args: Sequence[Arg], rep: dict[str, Any], plan: JacobianPlan,
 # --------------------------------------------------------------------------- double backward
 
 
-def _double_backward_cause(err: dict[str, Any]) -> str:
-    msg = err.get("message", "")
+def _double_backward_cause(err: ChildError) -> str:
+    msg = err.message
     if "once_differentiable" in msg or "differentiate twice" in msg or "does not require grad" in msg:
         return "backward_not_differentiable"
     return "backward_error"
 
 
-def same_grad_output(item: dict[str, Any], planned: Sequence[float]) -> bool:
-    """Whether the child's reported grad_output holds the judge's values, as its dtype stores them."""
-    values = item["values"]
-    if len(values) != len(planned):
-        return False
-    if item["dtype"] == "float64":
-        return all(a == b for a, b in zip(values, planned))
-    if item["dtype"] == "float32":
-        return all(a == _to_float32(b) for a, b in zip(values, planned))
-    return all(close(a, b, 1e-2, 1e-2) for a, b in zip(values, planned))  # half precision: rounded by torch
-
-
-def _to_float32(x: float) -> float:
-    rounded: float = struct.unpack("f", struct.pack("f", x))[0]
-    return rounded
-
-
-def gradgrad_args(args: Sequence[Arg], gg: dict[str, Any]) -> list[Arg]:
-    """The arguments of torch.autograd.gradgradcheck's function: the inputs, then one grad_output per
-    differentiable output (the values the child reported using, none when too large to send: only
-    their shapes are read then), each requiring grad."""
-    return list(args) + [Arg("tensor", dtype=v["dtype"], shape=list(v["shape"]), values=v["values"] or [], requires_grad=True)
-                         for v in gg["v"]]
-
-
-def gradgrad_names(names: Sequence[str], gg: dict[str, Any]) -> list[str]:
-    n = len(gg["v"])
+def gradgrad_names(names: Sequence[str], gg: GradgradNumbers) -> list[str]:
+    n = len(gg.v)
     return list(names) + (["grad_output"] if n == 1 else [f"grad_output {k}" for k in range(n)])
 
 
-def gradgradcheck(args: Sequence[Arg], gg: dict[str, Any] | None, plan: GradgradPlan, names: Sequence[str], *, label: str = "") -> Outcome:  # noqa: C901
+def gradgradcheck(args: Sequence[Arg], gg: GradgradNumbers | None, plan: GradgradPlan, names: Sequence[str], *, label: str = "") -> Outcome:  # noqa: C901
     """torch.autograd.gradgradcheck's verdict (fast_mode off) from the child's numbers: gradcheck of
     the function (inputs, grad_outputs) -> backward's gradients (torch's new_func), by ``jacobian``
     (or ``projections`` for a large one), with the causes a double backward has."""
     where = f" ({label})" if label else ""
     if gg is None:
         return Outcome(False, "Double backward was not computed.", "backward_error")
-    if not gg["ok"]:
-        err = gg["error"]
-        if err.get("where") == "forward":
-            return Outcome(False, f"forward raised {err['type']} before gradgradcheck could run{where}: {err['message']}",
+    if gg.error is not None or gg.numbers is None:
+        err = gg.error or _not_computed("not computed")
+        if err.where == "forward":
+            return Outcome(False, f"forward raised {err.type} before gradgradcheck could run{where}: {err.message}",
                            "forward_error", error=err)
-        return Outcome(False, f"gradgradcheck could not run{where}: {err['message']}.", "output_detached")
-    numbers = gg["numbers"]
-    if not numbers["ok"] and numbers["stage"] in ("forward", "numerical"):
-        err = numbers["error"]
-        if err.get("where") == "forward":
-            return Outcome(False, f"forward raised {err['type']} while gradgradcheck ran it{where}: {err['message']}",
+        return Outcome(False, f"gradgradcheck could not run{where}: {err.message}.", "output_detached")
+    numbers = gg.numbers
+    if numbers.error is not None and not numbers.ok and numbers.stage in ("forward", "numerical"):
+        err = numbers.error
+        if err.where == "forward":
+            return Outcome(False, f"forward raised {err.type} while gradgradcheck ran it{where}: {err.message}",
                            "forward_error", error=err)
-        return Outcome(False, f"backward raised {err['type']} when gradgradcheck called it (with create_graph=True)"
-                              f"{where}: {err['message']}", "backward_error", error=err)
-    ext, ext_names = gradgrad_args(args, gg), gradgrad_names(names, gg)
+        return Outcome(False, f"backward raised {err.type} when gradgradcheck called it (with create_graph=True)"
+                              f"{where}: {err.message}", "backward_error", error=err)
+    ext, ext_names = gradgrad_args(args, gg.v), gradgrad_names(names, gg)
     diff_in = diff_inputs(args)
-    out_names = [f"(gradient for {names[diff_in[p]]})" for p in gg["present"]]
-    mode = numbers.get("mode", "full")
+    out_names = [f"(gradient for {names[diff_in[p]]})" for p in gg.present]
+    mode = numbers.mode
     if mode == "too_large":
         n = sum(a.numel for a in ext if a.differentiable)
         return Outcome(False, f"Not checked: gradgradcheck's Jacobian ({n} inputs and grad_output elements) is too large "
@@ -762,33 +752,34 @@ def gradgradcheck(args: Sequence[Arg], gg: dict[str, Any] | None, plan: Gradgrad
     if cause in ("forgot_grad_output", "float32_imprecise"):
         cause = "wrong_value"
     if mode == "projections" and out.diagnostics and all(
-            g is None or not any(g) for grads in numbers.get("grads") or [] for g in grads[:len(diff_in)]):
+            g is None or not any(g) for grads in numbers.grads or [] for g in grads[:len(diff_in)]):
         cause = "backward_not_differentiable"  # double backward gives nothing for the inputs: backward's graph is cut
     diags = tuple(Diagnostic(d.check, d.input, d.index, d.analytical, d.expected, d.input_value, d.grad_output, d.atol,
                              d.rtol, cause or d.likely_cause, d.output, d.extra) for d in out.diagnostics)
     return Outcome(False, out.message, cause, diags, out.error)
 
 
-def double_backward_vjp(args: Sequence[Arg], gg: dict[str, Any], plan: GradgradPlan, names: Sequence[str]) -> Outcome:
+def double_backward_vjp(args: Sequence[Arg], gg: GradgradNumbers, plan: GradgradPlan, names: Sequence[str]) -> Outcome:
     """Double backward for the judge's random grad_output w (over backward's gradients), made apart
     from the Jacobian's numbers: for a full Jacobian it must be the combination of the child's own
     double-backward rows (rows fabricated beside a backward that is not differentiable earn
     nothing; an honest child meets this exactly, so it adds nothing torch's gradgradcheck would
     not pass); for projections, w·d_k along every random direction (one more pair per direction)."""
     atol, rtol = plan.jacobian.atol, plan.jacobian.rtol
-    numbers, got = gg["numbers"], gg.get("w_product")
-    ext, ext_names = gradgrad_args(args, gg), gradgrad_names(names, gg)
+    numbers, got = gg.numbers, gg.w_product
+    assert numbers is not None  # asked once gradgradcheck's numbers passed
+    ext, ext_names = gradgrad_args(args, gg.v), gradgrad_names(names, gg)
     diff_ext = diff_inputs(ext)
-    diff_out = [k for k, rg in enumerate(numbers["out_rg"]) if rg]
+    diff_out = [k for k, rg in enumerate(numbers.out_rg) if rg]
     if not diff_out:
         return Outcome(True, "")
-    w = [plan.w[gg["present"][k]] for k in diff_out]  # w for each of backward's gradients that requires grad
+    w = [plan.w[gg.present[k]] for k in diff_out]  # w for each of backward's gradients that requires grad
     if got is None:
-        err = gg.get("w_error")
+        err = gg.w_error
         return Outcome(False, "Double backward for a random grad_output gives no gradient at all"
-                              + (f" ({err['type']}: {err['message']})" if err else "") + ": backward is not differentiable.",
+                              + (f" ({err.type}: {err.message})" if err else "") + ": backward is not differentiable.",
                        "backward_not_differentiable", error=err)
-    if numbers.get("mode", "full") == "projections":
+    if numbers.mode == "projections":
         flat_got = [x for g, i in zip(got, diff_ext) for x in _grad_or_zeros(g, ext[i].numel)]
         not_differentiable = not any(flat_got[:sum(ext[i].numel for i in diff_inputs(args))])
         pr = projection_numbers(ext, numbers, plan.jacobian)
@@ -800,7 +791,7 @@ def double_backward_vjp(args: Sequence[Arg], gg: dict[str, Any], plan: GradgradP
                                   f"{fmt(a)}; finite differences of backward along u{k + 1} give {fmt(n)} (tolerance "
                                   f"{fmt(tol)}).", "backward_not_differentiable" if not_differentiable else "wrong_value")
         return Outcome(True, "")
-    rows = numbers.get("rows") or []
+    rows = numbers.rows or []
     for pos, i in enumerate(diff_ext):
         n = ext[i].numel
         combined = [fsum(wk[e] * _grad_or_zeros(both[0][e][pos], n)[j] for wk, both in zip(w, rows)
@@ -811,13 +802,13 @@ def double_backward_vjp(args: Sequence[Arg], gg: dict[str, Any], plan: GradgradP
     return Outcome(True, "")
 
 
-def double_backward_product(args: Sequence[Arg], sub: dict[str, Any], ref: dict[str, Any], plan: GradgradPlan, names: Sequence[str]) -> Outcome:
+def double_backward_product(args: Sequence[Arg], sub: GradgradNumbers, ref: GradgradNumbers, plan: GradgradPlan, names: Sequence[str]) -> Outcome:
     """A grade's look at double backward beyond gradgradcheck (which checked it against the child's
     own numbers, double_backward_vjp): its product with the judge's secret w must match the
     reference's, computed in a trusted process."""
     atol, rtol = plan.jacobian.atol, plan.jacobian.rtol
-    got, want = sub.get("w_product"), ref.get("w_product")
-    ext = gradgrad_args(args, sub)
+    got, want = sub.w_product, ref.w_product
+    ext = gradgrad_args(args, sub.v)
     ext_names = gradgrad_names(names, sub)
     if want is not None and got is not None:
         for pos, i in enumerate(diff_inputs(ext)):
@@ -841,12 +832,12 @@ def _significant_bits(v: float) -> int:
     return m.bit_length() - ((m & -m).bit_length() - 1)
 
 
-def computes_in_float32(args: Sequence[Arg], outputs: Sequence[dict[str, Any]]) -> bool:
+def computes_in_float32(args: Sequence[Arg], outputs: Sequence[Output]) -> bool:
     """Evidence that float64 work went through float32: every float64 output value fits float32's
     24-bit mantissa, some needs more than 16 bits (so not just small integers or halves), and some
     float64 input value does not fit float32."""
     inputs64 = [v for a in args if a.kind == "tensor" and a.dtype == "float64" for v in a.values]
-    outs64 = [v for o in outputs if o.get("dtype") == "float64" and o.get("values") for v in o["values"]]
+    outs64 = [v for o in outputs if o.dtype == "float64" and o.values for v in o.values]
     bits = [_significant_bits(v) for v in outs64]
     return (bool(inputs64 and outs64) and any(_significant_bits(v) > 24 for v in inputs64)
             and all(b <= 24 for b in bits) and any(b > 16 for b in bits))
@@ -867,7 +858,7 @@ def numerical_vjp(jac: Jacobians, args: Sequence[Arg], vset: Sequence[Sequence[f
     return out
 
 
-def random_vjps(args: Sequence[Arg], jac: Jacobians | None, vsets: Sequence[Any], vjps: Sequence[dict[str, Any]],
+def random_vjps(args: Sequence[Arg], jac: Jacobians | None, vsets: Sequence[Any], vjps: Sequence[Vjp],
                 ones_index: int | None, names: Sequence[str], atol: float, rtol: float, *, float32: bool = False) -> Outcome:
     """Each backward for a random grad_output against v^T J by finite differences."""
     if jac is None:
@@ -877,13 +868,13 @@ def random_vjps(args: Sequence[Arg], jac: Jacobians | None, vsets: Sequence[Any]
     for m, (vset, vr) in enumerate(zip(vsets, vjps)):
         if m == ones_index:
             continue
-        if not vr["ok"]:
-            err = vr["error"]
-            return Outcome(False, f"backward raised {err['type']}: {err['message']}",
+        if vr.error is not None:
+            err = vr.error
+            return Outcome(False, f"backward raised {err.type}: {err.message}",
                            error_cause(err, "backward", len(jac.diff_outputs)), error=err)
         num = numerical_vjp(jac, args, vset)
         for pos, i in enumerate(diff_inputs(args)):
-            a = _grad_or_zeros(vr["grads"][pos], args[i].numel)
+            a = _grad_or_zeros(vr.grads[pos], args[i].numel)
             n = num[i]
             if allclose(a, n, atol, rtol):
                 continue
@@ -906,36 +897,36 @@ def uses_needs_input_grad(source: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "needs_input_grad" for n in ast.walk(tree))
 
 
-def needs_input_grad(args: Sequence[Arg], expected: dict[int, list[float]] | None, alone: Sequence[dict[str, Any]],
+def needs_input_grad(args: Sequence[Arg], expected: dict[int, list[float]] | None, alone: Sequence[NeedsInputGrad],
                      names: Sequence[str], atol: float, rtol: float, *, consulted: bool,
-                     returned: dict[str, Any] | None = None, source: str = "finite differences give") -> Outcome:
+                     returned: Returned | None = None, source: str = "finite differences give") -> Outcome:
     """backward with each input alone requiring grad must give that input's gradient as `expected`
     has it (v^T J by finite differences; or, when the Jacobian is checked by projections, backward's
     own gradient with every input requiring grad, which those projections checked); and a backward
     that consults ctx.needs_input_grad must return None where it says False."""
     if expected is None:
         return Outcome(False, "Not checked: finite differences were not computed.", "forward_error")
-    configs: list[tuple[set[int], dict[str, Any] | None]] = [(set(diff_inputs(args)), returned)]
+    configs: list[tuple[set[int], Returned | None]] = [(set(diff_inputs(args)), returned)]
     for rep in alone:
-        i = rep["arg"]
+        i = rep.arg
         label = names[i]
-        if not rep["ok"]:
-            err = rep["error"]
-            return Outcome(False, f"With only {label} requiring grad, backward raised {err['type']}: {err['message']} "
+        if rep.error is not None:
+            err = rep.error
+            return Outcome(False, f"With only {label} requiring grad, backward raised {err.type}: {err.message} "
                                   "(check how backward uses ctx.needs_input_grad).", "needs_input_grad", error=err)
         n = expected[i]
-        a = _grad_or_zeros(rep["grad"], len(n))
+        a = _grad_or_zeros(rep.grad, len(n))
         if not allclose(a, n, atol, rtol):
             j = worst(a, n, atol, rtol)
-            what = "no gradient" if rep["grad"] is None else f"{fmt(a[j])} at index {unravel(j, args[i].shape)}"
+            what = "no gradient" if rep.grad is None else f"{fmt(a[j])} at index {unravel(j, args[i].shape)}"
             return Outcome(False, f"With only {label} requiring grad, backward gave {what}; {source} "
                                   f"{fmt(n[j])}: the gradient of {label} must not depend on which other inputs need one "
                                   "(is it gated on the right ctx.needs_input_grad entry?).", "needs_input_grad")
-        configs.append(({i}, rep.get("returned")))
+        configs.append(({i}, rep.returned))
     if consulted:
         for requiring, ret in configs:
-            for p, (spec, item) in enumerate(zip(args, (ret or {}).get("items", []))):
-                if spec.kind == "tensor" and p not in requiring and item["kind"] == "tensor":
+            for p, (spec, item) in enumerate(zip(args, ret.items if ret else ())):
+                if spec.kind == "tensor" and p not in requiring and item.kind == "tensor":
                     who = ", ".join(names[i] for i in sorted(requiring)) or "no input"
                     return Outcome(False, f"With {who} requiring grad, backward still computed a gradient for {names[p]}, "
                                           "which does not require grad: your backward reads ctx.needs_input_grad, so it "
@@ -958,41 +949,41 @@ def inputs_unchanged(args: Sequence[Arg], inputs_after: Sequence[Any], names: Se
     return Outcome(True, "forward leaves its inputs unchanged.")
 
 
-def grad_output_unchanged(vjps: Sequence[dict[str, Any]]) -> Outcome:
+def grad_output_unchanged(vjps: Sequence[Vjp]) -> Outcome:
     for vr in vjps:
-        if vr.get("v_changed"):
+        if vr.v_changed:
             return Outcome(False, "backward changed grad_output in place: compute a new tensor instead.", "grad_output_modified")
     return Outcome(True, "backward leaves grad_output unchanged.")
 
 
-def backward_arity(args: Sequence[Arg], returned: dict[str, Any] | None, names: Sequence[str], *,  # noqa: C901
-                   ref_items: Sequence[dict[str, Any]] = (), strict_none: bool = False) -> Outcome:
+def backward_arity(args: Sequence[Arg], returned: Returned | None, names: Sequence[str], *,  # noqa: C901
+                   ref_items: Sequence[ReturnedItem] = (), strict_none: bool = False) -> Outcome:
     """What backward returned, before autograd checked and reduced it: one value per input, None for
     non-tensors, each gradient shaped like its input (autograd silently sums a broadcast gradient)."""
     if returned is None:
         return Outcome(False, "backward was never called: the output is not connected to your Function.", "output_detached")
     n_args = len(args)
-    if returned["count"] != n_args:
-        return Outcome(False, f"backward returned {returned['count']} value(s) for {n_args} forward input(s) "
+    if returned.count != n_args:
+        return Outcome(False, f"backward returned {returned.count} value(s) for {n_args} forward input(s) "
                               f"({', '.join(names)}): return one per input, in order.", "wrong_number_of_returns")
-    for p, (spec, item) in enumerate(zip(args, returned["items"])):
+    for p, (spec, item) in enumerate(zip(args, returned.items)):
         name = names[p]
         if spec.kind != "tensor":
-            if item["kind"] != "none":
+            if item.kind != "none":
                 what = "None" if spec.kind == "none" else f"a Python {spec.kind}"
-                return Outcome(False, f"backward returned a {item.get('type', item['kind'])} for {name}, which is {what}: "
+                return Outcome(False, f"backward returned a {item.type} for {name}, which is {what}: "
                                       "return None in that slot.", "gradient_for_non_tensor")
             continue
-        if item["kind"] == "tensor":
-            if item["shape"] != spec.shape:
-                cause = "not_reduced" if numel(item["shape"]) > numel(spec.shape) else "wrong_shape"
-                return Outcome(False, f"backward returned a gradient of shape {item['shape']} for {name}, whose shape is "
+        if item.kind == "tensor":
+            if item.shape != spec.shape:
+                cause = "not_reduced" if numel(item.shape) > numel(spec.shape) else "wrong_shape"
+                return Outcome(False, f"backward returned a gradient of shape {item.shape} for {name}, whose shape is "
                                       f"{spec.shape}.", cause)
-            if strict_none and p < len(ref_items) and ref_items[p]["kind"] == "none":
+            if strict_none and p < len(ref_items) and ref_items[p].kind == "none":
                 return Outcome(False, f"{name} needs no gradient, but backward computed one: check ctx.needs_input_grad "
                                       "and return None.", "needs_input_grad")
-        elif item["kind"] == "other":
-            return Outcome(False, f"backward returned a {item.get('type')} for {name}; return a tensor (or None).", "wrong_value")
+        elif item.kind == "other":
+            return Outcome(False, f"backward returned a {item.type} for {name}; return a tensor (or None).", "wrong_value")
         elif spec.requires_grad:
             return Outcome(False, f"backward returned None for {name}, which needs a gradient.", "wrong_value")
     return Outcome(True, "backward returns one value per input, None where no gradient is taken.")

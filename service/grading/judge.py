@@ -19,7 +19,7 @@ from .cases import task_cases
 from .errors import BadOutput, GraderFault
 from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
 from .references import PreparedExercise, ReferenceCache
-from .reports import torch_messages, validate_report
+from .reports import ChildError, parse_report, torch_messages
 from .runs import plan_run, summarize_run
 from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES, CodeSpec
 from .verdict import Verdict, assemble
@@ -33,11 +33,9 @@ def _perf_ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000.0, 3)
 
 
-def _out_of_memory(error: dict[str, Any] | None) -> bool:
+def _out_of_memory(error: ChildError) -> bool:
     """Whether the learner's code failed for want of memory (its allowance is the sandbox's)."""
-    if not error:
-        return False
-    return error.get("type") == "MemoryError" or "can't allocate memory" in str(error.get("message", ""))
+    return error.type == "MemoryError" or "can't allocate memory" in error.message
 
 
 def _too_large(source: str) -> bool:
@@ -186,21 +184,21 @@ class Judge:
             return "bad_output", BAD_OUTPUT_MESSAGE
         return self._pool.crash_verdict(session)
 
-    def _judge_report(self, prepared: PreparedExercise, session: Session, report: Any, source: str, limit: float) -> dict[str, Any]:
-        """The grade of a report: checked against the reference's by the Verdict."""
+    def _judge_report(self, prepared: PreparedExercise, session: Session, frame: Any, source: str, limit: float) -> dict[str, Any]:
+        """The grade of a report frame: parsed, then checked against the reference's by the Verdict."""
         ctab = prepared.code
         try:
-            validate_report(report, prepared.cases)
+            sub = parse_report(frame, prepared.cases)
         except BadOutput:
             return self._verdict_only(ctab, "bad_output", BAD_OUTPUT_MESSAGE, parses=True)
         try:
-            v = Verdict(ctab, prepared.cases, prepared.reference_report, report, source=source)
+            v = Verdict(ctab, prepared.cases, prepared.reference_report, sub, source=source)
             v.run()
             if any(not r["passed"] and name in ("gradcheck", "gradgradcheck") for name, r in v.results.items()):
                 # torch's own message helps here: let the child run it, wait briefly
                 session.request_more({"op": "torch_checks"})
                 if session.wait_frames(2, time.monotonic() + min(2.0, limit)) and len(session.frames) > 1:
-                    v = Verdict(ctab, prepared.cases, prepared.reference_report, report,
+                    v = Verdict(ctab, prepared.cases, prepared.reference_report, sub,
                                 torch_messages(session.frames[1]), source=source)
                     v.run()
             summary = assemble(ctab, v.results, v.diagnostics, "an earlier check failed")
@@ -209,7 +207,7 @@ class Judge:
         except Exception as exc:  # a bug of ours on a well-formed report
             raise GraderFault(f"verdict failed: {exc!r}") from exc
         status = "passed" if summary["score"] >= 1.0 - 1e-9 else "failed"
-        if status == "failed" and _out_of_memory(v.error):
+        if status == "failed" and v.error is not None and _out_of_memory(v.error):
             status = "memory_limit"
         return {
             "score": summary["score"],
@@ -218,7 +216,7 @@ class Judge:
             "diagnostics": v.diagnostics,
             "likely_causes": summary["likely_causes"],
             "feedback": [LIKELY_CAUSES[c] for c in summary["likely_causes"] if c in LIKELY_CAUSES],
-            "error": v.error,
+            "error": v.error.to_json() if v.error else None,
         }
 
     @staticmethod

@@ -16,12 +16,12 @@ import hashlib
 import hmac
 import json
 import random
-import struct
 from collections.abc import Sequence
 from typing import Any
 
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
+from .reports import Output, Report
 from .spec import FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, numel
 
 
@@ -33,11 +33,6 @@ def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
 
 def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def to_float32(x: float) -> float:
-    rounded: float = struct.unpack("f", struct.pack("f", x))[0]
-    return rounded
 
 
 def _draw_float(rng: random.Random, inp: InputSpec) -> float:
@@ -124,24 +119,24 @@ def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
     return [to_float32(v) for v in out] if dtype == "float32" else out
 
 
-def complete_cases(code: CodeSpec, cases: list[Case], probe: dict[str, Any], secret: bytes, slug: str, *,
+def complete_cases(code: CodeSpec, cases: list[Case], probe: Report, secret: bytes, slug: str, *,
                    fd_case_ids: tuple[str, ...] = ("random-1",)) -> list[Case]:
     """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
     rng = seeded(secret, "grad_outputs", slug, canonical(code.as_dict()))
-    by_id = {c["id"]: c for c in probe["cases"]}
-    return [_complete(code, case, by_id[case.id]["forward"]["outputs"], rng, secret, slug, case.id in fd_case_ids)
+    by_id = {c.id: c for c in probe.cases}
+    return [_complete(code, case, by_id[case.id].forward.outputs, rng, secret, slug, case.id in fd_case_ids)
             for case in cases]
 
 
-def _complete(code: CodeSpec, case: Case, outs: Sequence[dict[str, Any]], rng: random.Random, secret: bytes, slug: str,
+def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Random, secret: bytes, slug: str,
               fd: bool) -> Case:
     """One case completed; the draws from `rng` in the order they have always been made."""
-    diff_out = [k for k, o in enumerate(outs) if o["kind"] == "tensor" and o["rg"]]
+    diff_out = [k for k, o in enumerate(outs) if o.kind == "tensor" and o.requires_grad]
     diff_in = diff_inputs(case.args)
     sel = [outs[k] for k in diff_out]
 
     def rand_v() -> list[list[float]]:
-        return [_random_vector(rng, numel(o["shape"]), o["dtype"]) for o in sel]
+        return [_random_vector(rng, numel(o.shape), o.dtype) for o in sel]
 
     kinds: tuple[str, ...] = ()
     if diff_out and diff_in and case.kind != "float32":
@@ -151,7 +146,7 @@ def _complete(code: CodeSpec, case: Case, outs: Sequence[dict[str, Any]], rng: r
             kinds = ("random", "ones")
         else:
             kinds = ("random",)
-    grad_outputs = [rand_v() if kind == "random" else [[1.0] * numel(o["shape"]) for o in sel] for kind in kinds]
+    grad_outputs = [rand_v() if kind == "random" else [[1.0] * numel(o.shape) for o in sel] for kind in kinds]
     done = dataclasses.replace(case, diff_outputs=diff_out, grad_outputs=grad_outputs, grad_output_kinds=kinds)
     if not (fd and diff_out and diff_in and code.differentiable):
         return done

@@ -21,7 +21,7 @@ from .cases import Case, diff_inputs, task_cases
 from .errors import BadOutput, GraderFault
 from .plan import base_cases, canonical, complete_cases
 from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
-from .reports import validate_report
+from .reports import Report, parse_report
 from .spec import CodeSpec, load_code_spec
 from .verdict import Verdict, assemble
 
@@ -34,7 +34,7 @@ class PreparedExercise:
     cases: list[Case]
     #: the task frame up to the learner's source (spliced in per grade, see judge.py)
     task_prefix: bytes
-    reference_report: dict[str, Any]
+    reference_report: Report
     reference_ms: float
 
 
@@ -72,7 +72,7 @@ class ReferenceCache:
                 self._building.pop(key, None)
             return prepared, True
 
-    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case]) -> dict[str, Any]:
+    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case]) -> Any:
         task = json.dumps({"op": "grade", "source": source, "entry_point": entry_point, "module_name": "reference",
                            "cases": task_cases(cases)}, separators=(",", ":")).encode()
         session, _, _ = self._pool.execute(task, TRUSTED_TIMEOUT, slot)
@@ -95,11 +95,9 @@ class ReferenceCache:
             raise GraderFault(f"exercise {slug}: no reference.py")
         ep = code.entry_point
         cases0 = base_cases(code, self._secret, slug)
-        probe = self._trusted_run(slot, reference, ep, cases0)
-        _check_reference(slug, probe, cases0)
+        probe = _check_reference(slug, self._trusted_run(slot, reference, ep, cases0), cases0)
         cases = complete_cases(code, cases0, probe, self._secret, slug)
-        ref = self._trusted_run(slot, reference, ep, cases)
-        _check_reference(slug, ref, cases)
+        ref = _check_reference(slug, self._trusted_run(slot, reference, ep, cases), cases)
         verdict = _check_reference_passes(slug, code, cases, ref, reference)
         _check_expected_gradients(slug, code, cases, verdict)
         cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
@@ -109,30 +107,27 @@ class ReferenceCache:
         return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
 
 
-def _check_reference(slug: str, rep: dict[str, Any], cases: list[Case]) -> None:  # noqa: C901
-    """The reference's report is well formed and nothing in it raised."""
+def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:
+    """The reference's report, well formed and with nothing in it raised."""
     try:
-        validate_report(rep, cases)
+        rep = parse_report(frame, cases)
     except BadOutput as exc:
         raise GraderFault(f"exercise {slug}: reference report invalid: {exc}") from exc
-    if not rep["load"]["ok"]:
-        raise GraderFault(f"exercise {slug}: reference.py raised on load: {rep['load']['error']['message']}")
-    if not (rep.get("entry") or {}).get("is_function"):
+    if rep.load_error is not None:
+        raise GraderFault(f"exercise {slug}: reference.py raised on load: {rep.load_error.message}")
+    if rep.entry is None or not rep.entry.is_function:
         raise GraderFault(f"exercise {slug}: reference.py lacks the entry point")
-    if len(rep["cases"]) != len(cases):
-        raise GraderFault(f"exercise {slug}: reference report incomplete")
-    for c in rep["cases"]:
-        if not c["forward"]["ok"]:
-            raise GraderFault(f"exercise {slug}: reference forward raised on {c['id']}: {c['forward']['error']['message']}")
-        for vr in c.get("vjps", []):
-            if not vr["ok"]:
-                raise GraderFault(f"exercise {slug}: reference backward raised on {c['id']}: {vr['error']['message']}")
-        for k in ("gradcheck", "gradgrad"):
-            if k in c and not c[k]["ok"]:
-                raise GraderFault(f"exercise {slug}: reference {k} raised on {c['id']}: {c[k]['error']['message']}")
+    for c in rep.cases:
+        errors = [("forward", c.forward.error), *(("backward", vr.error) for vr in c.vjps),
+                  ("gradcheck", c.gradcheck.error if c.gradcheck and not c.gradcheck.ok else None),
+                  ("gradgrad", c.gradgrad.error if c.gradgrad else None)]
+        for what, error in errors:
+            if error is not None:
+                raise GraderFault(f"exercise {slug}: reference {what} raised on {c.id}: {error.message}")
+    return rep
 
 
-def _check_reference_passes(slug: str, code: CodeSpec, cases: list[Case], ref: dict[str, Any], reference: str) -> Verdict:
+def _check_reference_passes(slug: str, code: CodeSpec, cases: list[Case], ref: Report, reference: str) -> Verdict:
     """The reference graded against itself scores 1, or the exercise is broken."""
     verdict = Verdict(code, cases, ref, ref, source=reference)
     verdict.run()
@@ -150,7 +145,7 @@ def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[Case], verd
         eg = case.expected_grad
         if not eg or "ones" not in case.grad_output_kinds:
             continue
-        rv = verdict.ref_cases[case.id]["vjps"][case.grad_output_kinds.index("ones")]["grads"]
+        rv = verdict.ref_cases[case.id].vjps[case.grad_output_kinds.index("ones")].grads
         for pos, arg_i in enumerate(diff_inputs(case.args)):
             want = eg.get(names[arg_i])
             if want is not None and rv[pos] != want and not all(abs(a - b) <= 1e-9 for a, b in zip(rv[pos] or [], want)):

@@ -1,28 +1,213 @@
-"""The report frame a child sends: its one structural validator, before anything reads it.
+"""The report a child sends: its types, and the one place that checks and parses it.
 
-A report is untrusted JSON. `validate_report` raises BadOutput unless it has exactly the
-structure the harness produces for the cases the judge sent (ids, lengths, numbers where numbers
-belong, the check mode the judge would choose); only then do the verdict (grades) and the check
-engine (runs) read its numbers, and decide. The framing itself is protocol.py's.
+A report is untrusted JSON. `parse_report` raises BadOutput unless it has exactly the structure
+the harness produces for the cases the judge sent (ids, lengths, numbers where numbers belong, the
+check mode the judge would choose), and returns it as a frozen `Report`; only then do the verdict
+(grades) and the check engine (runs) read its numbers, and decide. The reference's report is
+parsed the same way, once per exercise version (references.py).
+
+The framing is protocol.py's. It is not done there: protocol.py is loaded in the sandboxed child
+as a plain stdlib module and imports nothing of the service, while parsing needs the plan's types.
+
+Numbers stay in the lists the JSON decoded them into (parsing copies none): they are not to be
+changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import checks
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, diff_inputs
+from .cases import Arg, Case, GradgradPlan, JacobianPlan, diff_inputs, to_float32
 from .errors import BadOutput
 from .spec import numel
 
+Grads = list["list[Any] | None"]  # one backward's gradients, one per input requiring grad (None: undefined)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildError:
+    """An exception raised in the child: by the learner's code, or by the harness on its behalf."""
+
+    where: str
+    type: str
+    message: str
+    traceback: str
+    line: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"where": self.where, "type": self.type, "message": self.message, "traceback": self.traceback,
+                "line": self.line}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What the entry point's name turned out to be."""
+
+    found: bool
+    is_class: bool
+    is_function: bool
+    has_forward: bool = True
+    has_backward: bool = True
+    #: the classes the code defines (when the entry point was not found)
+    defined: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """One output of forward: a tensor (values None when too large to send), or something else."""
+
+    kind: str  # "tensor" or "other"
+    shape: list[int] = field(default_factory=list)
+    dtype: str = ""
+    requires_grad: bool = False
+    values: list[Any] | None = None
+    #: the Python type's name of an output that is not a tensor
+    type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Forward:
+    ok: bool
+    error: ChildError | None = None
+    outputs: tuple[Output, ...] = ()
+    count: int = 0
+    #: every argument's values after forward (None: not a tensor, or too large)
+    inputs_after: list[list[Any] | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnedItem:
+    kind: str  # "none", "tensor" or "other"
+    shape: list[int] = field(default_factory=list)
+    dtype: str = ""
+    #: the Python type's name ("tensor" or "none" for those kinds)
+    type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """What backward returned, before autograd checked it (the harness's recorder)."""
+
+    count: int
+    items: tuple[ReturnedItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Vjp:
+    """backward for one set of grad_outputs."""
+
+    ok: bool
+    error: ChildError | None = None
+    grads: Grads = field(default_factory=list)
+    #: whether backward changed grad_output in place
+    v_changed: bool | None = None
+    returned: Returned | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsInputGrad:
+    """backward again with only input `arg` requiring grad."""
+
+    arg: int
+    ok: bool
+    error: ChildError | None = None
+    grad: list[Any] | None = None
+    returned: Returned | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GradcheckNumbers:
+    """The numbers of harness._gradcheck_numbers for a JacobianPlan; `stage` names the step that
+    raised (None: none did). Judged in checks.py."""
+
+    ok: bool
+    stage: str | None
+    error: ChildError | None = None
+    out_rg: list[bool] = field(default_factory=list)
+    out_shapes: list[list[int]] = field(default_factory=list)
+    mode: str = "full"
+    #: forward's outputs (flat, concatenated) at x - eps and x + eps, one row per point or direction
+    minus: list[list[float]] = field(default_factory=list)
+    plus: list[list[float]] = field(default_factory=list)
+    #: full mode: per differentiable output, backward's rows for every basis grad_output, twice
+    rows: list[list[list[Grads]]] | None = None
+    #: projections: backward for each random grad_output, and for the first again
+    grads: list[Grads] | None = None
+    grads2: list[Grads] | None = None
+    zero_grad_output: Grads | None = None
+    undefined_grad_output: list[Grads] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GradOutput:
+    """A grad_output the child used for gradgradcheck (values None when too large to send)."""
+
+    shape: list[int]
+    dtype: str
+    values: list[Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class GradgradNumbers:
+    """harness._gradgrad's report: the grad_outputs used, then the gradcheck numbers of the function
+    (inputs, grad_outputs) -> backward's gradients, of which `present` are defined."""
+
+    ok: bool
+    error: ChildError | None = None
+    v: tuple[GradOutput, ...] = ()
+    numbers: GradcheckNumbers | None = None
+    present: list[int] = field(default_factory=list)
+    #: double backward for the plan's w (None: no gradient at all; w_error: it raised)
+    w_product: Grads | None = None
+    w_error: ChildError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseReport:
+    id: str
+    forward: Forward
+    vjps: tuple[Vjp, ...] = ()
+    #: the arguments forward returned as outputs (those it may change, marked dirty)
+    returned_inputs: list[int] = field(default_factory=list)
+    gradcheck: GradcheckNumbers | None = None
+    needs_input_grad: tuple[NeedsInputGrad, ...] | None = None
+    gradgrad: GradgradNumbers | None = None
+    #: a run's: the outputs that require grad, and the grad_outputs the child drew (one set per VJP)
+    diff_outputs: list[int] | None = None
+    vjp_sets: list[list[list[float]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The child's main report: the code loaded (or raised), its entry point, one CaseReport per
+    case (none unless the entry point is a Function)."""
+
+    load_error: ChildError | None
+    entry: Entry | None
+    cases: tuple[CaseReport, ...]
+
+    @property
+    def loaded(self) -> bool:
+        return self.load_error is None
+
+
+@dataclass(frozen=True, slots=True)
+class TorchMessage:
+    ok: bool
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TorchMessages:
+    """torch's own gradcheck and gradgradcheck messages for one case (informative only)."""
+
+    gradcheck: TorchMessage | None = None
+    gradgradcheck: TorchMessage | None = None
+
+
 _MAX_OUTPUTS = 16
-
-
-def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 _NUMBER_TYPES = frozenset({int, float})  # what JSON numbers decode to (bool is neither)
 
 
@@ -30,105 +215,12 @@ def _numlist(x: Any, n: int | None = None) -> bool:
     return isinstance(x, list) and (n is None or len(x) == n) and set(map(type, x)) <= _NUMBER_TYPES
 
 
-def _require(cond: bool, what: str) -> None:
-    if not cond:
-        raise BadOutput(what)
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _check_error(e: Any) -> None:
-    _require(isinstance(e, dict), "error is not an object")
-    for k in ("type", "message", "traceback", "where"):
-        _require(isinstance(e.get(k), str), f"error.{k}")
-    _require(e.get("line") is None or (isinstance(e.get("line"), int) and not isinstance(e.get("line"), bool)), "error.line")
-
-
-def _check_ok_block(b: Any, what: str) -> bool:
-    _require(isinstance(b, dict) and isinstance(b.get("ok"), bool), f"{what}.ok")
-    if not b["ok"]:
-        _check_error(b.get("error"))
-    ok: bool = b["ok"]
-    return ok
-
-
-def validate_report(report: Any, cases: Sequence[Case]) -> None:  # noqa: C901
-    """Raise BadOutput unless `report` has exactly the structure the harness produces."""
-    _require(isinstance(report, dict) and report.get("type") == "main", "not a main report")
-    loaded = _check_ok_block(report.get("load"), "load")
-    entry = report.get("entry")
-    _require(entry is not None or not loaded or not cases, "entry missing")
-    if entry is not None:
-        _require(isinstance(entry, dict), "entry")
-        for k in ("found", "is_class", "is_function"):
-            _require(isinstance(entry.get(k), bool), f"entry.{k}")
-    reps = report.get("cases")
-    complete = bool(loaded and entry and entry.get("is_function"))
-    _require(isinstance(reps, list) and len(reps) == (len(cases) if complete else 0), "cases")
-    for rep, case in zip(reps, cases):
-        _require(isinstance(rep, dict) and rep.get("id") == case.id, "case id")
-        fwd = rep.get("forward")
-        if not _check_ok_block(fwd, "forward"):
-            continue
-        outs = fwd.get("outputs")
-        _require(isinstance(outs, list) and len(outs) <= _MAX_OUTPUTS, "outputs")
-        _require(isinstance(fwd.get("count"), int) and not isinstance(fwd.get("count"), bool), "count")
-        for o in outs:
-            _require(isinstance(o, dict) and o.get("kind") in ("tensor", "other"), "output kind")
-            if o["kind"] == "tensor":
-                shape = o.get("shape")
-                _require(isinstance(shape, list) and len(shape) <= 16 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape), "output shape")
-                _require(isinstance(o.get("dtype"), str) and isinstance(o.get("rg"), bool), "output dtype")
-                _require(o.get("values") is None or _numlist(o["values"], numel(shape)), "output values")
-            else:
-                _require(isinstance(o.get("type"), str), "output type")
-        after = fwd.get("inputs_after")
-        _require(isinstance(after, list) and len(after) == len(case.args), "inputs_after")
-        for a, spec in zip(after, case.args):
-            if spec.kind == "tensor":
-                _require(a is None or _numlist(a, spec.numel), "inputs_after values")
-        if case.probe:
-            continue
-        vjps = rep.get("vjps", [])
-        if case.grad_output_seed is not None:  # a run: the child drew ones and random grad_outputs
-            _require(isinstance(vjps, list) and len(vjps) <= 1 + case.random_grad_outputs, "vjps")
-            if vjps:
-                _check_vjp_sets(rep)
-        else:
-            _require(isinstance(vjps, list) and len(vjps) == len(case.grad_outputs), "vjps")
-        ret_in = rep.get("returned_inputs", [])
-        _require(isinstance(ret_in, list) and all(isinstance(i, int) and 0 <= i < len(case.args) for i in ret_in),
-                 "returned_inputs")
-        n_in = len(diff_inputs(case.args))
-        for vr in vjps:
-            ok = _check_ok_block(vr, "vjp")
-            if ok:
-                grads = vr.get("grads")
-                _require(isinstance(grads, list) and len(grads) == n_in and all(g is None or _numlist(g) for g in grads), "grads")
-            _require(vr.get("v_changed") is None or isinstance(vr.get("v_changed"), bool), "v_changed")
-            _check_returned(vr.get("returned"))
-        if case.gradcheck is not None:
-            _check_gradcheck_numbers(rep.get("gradcheck"), case.gradcheck, case.args)
-        if "needs_input_grad" in rep:
-            alone = rep["needs_input_grad"]
-            _require(isinstance(alone, list) and len(alone) <= n_in, "needs_input_grad")
-            for a in alone:
-                if _check_ok_block(a, "needs_input_grad"):
-                    _require(a.get("grad") is None or _numlist(a["grad"]), "needs_input_grad.grad")
-                    _check_returned(a.get("returned"))
-                _require(isinstance(a.get("arg"), int) and 0 <= a["arg"] < len(case.args), "needs_input_grad.arg")
-        if case.gradgrad is not None:
-            _check_gradgrad(rep.get("gradgrad"), case.gradgrad, case.args, n_in)
-
-
-def _check_returned(ret: Any) -> None:
-    """The structure of what backward returned, as the harness's recorder describes it."""
-    if ret is None:
-        return
-    _require(isinstance(ret, dict) and isinstance(ret.get("count"), int) and isinstance(ret.get("items"), list), "returned")
-    for it in ret["items"]:
-        _require(isinstance(it, dict) and it.get("kind") in ("none", "tensor", "other"), "returned item")
-        if it["kind"] == "tensor":
-            _require(isinstance(it.get("shape"), list) and all(isinstance(d, int) for d in it["shape"]), "returned shape")
-            _require(isinstance(it.get("dtype"), str), "returned dtype")
+def _is_shape(sh: Any) -> bool:
+    return isinstance(sh, list) and len(sh) <= 16 and all(_is_int(d) and d >= 0 for d in sh)
 
 
 def _grad_rows(rows: Any, n_in: int) -> bool:
@@ -136,35 +228,173 @@ def _grad_rows(rows: Any, n_in: int) -> bool:
         isinstance(r, list) and len(r) == n_in and all(g is None or _numlist(g) for g in r) for r in rows)
 
 
-def _is_shape(sh: Any) -> bool:
-    return isinstance(sh, list) and len(sh) <= 16 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh)
+def _require(cond: bool, what: str) -> None:
+    if not cond:
+        raise BadOutput(what)
 
 
-def _check_gradcheck_numbers(gc: Any, plan: JacobianPlan, args: Sequence[Arg]) -> None:  # noqa: C901
-    """The structure of harness._gradcheck_numbers' report for `plan` over `args` (its numbers are
-    judged in checks.py), the mode included: the one the plan gives for the shapes (JacobianPlan.mode)."""
+def _error(e: Any) -> ChildError:
+    _require(isinstance(e, dict), "error is not an object")
+    for k in ("type", "message", "traceback", "where"):
+        _require(isinstance(e.get(k), str), f"error.{k}")
+    line = e.get("line")
+    _require(line is None or _is_int(line), "error.line")
+    return ChildError(e["where"], e["type"], e["message"], e["traceback"], line)
+
+
+def _ok_block(b: Any, what: str) -> ChildError | None:
+    """An {"ok": bool, "error": ...} block: its error, None when ok."""
+    _require(isinstance(b, dict) and isinstance(b.get("ok"), bool), f"{what}.ok")
+    return None if b["ok"] else _error(b.get("error"))
+
+
+def parse_report(report: Any, cases: Sequence[Case]) -> Report:
+    """The report as a Report; BadOutput unless it has exactly the structure the harness produces."""
+    _require(isinstance(report, dict) and report.get("type") == "main", "not a main report")
+    load_error = _ok_block(report.get("load"), "load")
+    entry = _entry(report.get("entry"))
+    _require(entry is not None or load_error is not None or not cases, "entry missing")
+    reps = report.get("cases")
+    complete = load_error is None and entry is not None and entry.is_function
+    _require(isinstance(reps, list) and len(reps) == (len(cases) if complete else 0), "cases")
+    return Report(load_error, entry, tuple(_case(rep, case) for rep, case in zip(reps, cases)))
+
+
+def _entry(e: Any) -> Entry | None:
+    if e is None:
+        return None
+    _require(isinstance(e, dict), "entry")
+    for k in ("found", "is_class", "is_function"):
+        _require(isinstance(e.get(k), bool), f"entry.{k}")
+    defined = e.get("defined")
+    return Entry(e["found"], e["is_class"], e["is_function"], bool(e.get("has_forward", True)),
+                 bool(e.get("has_backward", True)), tuple(map(str, defined[:8])) if isinstance(defined, list) else ())
+
+
+def _case(rep: Any, case: Case) -> CaseReport:
+    _require(isinstance(rep, dict) and rep.get("id") == case.id, "case id")
+    forward = _forward(rep.get("forward"), case.args)
+    if not forward.ok or case.probe:
+        return CaseReport(case.id, forward)
+    vjps = rep.get("vjps", [])
+    diff_outputs: list[int] | None = None
+    vjp_sets: list[list[list[float]]] = []
+    if case.grad_output_seed is not None:  # a run: the child drew ones and random grad_outputs
+        _require(isinstance(vjps, list) and len(vjps) <= 1 + case.random_grad_outputs, "vjps")
+        if vjps:
+            diff_outputs, vjp_sets = _drawn_grad_outputs(rep, forward.outputs, len(vjps))
+    else:
+        _require(isinstance(vjps, list) and len(vjps) == len(case.grad_outputs), "vjps")
+    ret_in = rep.get("returned_inputs", [])
+    _require(isinstance(ret_in, list) and all(isinstance(i, int) and 0 <= i < len(case.args) for i in ret_in),
+             "returned_inputs")
+    n_in = len(diff_inputs(case.args))
+    alone = rep.get("needs_input_grad")
+    return CaseReport(
+        case.id, forward, tuple(_vjp(vr, n_in) for vr in vjps), ret_in,
+        gradcheck=None if case.gradcheck is None else _gradcheck_numbers(rep.get("gradcheck"), case.gradcheck, case.args),
+        needs_input_grad=None if "needs_input_grad" not in rep else _needs_input_grad(alone, n_in, len(case.args)),
+        gradgrad=None if case.gradgrad is None else _gradgrad(rep.get("gradgrad"), case.gradgrad, case.args, n_in),
+        diff_outputs=diff_outputs, vjp_sets=vjp_sets)
+
+
+def _forward(fwd: Any, args: Sequence[Arg]) -> Forward:
+    error = _ok_block(fwd, "forward")
+    if error is not None:
+        return Forward(False, error)
+    outs = fwd.get("outputs")
+    _require(isinstance(outs, list) and len(outs) <= _MAX_OUTPUTS, "outputs")
+    _require(_is_int(fwd.get("count")), "count")
+    after = fwd.get("inputs_after")
+    _require(isinstance(after, list) and len(after) == len(args), "inputs_after")
+    for a, spec in zip(after, args):
+        if spec.kind == "tensor":
+            _require(a is None or _numlist(a, spec.numel), "inputs_after values")
+    return Forward(True, None, tuple(_output(o) for o in outs), fwd["count"], after)
+
+
+def _output(o: Any) -> Output:
+    _require(isinstance(o, dict) and o.get("kind") in ("tensor", "other"), "output kind")
+    if o["kind"] != "tensor":
+        _require(isinstance(o.get("type"), str), "output type")
+        return Output("other", type=o["type"])
+    shape = o.get("shape")
+    _require(_is_shape(shape), "output shape")
+    _require(isinstance(o.get("dtype"), str) and isinstance(o.get("rg"), bool), "output dtype")
+    _require(o.get("values") is None or _numlist(o["values"], numel(shape)), "output values")
+    return Output("tensor", shape, o["dtype"], o["rg"], o.get("values"))
+
+
+def _vjp(vr: Any, n_in: int) -> Vjp:
+    error = _ok_block(vr, "vjp")
+    grads = []
+    if error is None:
+        grads = vr.get("grads")
+        _require(isinstance(grads, list) and len(grads) == n_in and all(g is None or _numlist(g) for g in grads), "grads")
+    _require(vr.get("v_changed") is None or isinstance(vr.get("v_changed"), bool), "v_changed")
+    return Vjp(error is None, error, grads, vr.get("v_changed"), _returned(vr.get("returned")))
+
+
+def _returned(ret: Any) -> Returned | None:
+    """What backward returned, as the harness's recorder describes it."""
+    if ret is None:
+        return None
+    _require(isinstance(ret, dict) and isinstance(ret.get("count"), int) and isinstance(ret.get("items"), list), "returned")
+    items = []
+    for it in ret["items"]:
+        _require(isinstance(it, dict) and it.get("kind") in ("none", "tensor", "other"), "returned item")
+        kind = it["kind"]
+        if kind == "tensor":
+            _require(isinstance(it.get("shape"), list) and all(isinstance(d, int) for d in it["shape"]), "returned shape")
+            _require(isinstance(it.get("dtype"), str), "returned dtype")
+            items.append(ReturnedItem(kind, it["shape"], it["dtype"], kind))
+        else:
+            items.append(ReturnedItem(kind, type=str(it.get("type", kind))))
+    return Returned(ret["count"], tuple(items))
+
+
+def _needs_input_grad(alone: Any, n_in: int, n_args: int) -> tuple[NeedsInputGrad, ...]:
+    _require(isinstance(alone, list) and len(alone) <= n_in, "needs_input_grad")
+    out = []
+    for a in alone:
+        error = _ok_block(a, "needs_input_grad")
+        returned = None
+        if error is None:
+            _require(a.get("grad") is None or _numlist(a["grad"]), "needs_input_grad.grad")
+            returned = _returned(a.get("returned"))
+        _require(_is_int(a.get("arg")) and 0 <= a["arg"] < n_args, "needs_input_grad.arg")
+        out.append(NeedsInputGrad(a["arg"], error is None, error, a.get("grad") if error is None else None, returned))
+    return tuple(out)
+
+
+def _gradcheck_numbers(gc: Any, plan: JacobianPlan, args: Sequence[Arg]) -> GradcheckNumbers:  # noqa: C901
+    """harness._gradcheck_numbers' report for `plan` over `args` (its numbers are judged in
+    checks.py), the mode included: the one the plan gives for the shapes (JacobianPlan.mode)."""
     n_in = len(diff_inputs(args))
     _require(isinstance(gc, dict) and isinstance(gc.get("ok"), bool), "gradcheck.ok")
-    _require(gc.get("stage") in (None, "forward", "numerical", "analytical", "zero_grad_output", "undefined_grad_output"),
+    stage = gc.get("stage")
+    _require(stage in (None, "forward", "numerical", "analytical", "zero_grad_output", "undefined_grad_output"),
              "gradcheck.stage")
-    if not gc["ok"]:
-        _check_error(gc.get("error"))
-    if gc.get("stage") == "forward":
-        return
+    ok = gc["ok"]
+    error = None if ok else _error(gc.get("error"))
+    if stage == "forward":
+        return GradcheckNumbers(ok, stage, error)
+    if ok and gc.get("error") is not None:
+        error = _error(gc["error"])
     out_rg, shapes = gc.get("out_rg"), gc.get("out_shapes")
     _require(isinstance(out_rg, list) and len(out_rg) <= _MAX_OUTPUTS and all(isinstance(b, bool) for b in out_rg), "out_rg")
     _require(isinstance(shapes, list) and len(shapes) == len(out_rg) and all(_is_shape(sh) for sh in shapes), "out_shapes")
     mode = gc.get("mode")
     _require(mode == plan.mode(args, shapes), "gradcheck.mode")
     if mode == "too_large":
-        _require(gc["ok"] and gc["stage"] is None, "gradcheck.too_large")
-        return
+        _require(ok and stage is None, "gradcheck.too_large")
+        return GradcheckNumbers(ok, stage, error, out_rg, shapes, mode)
     width = sum(numel(sh) for sh in shapes)
     n_points = len(plan.points_of(args) or []) if mode == "full" or plan.projections is None else plan.projections.k
     for key in ("minus", "plus"):
         rows = gc.get(key)
         _require(isinstance(rows, list) and len(rows) <= n_points and all(_numlist(r, width) for r in rows), f"gradcheck.{key}")
-    if gc["ok"] or gc["stage"] not in ("numerical",):
+    if ok or stage not in ("numerical",):
         _require(len(gc["minus"]) == n_points and len(gc["plus"]) == n_points, "gradcheck rows")
     diff_out = [k for k, rg in enumerate(out_rg) if rg]
     rows = gc.get("rows")
@@ -177,75 +407,95 @@ def _check_gradcheck_numbers(gc: Any, plan: JacobianPlan, args: Sequence[Arg]) -
     for key, most in (("grads", n_points), ("grads2", 1)):  # grads2: backward again for the first grad_output
         if gc.get(key) is not None:
             _require(mode == "projections" and len(gc[key]) <= most and _grad_rows(gc[key], n_in), f"gradcheck.{key}")
-    if mode == "projections" and diff_out and (gc["ok"] or gc["stage"] not in ("numerical", "analytical")):
+    if mode == "projections" and diff_out and (ok or stage not in ("numerical", "analytical")):
         _require(len(gc.get("grads") or []) == n_points and len(gc.get("grads2") or []) == 1, "gradcheck.grads")
-    for key in ("zero_grad_output",):
-        if gc.get(key) is not None:
-            _require(_grad_rows([gc[key]], n_in), f"gradcheck.{key}")
-    if gc.get("undefined_grad_output") is not None:
-        _require(_grad_rows(gc["undefined_grad_output"], n_in), "gradcheck.undefined_grad_output")
+    zero, undefined = gc.get("zero_grad_output"), gc.get("undefined_grad_output")
+    _require(zero is None or _grad_rows([zero], n_in), "gradcheck.zero_grad_output")
+    _require(undefined is None or _grad_rows(undefined, n_in), "gradcheck.undefined_grad_output")
+    return GradcheckNumbers(ok, stage, error, out_rg, shapes, mode, gc["minus"], gc["plus"], rows, gc.get("grads"),
+                            gc.get("grads2"), zero, undefined)
 
 
-def _check_gradgrad(gg: Any, plan: GradgradPlan, args: Sequence[Arg], n_in: int) -> None:
-    """The structure of harness._gradgrad's report: the grad_outputs it used (the judge's, or those
-    its seed gives), then gradcheck numbers of the function (inputs, grad_outputs) -> gradients."""
-    if not _check_ok_block(gg, "gradgrad"):
-        return
-    v = gg.get("v")
-    _require(isinstance(v, list) and 1 <= len(v) <= _MAX_OUTPUTS, "gradgrad.v")
-    for item in v:
+def _gradgrad(gg: Any, plan: GradgradPlan, args: Sequence[Arg], n_in: int) -> GradgradNumbers:
+    """harness._gradgrad's report: the grad_outputs it used (the judge's, or those its seed gives),
+    then gradcheck numbers of the function (inputs, grad_outputs) -> gradients."""
+    error = _ok_block(gg, "gradgrad")
+    if error is not None:
+        return GradgradNumbers(False, error)
+    raw_v = gg.get("v")
+    _require(isinstance(raw_v, list) and 1 <= len(raw_v) <= _MAX_OUTPUTS, "gradgrad.v")
+    for item in raw_v:
         _require(isinstance(item, dict) and _is_shape(item.get("shape")) and isinstance(item.get("dtype"), str), "gradgrad.v")
         _require(item.get("values") is None or _numlist(item["values"], numel(item["shape"])), "gradgrad.v values")
-    numbers = gg.get("numbers")
-    _require(isinstance(numbers, dict), "gradgrad.numbers")
-    ext = checks.gradgrad_args(args, gg)
-    _check_gradcheck_numbers(numbers, plan.jacobian, ext)
-    if any(item["values"] is None for item in v):
-        _require(numbers.get("mode") == "too_large", "gradgrad.v values")
+    v = tuple(GradOutput(item["shape"], item["dtype"], item.get("values")) for item in raw_v)
+    raw_numbers = gg.get("numbers")
+    _require(isinstance(raw_numbers, dict), "gradgrad.numbers")
+    ext = gradgrad_args(args, v)
+    numbers = _gradcheck_numbers(raw_numbers, plan.jacobian, ext)
+    if any(item.values is None for item in v):
+        _require(numbers.mode == "too_large", "gradgrad.v values")
     else:
-        planned = plan.grad_outputs([numel(it["shape"]) for it in v])
-        _require(len(planned) == len(v) and all(checks.same_grad_output(it, p) for it, p in zip(v, planned)),
+        planned = plan.grad_outputs([numel(it.shape) for it in v])
+        _require(len(planned) == len(v) and all(_same_grad_output(it, p) for it, p in zip(v, planned)),
                  "gradgrad.v: not the judge's grad_outputs")
     present = gg.get("present")
-    _require(isinstance(present, list) and all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < n_in
-                                                for p in present) and present == sorted(set(present)), "gradgrad.present")
-    if numbers.get("stage") != "forward" and numbers.get("out_shapes") is not None:
-        _require(len(present) == len(numbers["out_shapes"]), "gradgrad.present")
-    if gg.get("w_product") is not None:
-        _require(_grad_rows([gg["w_product"]], len(diff_inputs(ext))), "gradgrad.w_product")
+    _require(isinstance(present, list) and all(_is_int(p) and 0 <= p < n_in for p in present)
+             and present == sorted(set(present)), "gradgrad.present")
+    if numbers.stage != "forward" and raw_numbers.get("out_shapes") is not None:
+        _require(len(present) == len(numbers.out_shapes), "gradgrad.present")
+    w_product = gg.get("w_product")
+    _require(w_product is None or _grad_rows([w_product], len(diff_inputs(ext))), "gradgrad.w_product")
+    w_error = None if gg.get("w_error") is None else _error(gg["w_error"])
+    return GradgradNumbers(True, None, v, numbers, present, w_product, w_error)
 
 
-def torch_messages(frame: Any) -> dict[str, dict[str, Any]]:
-    """case id -> {"torch_gradcheck": {...}, ...} from the optional second frame (informative)."""
-    out: dict[str, dict[str, Any]] = {}
+def gradgrad_args(args: Sequence[Arg], v: Sequence[GradOutput]) -> list[Arg]:
+    """The arguments of torch.autograd.gradgradcheck's function: the inputs, then one grad_output per
+    differentiable output (the values the child reported using, none when too large to send: only
+    their shapes are read then), each requiring grad."""
+    return list(args) + [Arg("tensor", dtype=g.dtype, shape=g.shape, values=g.values or [], requires_grad=True) for g in v]
+
+
+def _same_grad_output(item: GradOutput, planned: Sequence[float]) -> bool:
+    """Whether the child's reported grad_output holds the judge's values, as its dtype stores them."""
+    values = item.values or []
+    if len(values) != len(planned):
+        return False
+    if item.dtype == "float64":
+        return all(a == b for a, b in zip(values, planned))
+    if item.dtype == "float32":
+        return all(a == to_float32(b) for a, b in zip(values, planned))
+    return all(a == b or abs(a - b) <= 1e-2 + 1e-2 * abs(b) for a, b in zip(values, planned))  # half precision: rounded by torch
+
+
+def _drawn_grad_outputs(rep: dict[str, Any], outs: Sequence[Output], n_vjps: int) -> tuple[list[int], list[list[list[float]]]]:
+    """A run's grad_outputs, drawn by the child from our seed (one set per VJP, one vector per
+    differentiable output), and which outputs were differentiable."""
+    vsets: Any = rep.get("vjp_sets")
+    diff_out: Any = rep.get("diff_outputs")
+    _require(isinstance(diff_out, list) and all(isinstance(k, int) and 0 <= k < len(outs) for k in diff_out), "diff_outputs")
+    _require(isinstance(vsets, list) and len(vsets) == n_vjps, "vjp_sets")
+    for vset in vsets:
+        _require(isinstance(vset, list) and len(vset) == len(diff_out), "vjp_set")
+        for v, k in zip(vset, diff_out):
+            _require(isinstance(v, list) and len(v) == numel(outs[k].shape)
+                     and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v), "vjp values")
+    return diff_out, vsets
+
+
+def torch_messages(frame: Any) -> dict[str, TorchMessages]:
+    """case id -> torch's own messages, from the optional second frame (informative: anything
+    malformed is left out)."""
+    out: dict[str, TorchMessages] = {}
     if not isinstance(frame, dict) or frame.get("type") != "torch_checks" or not isinstance(frame.get("cases"), list):
         return out
     for c in frame["cases"]:
-        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
-            continue
-        entry = {}
-        for k in ("torch_gradcheck", "torch_gradgradcheck"):
-            v = c.get(k)
-            if isinstance(v, dict) and isinstance(v.get("ok"), bool) and isinstance(v.get("message"), str):
-                entry[k] = {"ok": v["ok"], "message": v["message"][:4000]}
-        out[c["id"]] = entry
+        if isinstance(c, dict) and isinstance(c.get("id"), str):
+            out[c["id"]] = TorchMessages(_torch_message(c.get("torch_gradcheck")), _torch_message(c.get("torch_gradgradcheck")))
     return out
 
 
-def _check_vjp_sets(rep: dict[str, Any]) -> None:
-    """A run's grad_outputs, drawn by the child from our seed (one set per VJP, one vector per
-    differentiable output), and which outputs were differentiable."""
-    vsets = rep.get("vjp_sets")
-    outs = rep["forward"]["outputs"]
-    diff_out = rep.get("diff_outputs")
-    if not isinstance(diff_out, list) or not all(isinstance(k, int) and 0 <= k < len(outs) for k in diff_out):
-        raise BadOutput("diff_outputs")
-    if not isinstance(vsets, list) or len(vsets) != len(rep.get("vjps", [])):
-        raise BadOutput("vjp_sets")
-    for vset in vsets:
-        if not (isinstance(vset, list) and len(vset) == len(diff_out)):
-            raise BadOutput("vjp_set")
-        for v, k in zip(vset, diff_out):
-            if not (isinstance(v, list) and len(v) == numel(outs[k].get("shape") or [])
-                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
-                raise BadOutput("vjp values")
+def _torch_message(v: Any) -> TorchMessage | None:
+    if isinstance(v, dict) and isinstance(v.get("ok"), bool) and isinstance(v.get("message"), str):
+        return TorchMessage(v["ok"], v["message"][:4000])
+    return None

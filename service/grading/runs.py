@@ -31,9 +31,8 @@ from typing import Any
 from . import checks
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
-from .errors import BadOutput
 from .plan import run_cases
-from .reports import validate_report
+from .reports import CaseReport, Output, TorchMessage, TorchMessages, parse_report
 from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs, numel
 
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
@@ -143,122 +142,119 @@ def _check_json(name: str, outcome: Outcome) -> dict[str, Any]:
     return item
 
 
-def summarize_run(plan: RunPlan, report: dict[str, Any], torch_frame: dict[str, Any], entry_point: str | None, source: str) -> dict[str, Any]:  # noqa: C901
-    """The public result of a run from the child's report. Raises BadOutput for a malformed report."""
+def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages], entry_point: str | None, source: str) -> dict[str, Any]:  # noqa: C901
+    """The public result of a run from the child's report frame. Raises BadOutput for a malformed report."""
     result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
-    if not isinstance(report, dict) or report.get("type") != "main" or not isinstance(report.get("load"), dict):
-        raise BadOutput("report")
-    load = report["load"]
-    if not load.get("ok"):
-        result.update(status="error", error=load.get("error"))
+    report = parse_report(frame, plan.cases)
+    if report.load_error is not None:
+        result.update(status="error", error=report.load_error.to_json())
         return result
     if not plan.has_function:
         return result
-    validate_report(report, plan.cases)
-    entry = report.get("entry") or {}
-    if not entry.get("is_function"):
+    if report.entry is None or not report.entry.is_function:
         result.update(status="error", error={"where": "entry point", "type": "NameError",
                                              "message": f"{entry_point} is not defined as a torch.autograd.Function subclass",
                                              "traceback": "", "line": None})
         return result
-    reps = {r["id"]: r for r in report["cases"]}
+    reps = {r.id: r for r in report.cases}
     run_case, run_rep = plan.cases[0], reps[plan.cases[0].id]
     result["inputs"] = _public_inputs(run_case, plan.names)
-    f = run_rep["forward"]
-    if not f["ok"]:
-        result.update(status="error", error=f["error"])
+    f = run_rep.forward
+    if f.error is not None:
+        result.update(status="error", error=f.error.to_json())
         return result
-    result["forward"] = {"outputs": [
-        {"kind": o["kind"], **({"shape": o["shape"], "dtype": o["dtype"], "requires_grad": o["rg"],
-                                "values": _shown(o["values"])} if o["kind"] == "tensor" else {"type": o["type"]})}
-        for o in f["outputs"]]}
+    result["forward"] = {"outputs": [_public_output(o) for o in f.outputs]}
     diff_in = diff_inputs(run_case.args)
-    vjps = run_rep.get("vjps") or []
+    vjps = run_rep.vjps
     if not diff_in or not vjps:
         return result
-    if not vjps[0]["ok"]:
-        result.update(status="error", error=vjps[0]["error"])
+    if vjps[0].error is not None:
+        result.update(status="error", error=vjps[0].error.to_json())
     else:
-        result["gradients"] = {plan.names[i]: _shown(g) for i, g in zip(diff_in, vjps[0]["grads"])}
+        result["gradients"] = {plan.names[i]: _shown(g) for i, g in zip(diff_in, vjps[0].grads)}
 
     case = next(c for c in plan.cases if c.id == plan.check_case_id)
     rep = reps[case.id]
     float32 = case is not run_case
     outcomes = _run_checks(case, rep, run_case, run_rep, plan.names, source)
-    torch_msgs = torch_frame.get(case.id) or {}
+    torch_msg = torch_msgs.get(case.id) or TorchMessages()
     name = "jacobian_projections" if "jacobian_projections" in outcomes else "gradcheck"
-    result["gradcheck"] = _summary(name, outcomes[name], torch_msgs.get("torch_gradcheck"))
+    result["gradcheck"] = _summary(name, outcomes[name], torch_msg.gradcheck)
     if float32:
         result["gradcheck"]["note"] = ("float32 cannot be checked to gradcheck's tolerances: the checks ran on float64 "
                                        "copies of your inputs; the values and gradients shown are your float32 ones.")
     if "gradgradcheck" in outcomes:
-        result["gradgradcheck"] = _summary("gradgradcheck", outcomes["gradgradcheck"], torch_msgs.get("torch_gradgradcheck"))
-        gg = rep.get("gradgrad") or {}
-        if gg.get("ok"):
-            result["gradgradcheck"]["grad_outputs"] = [{"shape": v["shape"], "dtype": v["dtype"], "values": _shown(v["values"])}
-                                                       for v in gg["v"]]
+        result["gradgradcheck"] = _summary("gradgradcheck", outcomes["gradgradcheck"], torch_msg.gradgradcheck)
+        if rep.gradgrad is not None and rep.gradgrad.ok:
+            result["gradgradcheck"]["grad_outputs"] = [{"shape": v.shape, "dtype": v.dtype, "values": _shown(v.values)}
+                                                       for v in rep.gradgrad.v]
     result["checks"] = [_check_json(n, outcomes[n]) for n in RUN_CHECKS if n in outcomes]
     result["passed"] = all(o.passed for o in outcomes.values())
     result["likely_causes"] = list(dict.fromkeys(o.likely_cause for o in outcomes.values() if not o.passed and o.likely_cause))
     for o in outcomes.values():
         if o.error is not None and result["error"] is None:
-            result["error"] = o.error
+            result["error"] = o.error.to_json()
     return result
 
 
-def _summary(name: str, outcome: Outcome, torch_msg: dict[str, Any] | None) -> dict[str, Any]:
+def _public_output(o: Output) -> dict[str, Any]:
+    if o.kind != "tensor":
+        return {"kind": o.kind, "type": o.type}
+    return {"kind": o.kind, "shape": o.shape, "dtype": o.dtype, "requires_grad": o.requires_grad, "values": _shown(o.values)}
+
+
+def _summary(name: str, outcome: Outcome, torch_msg: TorchMessage | None) -> dict[str, Any]:
     """A Jacobian check at the top of a run's result: which check was made, its verdict, and torch's
     own message (informative only; given when the Jacobian is made in full)."""
     out = {"check": name, "passed": outcome.passed, "message": outcome.message,
            "diagnostics": [d.to_json() for d in outcome.diagnostics],
-           "torch_message": torch_msg["message"] if torch_msg else None}
+           "torch_message": torch_msg.message if torch_msg else None}
     if not outcome.passed and outcome.likely_cause:
         out["likely_cause"] = outcome.likely_cause
     return out
 
 
-def _run_checks(case: Case, rep: dict[str, Any], run_case: Case, run_rep: dict[str, Any], names: list[str], source: str) -> dict[str, Outcome]:  # noqa: C901
+def _run_checks(case: Case, rep: CaseReport, run_case: Case, run_rep: CaseReport, names: list[str], source: str) -> dict[str, Outcome]:  # noqa: C901
     """Every check of a run, on the check case (`rep`), from the one engine: the Jacobian in full
     (gradcheck) or by random projections (jacobian_projections), then the hygiene checks."""
     args = case.args
     out: dict[str, Outcome] = {}
     plan_gc = case.gradcheck
     assert plan_gc is not None  # planned whenever an input requires grad, and gradients were shown
-    gc_rep: dict[str, Any] | None = rep.get("gradcheck")
-    mode = gc_rep.get("mode", "full") if gc_rep else "full"
-    float32 = rep["forward"]["ok"] and checks.computes_in_float32(args, rep["forward"]["outputs"])
-    vjps = rep.get("vjps") or []
-    vsets = rep["vjp_sets"] if vjps else []
+    gc_rep = rep.gradcheck
+    mode = gc_rep.mode if gc_rep else "full"
+    float32 = rep.forward.ok and checks.computes_in_float32(args, rep.forward.outputs)
+    vjps, vsets = rep.vjps, rep.vjp_sets
     atol, rtol = plan_gc.atol, plan_gc.rtol
-    alone = rep.get("needs_input_grad")
-    returned = next((vr.get("returned") for vr in vjps if vr.get("returned") is not None), None)
+    alone = rep.needs_input_grad
+    returned = next((vr.returned for vr in vjps if vr.returned is not None), None)
     consulted = checks.uses_needs_input_grad(source)
     if gc_rep is not None and mode == "too_large":
         n_in = sum(args[i].numel for i in diff_inputs(args))
-        width = sum(numel(s) for s in gc_rep["out_shapes"])
+        width = sum(numel(s) for s in gc_rep.out_shapes)
         out["gradcheck"] = Outcome(False, f"Not checked: the Jacobian ({width} output elements by {n_in} input elements) "
                                           f"is too large to check in one run, even by random projections (made up to "
                                           f"{MAX_PROJECTED_ELEMENTS} input and output elements together). Use smaller inputs.")
     elif gc_rep is not None and mode == "projections":
         out["jacobian_projections"] = checks.projections(args, gc_rep, plan_gc, names, float32=float32)
-        projected = gc_rep["stage"] not in ("forward", "numerical") and any(gc_rep["out_rg"])
-        if vjps and projected and rep.get("diff_outputs") == [k for k, rg in enumerate(gc_rep["out_rg"]) if rg]:
+        projected = gc_rep.stage not in ("forward", "numerical") and any(gc_rep.out_rg)
+        if vjps and projected and rep.diff_outputs == [k for k, rg in enumerate(gc_rep.out_rg) if rg]:
             out["random_vjp"] = checks.projected_vjps(args, gc_rep, plan_gc, vsets, vjps, names, float32=float32)
             out["backward_arity"] = checks.backward_arity(args, returned, names)
-            if alone is not None and vjps[-1]["ok"]:
+            if alone is not None and vjps[-1].ok:
                 out["needs_input_grad"] = checks.needs_input_grad(
-                    args, checks.grads_by_input(args, vjps[-1]["grads"]), alone, names, atol, rtol, consulted=consulted, returned=returned,
+                    args, checks.grads_by_input(args, vjps[-1].grads), alone, names, atol, rtol, consulted=consulted, returned=returned,
                     source="with every input requiring grad (checked by projections) it gave")
             out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
     else:
         out["gradcheck"] = checks.jacobian(args, gc_rep, plan_gc, names, float32=float32)
         jac: Jacobians | None = None
-        if gc_rep is not None and gc_rep.get("stage") not in ("forward", "numerical"):
+        if gc_rep is not None and gc_rep.stage not in ("forward", "numerical"):
             try:
                 jac = checks.numerical_jacobian(args, gc_rep, plan_gc)
             except (ValueError, IndexError, TypeError):
                 jac = None
-        if jac is not None and jac.diff_outputs and rep.get("diff_outputs") != jac.diff_outputs:
+        if jac is not None and jac.diff_outputs and rep.diff_outputs != jac.diff_outputs:
             jac = None  # two forwards disagree on which outputs require grad
         if vjps and jac is not None and jac.diff_outputs:
             out["random_vjp"] = checks.random_vjps(args, jac, vsets, vjps, 0, names, atol, rtol, float32=float32)
@@ -267,9 +263,7 @@ def _run_checks(case: Case, rep: dict[str, Any], run_case: Case, run_rep: dict[s
                 out["needs_input_grad"] = checks.needs_input_grad(args, checks.numerical_vjp(jac, args, vsets[-1]), alone,
                                                                   names, atol, rtol, consulted=consulted, returned=returned)
             out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
-    run_forward = run_rep["forward"]
-    out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_forward["inputs_after"], names,
-                                                      run_rep.get("returned_inputs") or [])
+    out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_rep.forward.inputs_after, names, run_rep.returned_inputs)
     if case.gradgrad is not None:
-        out["gradgradcheck"] = checks.gradgradcheck(args, rep.get("gradgrad"), case.gradgrad, names)
+        out["gradgradcheck"] = checks.gradgradcheck(args, rep.gradgrad, case.gradgrad, names)
     return out

@@ -1,7 +1,7 @@
 """The judge's decisions: every check, its message, diagnostics and likely causes.
 
 Pure Python on plain numbers (no torch): the submission's report (untrusted, validated first by
-reports.validate_report) is compared with the reference's report (computed in a trusted process on the same plan)
+reports.parse_report) is compared with the reference's report (computed in a trusted process on the same plan)
 and with finite differences the judge computes itself from the forward values the child returned.
 
 Why the gradient checks cannot be faked: the child never sees the reference's numbers, so the only
@@ -19,6 +19,7 @@ from typing import Any
 from . import checks
 from .cases import Case, diff_inputs
 from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
+from .reports import CaseReport, ChildError, Report, TorchMessages
 from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec, numel
 from .technique import TECHNIQUES, missing_techniques
 
@@ -31,24 +32,27 @@ from .technique import TECHNIQUES, missing_techniques
 class Verdict:
     """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
 
-    def __init__(self, code: CodeSpec, cases: Sequence[Case], ref: dict[str, Any], sub: dict[str, Any], torch_msgs: dict[str, Any] | None = None,
+    def __init__(self, code: CodeSpec, cases: Sequence[Case], ref: Report, sub: Report, torch_msgs: dict[str, TorchMessages] | None = None,
                  source: str = "") -> None:
         self.code, self.cases, self.ref, self.sub = code, cases, ref, sub
         self.source = source
         self.tol = code.tolerances
         self.torch_msgs = torch_msgs or {}
         self.names = code.input_names
-        self.ref_cases = {c["id"]: c for c in ref["cases"]}
-        self.sub_cases = {c["id"]: c for c in sub.get("cases", [])}
+        self.ref_cases = {c.id: c for c in ref.cases}
+        self.sub_cases = {c.id: c for c in sub.cases}
         self.diagnostics: list[dict[str, Any]] = []
-        self.error: dict[str, Any] | None = None
+        self.error: ChildError | None = None
         self.results: dict[str, dict[str, Any]] = {}
 
     # ---- helpers
 
-    def _note_error(self, err: dict[str, Any]) -> None:
+    def _note_error(self, err: ChildError | None) -> None:
         if self.error is None:
             self.error = err
+
+    def _torch(self, case: Case) -> TorchMessages:
+        return self.torch_msgs.get(case.id) or TorchMessages()
 
     def _case_label(self, case: Case) -> str:
         return f"'{case.name}'"
@@ -56,14 +60,14 @@ class Verdict:
     def _f32(self, case: Case) -> bool:
         """Evidence that the submission computes in float32 where the reference keeps float64."""
         s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
-        if not s or not s["forward"]["ok"]:
+        if not s or not s.forward.ok:
             return False
-        for so, ro in zip(s["forward"]["outputs"], r["forward"]["outputs"]):
-            if so.get("dtype") == "float32" and ro.get("dtype") == "float64":
+        for so, ro in zip(s.forward.outputs, r.forward.outputs):
+            if so.dtype == "float32" and ro.dtype == "float64":
                 return True
-        for vr in s.get("vjps", []):
-            for it in (vr.get("returned") or {}).get("items", []):
-                if it.get("dtype") == "float32" and case.args[0].dtype == "float64":
+        for vr in s.vjps:
+            for it in vr.returned.items if vr.returned else ():
+                if it.dtype == "float32" and case.args[0].dtype == "float64":
                     return True
         return False
 
@@ -103,25 +107,24 @@ class Verdict:
 
     def gate(self) -> bool:
         """Load and entry point; False when nothing else can run."""
-        load = self.sub["load"]
-        if not load["ok"]:
-            self._note_error(load["error"])
-            e = load["error"]
-            self._result("entry_point", False, f"Your code raised {e['type']} while loading: {e['message']}", "load_error")
+        e = self.sub.load_error
+        if e is not None:
+            self._note_error(e)
+            self._result("entry_point", False, f"Your code raised {e.type} while loading: {e.message}", "load_error")
             return False
-        entry = self.sub.get("entry") or {}
+        entry = self.sub.entry
         ep = self.code.entry_point
-        if not entry.get("found"):
-            defined = entry.get("defined") or []
-            also = f" (classes defined: {', '.join(map(str, defined[:8]))})" if defined else ""
+        if entry is None or not entry.found:
+            defined = entry.defined if entry else ()
+            also = f" (classes defined: {', '.join(defined)})" if defined else ""
             self._result("entry_point", False, f"No {ep} is defined{also}.", "entry_point_missing")
             return False
-        if not entry.get("is_function"):
-            what = "not a class" if not entry.get("is_class") else "a class that does not subclass torch.autograd.Function"
+        if not entry.is_function:
+            what = "not a class" if not entry.is_class else "a class that does not subclass torch.autograd.Function"
             self._result("entry_point", False, f"{ep} is {what}.", "entry_point_missing")
             return False
-        if not entry.get("has_forward", True) or not entry.get("has_backward", True):
-            missing = " and ".join(n for n, k in (("forward", "has_forward"), ("backward", "has_backward")) if not entry.get(k, True))
+        if not entry.has_forward or not entry.has_backward:
+            missing = " and ".join(n for n, has in (("forward", entry.has_forward), ("backward", entry.has_backward)) if not has)
             self._result("entry_point", False, f"{ep} does not define {missing}.", "entry_point_missing")
             return False
         self._result("entry_point", True, f"{ep} subclasses torch.autograd.Function.")
@@ -135,35 +138,35 @@ class Verdict:
             if s is None:
                 fails.append(("forward_error", f"forward was not reached on {self._case_label(case)}."))
                 continue
-            f, rf = s["forward"], self.ref_cases[case.id]["forward"]
-            if not f["ok"]:
-                self._note_error(f["error"])
-                fails.append((_error_cause(f["error"], "forward", 1), f"forward raised {f['error']['type']} on {self._case_label(case)}: {f['error']['message']}"))
+            f, rf = s.forward, self.ref_cases[case.id].forward
+            if f.error is not None:
+                self._note_error(f.error)
+                fails.append((_error_cause(f.error, "forward", 1), f"forward raised {f.error.type} on {self._case_label(case)}: {f.error.message}"))
                 continue
-            if f["count"] != rf["count"]:
-                fails.append(("forward_wrong", f"forward returned {f['count']} output(s) on {self._case_label(case)}; expected {rf['count']}."))
+            if f.count != rf.count:
+                fails.append(("forward_wrong", f"forward returned {f.count} output(s) on {self._case_label(case)}; expected {rf.count}."))
                 continue
             bad = None
-            for k, (so, ro) in enumerate(zip(f["outputs"], rf["outputs"])):
-                label = f"output {k}" if rf["count"] > 1 else "the output"
-                if so["kind"] != "tensor":
-                    bad = ("forward_wrong", f"{label} is a {so.get('type')}, expected a tensor.")
+            for k, (so, ro) in enumerate(zip(f.outputs, rf.outputs)):
+                label = f"output {k}" if rf.count > 1 else "the output"
+                if so.kind != "tensor":
+                    bad = ("forward_wrong", f"{label} is a {so.type}, expected a tensor.")
                     break
-                if so["shape"] != ro["shape"]:
-                    bad = ("wrong_shape", f"{label} has shape {so['shape']} on {self._case_label(case)}; expected {ro['shape']}.")
+                if so.shape != ro.shape:
+                    bad = ("wrong_shape", f"{label} has shape {so.shape} on {self._case_label(case)}; expected {ro.shape}.")
                     break
-                if so["values"] is None:
+                if so.values is None or ro.values is None:
                     bad = ("wrong_shape", f"{label} is too large to compare.")
                     break
-                if ro["dtype"].startswith("int") or ro["dtype"] == "bool":
+                if ro.dtype.startswith("int") or ro.dtype == "bool":
                     atol = rtol = 0.0
                 elif case.kind == "float32":
                     atol, rtol = self.tol.float32_atol, self.tol.float32_rtol
                 else:
                     atol, rtol = self.tol.forward_atol, self.tol.forward_rtol
-                if not allclose(so["values"], ro["values"], atol, rtol):
-                    i = worst(so["values"], ro["values"], atol, rtol)
-                    bad = ("forward_wrong", f"On {self._case_label(case)}, {label} at index {unravel(i, ro['shape'])} is {fmt(so['values'][i])}; expected {fmt(ro['values'][i])}.")
+                if not allclose(so.values, ro.values, atol, rtol):
+                    i = worst(so.values, ro.values, atol, rtol)
+                    bad = ("forward_wrong", f"On {self._case_label(case)}, {label} at index {unravel(i, ro.shape)} is {fmt(so.values[i])}; expected {fmt(ro.values[i])}.")
                     break
             if bad:
                 fails.append(bad)
@@ -180,28 +183,28 @@ class Verdict:
         checked = 0
         for case in self.cases:
             s = self.sub_cases.get(case.id)
-            if not s or not s["forward"]["ok"]:
+            if not s or not s.forward.ok:
                 continue
             checked += 1
-            rf = self.ref_cases[case.id]["forward"]
-            for k, (so, ro) in enumerate(zip(s["forward"]["outputs"], rf["outputs"])):
-                label = f"output {k}" if rf["count"] > 1 else "the output"
-                if so["kind"] != "tensor":
-                    fails.append(("forward_wrong", f"{label} is a {so.get('type')}, not a tensor."))
+            rf = self.ref_cases[case.id].forward
+            for k, (so, ro) in enumerate(zip(s.forward.outputs, rf.outputs)):
+                label = f"output {k}" if rf.count > 1 else "the output"
+                if so.kind != "tensor":
+                    fails.append(("forward_wrong", f"{label} is a {so.type}, not a tensor."))
                     continue
-                if so["shape"] != ro["shape"]:
-                    fails.append(("wrong_shape", f"{label} has shape {so['shape']}; expected {ro['shape']} ({self._case_label(case)})."))
+                if so.shape != ro.shape:
+                    fails.append(("wrong_shape", f"{label} has shape {so.shape}; expected {ro.shape} ({self._case_label(case)})."))
                     continue
-                if so["dtype"] != ro["dtype"]:
-                    cause = "float32_imprecise" if so["dtype"] == "float32" and ro["dtype"] == "float64" else "wrong_dtype"
-                    fails.append((cause, f"{label} has dtype {so['dtype']}; expected {ro['dtype']} for {self._case_label(case)}."))
-                if so["rg"] != ro["rg"]:
-                    if so["rg"]:
+                if so.dtype != ro.dtype:
+                    cause = "float32_imprecise" if so.dtype == "float32" and ro.dtype == "float64" else "wrong_dtype"
+                    fails.append((cause, f"{label} has dtype {so.dtype}; expected {ro.dtype} for {self._case_label(case)}."))
+                if so.requires_grad != ro.requires_grad:
+                    if so.requires_grad:
                         fails.append(("not_marked_non_differentiable", f"{label} requires grad, but it carries no gradient: mark it with ctx.mark_non_differentiable."))
                     else:
                         fails.append(("output_detached", f"{label} does not require grad although the input does: it is cut off from autograd."))
-            if s["forward"]["count"] != rf["count"]:
-                fails.append(("forward_wrong", f"forward returned {s['forward']['count']} output(s); expected {rf['count']}."))
+            if s.forward.count != rf.count:
+                fails.append(("forward_wrong", f"forward returned {s.forward.count} output(s); expected {rf.count}."))
         if not checked:
             self._result("output_shape_dtype", False, "Not checked: forward did not run.", "forward_error")
         elif fails:
@@ -215,12 +218,12 @@ class Verdict:
         checked = 0
         for case in self.cases:
             s = self.sub_cases.get(case.id)
-            if not s or not s["forward"]["ok"]:
+            if not s or not s.forward.ok:
                 continue
             checked += 1
             # which inputs forward may return changed (marked dirty) is the reference's answer, not the child's
-            returned = self.ref_cases[case.id].get("returned_inputs", [])
-            outcome = checks.inputs_unchanged(case.args, s["forward"]["inputs_after"], self.names, returned)
+            returned = self.ref_cases[case.id].returned_inputs
+            outcome = checks.inputs_unchanged(case.args, s.forward.inputs_after, self.names, returned)
             if not outcome.passed:
                 self._result("inputs_unchanged", False, outcome.message, outcome.likely_cause)
                 return
@@ -234,18 +237,18 @@ class Verdict:
         checked = 0
         for case in self.cases:
             s = self.sub_cases.get(case.id)
-            if not s or not s["forward"]["ok"] or not case.grad_outputs:
+            if not s or not s.forward.ok or not case.grad_outputs:
                 continue
             r = self.ref_cases[case.id]
-            for m, vr in enumerate(s.get("vjps", [])):
+            for m, vr in enumerate(s.vjps):
                 checked += 1
-                if vr.get("returned") is None and not vr["ok"]:
-                    self._note_error(vr["error"])
-                    cause = _error_cause(vr["error"], "backward", r["forward"]["count"])
-                    fails.append((cause, f"backward failed: {vr['error']['type']}: {vr['error']['message']}"))
+                if vr.returned is None and vr.error is not None:
+                    self._note_error(vr.error)
+                    cause = _error_cause(vr.error, "backward", r.forward.count)
+                    fails.append((cause, f"backward failed: {vr.error.type}: {vr.error.message}"))
                     continue
-                ref_items = (r["vjps"][m].get("returned") or {}).get("items", [])
-                outcome = checks.backward_arity(case.args, vr.get("returned"), self.names, ref_items=ref_items,
+                ref_returned = r.vjps[m].returned
+                outcome = checks.backward_arity(case.args, vr.returned, self.names, ref_items=ref_returned.items if ref_returned else (),
                                                 strict_none=self.code.strict_none)
                 if not outcome.passed:
                     fails.append((outcome.likely_cause, outcome.message))
@@ -271,18 +274,19 @@ class Verdict:
             if case.gradcheck is None:
                 continue
             s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
-            if not s or not s["forward"]["ok"]:
+            if not s or not s.forward.ok:
                 self._result("gradcheck", False, "Not checked: forward raised an exception.", "forward_error")
                 return
-            sgc, rgc = s["gradcheck"], r["gradcheck"]
+            sgc, rgc = s.gradcheck, r.gradcheck
+            assert sgc is not None and rgc is not None  # planned, so reported (reports.parse_report)
             outcome = checks.jacobian(case.args, sgc, case.gradcheck, self.names, label=self._case_label(case),
                                       float32=self._f32(case))
             if outcome.error is not None:
                 self._note_error(outcome.error)
-            rows_ok = len(sgc["minus"]) == len(rgc["minus"]) and len(sgc["plus"]) == len(rgc["plus"])
+            rows_ok = len(sgc.minus) == len(rgc.minus) and len(sgc.plus) == len(rgc.plus)
             gate = rows_ok and all(
                 allclose(a, b, self.tol.forward_atol, self.tol.forward_rtol)
-                for key in ("minus", "plus") for a, b in zip(sgc[key], rgc[key]))
+                for mine, theirs in ((sgc.minus, rgc.minus), (sgc.plus, rgc.plus)) for a, b in zip(mine, theirs))
             if not gate and outcome.likely_cause != "forward_error":
                 also = ("your backward does agree with finite differences of your own forward"
                         if outcome.passed else "your backward does not agree with finite differences of your own forward either")
@@ -294,27 +298,27 @@ class Verdict:
             if not outcome.passed:
                 for d in outcome.diagnostics:
                     self.diagnostics.append(d.to_json(case=case.name))
-                tm = self.torch_msgs.get(case.id, {}).get("torch_gradcheck")
+                tm = self._torch(case).gradcheck
                 self._result("gradcheck", False, outcome.message, outcome.likely_cause,
-                             **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
+                             **({"torch_message": tm.message} if tm and not tm.ok else {}))
                 return
         self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64): the full Jacobian, "
                                         "zero and undefined grad_outputs, reentrancy.")
 
-    def _vjps_match_jacobian_rows(self, case: Case, s: dict[str, Any]) -> checks.Outcome:
+    def _vjps_match_jacobian_rows(self, case: Case, s: CaseReport) -> checks.Outcome:
         """The VJPs for the judge's secret grad_outputs must be the same linear combinations of the
         Jacobian rows the child reported: Jacobian rows fabricated beside a wrong backward earn nothing."""
-        rows = s["gradcheck"].get("rows") or []
+        rows = (s.gradcheck.rows if s.gradcheck else None) or []
         diff_in = diff_inputs(case.args)
         tol_a, tol_r = self.tol.gradcheck_atol, self.tol.gradcheck_rtol
-        for vset, vr in zip(case.grad_outputs, s["vjps"]):
-            if not vr["ok"] or len(rows) != len(vset):
+        for vset, vr in zip(case.grad_outputs, s.vjps):
+            if not vr.ok or len(rows) != len(vset):
                 return checks.Outcome(False, "backward failed for the judge's grad_outputs.", "backward_error")
             for pos, i in enumerate(diff_in):
                 n = case.args[i].numel
                 combined = [checks.fsum(v[e] * ((both[0][e][pos] or [0.0] * n)[j]) for v, both in zip(vset, rows)
                                         for e in range(len(v))) for j in range(n)]
-                got = vr["grads"][pos] if vr["grads"][pos] is not None else [0.0] * n
+                got = vr.grads[pos] or [0.0] * n
                 if not allclose(got, combined, tol_a, tol_r):
                     return checks.Outcome(False, f"backward's gradient for {self.names[i]} for a random grad_output is not "
                                                  "the combination of its own Jacobian rows: backward answers inconsistently.",
@@ -328,19 +332,19 @@ class Verdict:
             s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
             if not case.grad_outputs:
                 continue
-            if not s or not s["forward"]["ok"]:
+            if not s or not s.forward.ok:
                 return False, "Not checked: forward raised an exception.", "forward_error", compared
             ones_ref = None
             if "ones" in case.grad_output_kinds:
-                ones_ref = self._grads_by_arg(case, r["vjps"][case.grad_output_kinds.index("ones")]["grads"])
+                ones_ref = self._grads_by_arg(case, r.vjps[case.grad_output_kinds.index("ones")].grads)
             for m, kind in enumerate(case.grad_output_kinds):
-                vr, rr = s["vjps"][m], r["vjps"][m]
-                if not vr["ok"]:
-                    self._note_error(vr["error"])
-                    return (False, f"backward raised {vr['error']['type']} on {self._case_label(case)}: {vr['error']['message']}",
-                            _error_cause(vr["error"], "backward", r["forward"]["count"]), compared)
+                vr, rr = s.vjps[m], r.vjps[m]
+                if vr.error is not None:
+                    self._note_error(vr.error)
+                    return (False, f"backward raised {vr.error.type} on {self._case_label(case)}: {vr.error.message}",
+                            _error_cause(vr.error, "backward", r.forward.count), compared)
                 compared += 1
-                ana, exp = self._grads_by_arg(case, vr["grads"]), self._grads_by_arg(case, rr["grads"])
+                ana, exp = self._grads_by_arg(case, vr.grads), self._grads_by_arg(case, rr.grads)
                 for arg_i, e in exp.items():
                     a = ana[arg_i]
                     if len(a) != len(e):
@@ -393,17 +397,18 @@ class Verdict:
             if case.gradgrad is None:
                 continue
             s, r = self.sub_cases.get(case.id), self.ref_cases[case.id]
-            if not s or not s["forward"]["ok"]:
+            if not s or not s.forward.ok:
                 self._result("gradgradcheck", False, "Not checked: forward raised an exception.", "forward_error")
                 return
-            sg, rg = s["gradgrad"], r["gradgrad"]
+            sg, rg = s.gradgrad, r.gradgrad
+            assert sg is not None and rg is not None and rg.numbers is not None  # planned, so reported; the reference's ran
             outcome = checks.gradgradcheck(case.args, sg, case.gradgrad, self.names, label=self._case_label(case))
             if outcome.error is not None:
                 self._note_error(outcome.error)
-            sn, rn = (sg.get("numbers") or {}) if sg["ok"] else {}, rg["numbers"]
-            gate = all(len(sn.get(key) or []) == len(rn[key]) and all(
+            sn, rn = sg.numbers, rg.numbers
+            gate = sn is not None and all(len(mine) == len(theirs) and all(
                 allclose(a, b, self.tol.grad_atol + tol_a * 0.1, self.tol.grad_rtol + tol_r * 0.1)
-                for a, b in zip(sn[key], rn[key])) for key in ("minus", "plus"))
+                for a, b in zip(mine, theirs)) for mine, theirs in ((sn.minus, rn.minus), (sn.plus, rn.plus)))
             if not gate and outcome.likely_cause not in ("forward_error", "backward_error"):
                 self._result("gradgradcheck", False, "Double backward is checked on a correct first-order backward: "
                                                      "fix backward first.", "wrong_value")
@@ -413,16 +418,16 @@ class Verdict:
             if not outcome.passed:
                 for d in outcome.diagnostics:
                     self.diagnostics.append(d.to_json(case=case.name))
-                tm = self.torch_msgs.get(case.id, {}).get("torch_gradgradcheck")
+                tm = self._torch(case).gradgradcheck
                 self._result("gradgradcheck", False, outcome.message, outcome.likely_cause,
-                             **({"torch_message": tm["message"]} if tm and not tm["ok"] else {}))
+                             **({"torch_message": tm.message} if tm and not tm.ok else {}))
                 return
         self._result("gradgradcheck", True, "Double backward agrees with finite differences of backward (gradgradcheck): "
                                             "the Jacobian of backward's gradients in the inputs and grad_output.")
 
     def grad_output_unchanged(self) -> None:
-        vjps = [vr for case in self.cases for vr in (self.sub_cases.get(case.id) or {}).get("vjps", [])
-                if vr.get("v_changed") is not None and self.sub_cases[case.id]["forward"]["ok"]]
+        reports = [s for s in map(self.sub_cases.get, (case.id for case in self.cases)) if s is not None and s.forward.ok]
+        vjps = [vr for s in reports for vr in s.vjps if vr.v_changed is not None]
         if not vjps:
             self._result("grad_output_unchanged", False, "Not checked: backward did not run.", "forward_error")
             return

@@ -19,6 +19,7 @@ import pytest
 from service.grading import checks, judge as judge_module, protocol
 from service.grading.cases import Arg, JacobianPlan, ProjectionPlan
 from service.grading.checks import projection_escape_bound
+from service.grading.reports import GradcheckNumbers
 from tests.grading.corpus_support import GRADCHECK_KWARGS
 from tests.grading.test_agreement import _args_from_run, _load
 
@@ -45,7 +46,7 @@ def test_the_one_pair_bound_covers_the_product_of_two_gaussians():
     assert projection_escape_bound(2.0) == 1.0 and projection_escape_bound(0.0) == 0.0
 
 
-def _synthetic_report(n: int, scale: list[float], seed: int, k: int, wrong: tuple[int, int, float]) -> tuple[list, dict, dict]:
+def _synthetic_report(n: int, scale: list[float], seed: int, k: int, wrong: tuple[int, int, float]) -> tuple:
     """A child's projection numbers for f(x) = scale * x (elementwise, so J = diag(scale)) and a
     backward whose Jacobian is off by delta at (row i, column j): D = delta e_i e_j^T."""
     args = [Arg("tensor", dtype="float64", shape=[n], values=[0.0] * n, requires_grad=True)]
@@ -59,10 +60,10 @@ def _synthetic_report(n: int, scale: list[float], seed: int, k: int, wrong: tupl
         g = [s * x for s, x in zip(scale, v)]
         g[j] += delta * v[i]
         grads.append([g])
-    rep = {"ok": True, "stage": None, "mode": "projections", "out_rg": [True], "out_shapes": [[n]],
-           "minus": [[-eps * s * x for s, x in zip(scale, u)] for u in us],
-           "plus": [[eps * s * x for s, x in zip(scale, u)] for u in us],
-           "grads": grads, "grads2": grads, "zero_grad_output": [[0.0] * n], "undefined_grad_output": [[[0.0] * n]]}
+    rep = GradcheckNumbers(True, None, mode="projections", out_rg=[True], out_shapes=[[n]],
+                           minus=[[-eps * s * x for s, x in zip(scale, u)] for u in us],
+                           plus=[[eps * s * x for s, x in zip(scale, u)] for u in us],
+                           grads=grads, grads2=grads, zero_grad_output=[[0.0] * n], undefined_grad_output=[[[0.0] * n]])
     return args, rep, plan
 
 
