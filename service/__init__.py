@@ -13,6 +13,7 @@ from typing import Any
 from flask import Flask, Request, Response, request
 from flask.sessions import SessionInterface
 
+from .auth import init_client_cache
 from .config import Settings
 from .database import Database
 from .errors import problem_abort, register_error_handlers
@@ -127,6 +128,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     register_blueprints(api)
     exercises.init_detail_cache(app)
+    init_client_cache(app)
     # Browser and platform pages, outside the OpenAPI document.
     app.register_blueprint(lti.blp)
     app.register_blueprint(dashboard.blp)

@@ -15,14 +15,15 @@ import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import current_app, g, request
-from sqlalchemy import select
+from flask import Flask, current_app, g, request
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from .errors import problem_abort
 from .extensions import db_session
 from .learner_tokens import LearnerScope, read_learner_token
 from .models import ApiClient, Role
+from .ttl_cache import TtlCache
 
 KEY_PREFIX = "gq_"
 # The OpenAPI security requirement of every endpoint that takes a key or a learner token as
@@ -53,6 +54,28 @@ def _presented_key() -> str | None:
 INVALID_CREDENTIALS = {"WWW-Authenticate": 'Bearer realm="gradquiz", error="invalid_token"'}
 
 
+def init_client_cache(app: Flask) -> None:
+    """The clients of the keys (by the key's hash, never the key) and learner tokens each web
+    process has seen, kept API_KEY_CACHE_SECONDS: a revoked key stops working within that time."""
+    app.extensions["gradquiz.clients"] = TtlCache(app.config["SETTINGS"].api_key_cache_ttl)
+
+
+def _client(session: Session, cache_key: str, where: ColumnElement[bool]) -> ApiClient | None:
+    """The client matching `where`, from the process's cache when it is on. A cached client is
+    detached from every session (its columns loaded): requests of several threads read it."""
+    cache: TtlCache[str, ApiClient] = current_app.extensions["gradquiz.clients"]
+    if not cache.seconds:
+        return session.scalar(select(ApiClient).where(where))
+
+    def load() -> ApiClient | None:
+        client = session.scalar(select(ApiClient).where(where))
+        if client is not None:
+            session.expunge(client)
+        return client
+
+    return cache.get(cache_key, load)
+
+
 def authenticate(session: Session, allow_learner_token: bool = False) -> tuple[ApiClient, LearnerScope | None]:
     """The calling client, with the learner scope when a learner token was presented; else a
     401 problem (403 for a learner token where only API keys may call). Never logs or echoes
@@ -63,13 +86,14 @@ def authenticate(session: Session, allow_learner_token: bool = False) -> tuple[A
                       headers={"WWW-Authenticate": 'Bearer realm="gradquiz"'})
     scope = None
     if key.startswith(KEY_PREFIX):
-        client = session.scalar(select(ApiClient).where(ApiClient.key_hash == hash_key(key)))
+        key_hash = hash_key(key)
+        client = _client(session, key_hash, ApiClient.key_hash == key_hash)
     else:
         scope = read_learner_token(current_app.config["SECRET_KEY"], key)
         if scope is None:
             problem_abort(401, "The API key or learner token is not valid (a learner token lasts "
                                "LEARNER_TOKEN_SECONDS: launch the exercise again).", headers=INVALID_CREDENTIALS)
-        client = session.get(ApiClient, scope.client_id)
+        client = _client(session, f"id:{scope.client_id}", ApiClient.id == scope.client_id)
     if client is None or client.revoked_at is not None:
         problem_abort(401, "The API key is not valid.", headers=INVALID_CREDENTIALS)
     if scope is not None and not allow_learner_token:

@@ -87,6 +87,9 @@ class Settings:
     # Seconds each web process keeps an exercise's detail response (GET /api/v1/exercises/{slug}):
     # a sync or publish shows within that time. Default: 5, and 0 (no cache) when ENV=testing.
     exercise_cache_seconds: int | None = None
+    # Seconds each web process keeps an API key's client once looked up: a revoked key stops
+    # working within that time. Default: 5, and 0 (no cache) when ENV=testing.
+    api_key_cache_seconds: int | None = None
     # Log lines: "json" (one object per line, with the request id) or "text".
     log_format: str = "json"
     # Grading worker processes `flask worker` (and `make run`) starts.
@@ -222,11 +225,20 @@ class Settings:
             return ()
         return self.wanted_layers or LAYERS
 
+    def _cache_ttl(self, seconds: int | None) -> int:
+        """A per-process cache's lifetime: as set, else 5 s, and none in tests (they change the
+        database behind the app's back and expect to see it at once)."""
+        if seconds is not None:
+            return seconds
+        return 0 if self.env == "testing" else 5
+
     @property
     def exercise_cache_ttl(self) -> int:
-        if self.exercise_cache_seconds is not None:
-            return self.exercise_cache_seconds
-        return 0 if self.env == "testing" else 5
+        return self._cache_ttl(self.exercise_cache_seconds)
+
+    @property
+    def api_key_cache_ttl(self) -> int:
+        return self._cache_ttl(self.api_key_cache_seconds)
 
     @property
     def webhooks_may_reach_private(self) -> bool:

@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from flask import Flask, Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
@@ -18,6 +15,7 @@ from ..schemas.exercises import (
     ExerciseSummarySchema,
 )
 from ..services.attempts import ExerciseNotFound, published_exercise
+from ..ttl_cache import TtlCache
 from .docs import problems
 from .pagination import PAGINATION, Query, SelectPage
 
@@ -40,31 +38,11 @@ class ExerciseList(MethodView):
         return Query(db_session(), stmt.order_by(Exercise.difficulty, Exercise.slug))
 
 
-class DetailCache:
-    """Each published exercise's detail response, kept for a few seconds by each web process.
-
-    The detail is the most read page (a class opens it at once) and changes only on a catalog
-    sync or a publish, so a change shows within `seconds` (EXERCISE_CACHE_SECONDS). Unknown slugs
-    are never kept: the cache holds at most one entry per published exercise."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.seconds = seconds
-        self.clock = clock
-        self.entries: dict[str, tuple[float, bytes]] = {}
-
-    def get(self, slug: str, load: Callable[[], bytes]) -> bytes:
-        now = self.clock()
-        entry = self.entries.get(slug)
-        if entry is not None and entry[0] > now:
-            return entry[1]
-        body = load()
-        if self.seconds:
-            self.entries[slug] = (now + self.seconds, body)
-        return body
-
-
 def init_detail_cache(app: Flask) -> None:
-    app.extensions["gradquiz.exercise_details"] = DetailCache(app.config["SETTINGS"].exercise_cache_ttl)
+    """Each published exercise's detail response, kept for EXERCISE_CACHE_SECONDS by each web
+    process: the most read page (a class opens it at once), changed only by a sync or a publish.
+    Unknown slugs are never kept."""
+    app.extensions["gradquiz.exercise_details"] = TtlCache(app.config["SETTINGS"].exercise_cache_ttl)
 
 
 def _detail_json(slug: str) -> bytes:
