@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, aliased, lazyload
+from sqlalchemy.orm import Session, aliased, defaultload, lazyload
 
 from .. import scores
 from ..learner_tokens import LearnerScope
@@ -101,7 +101,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, lear
     if attempt.finished:
         assert attempt.graded_at is not None  # a quiz answer, graded above
         record_attempt_event(session, attempt_id=attempt.id, client_id=client.id, lti_link_id=lti_link_id,
-                             type=GRADED_EVENT, at=attempt.graded_at,
+                             type=GRADED_EVENT, at=attempt.graded_at, attempt=attempt,
                              data={"status": attempt.status, "score": attempt.score, "correct": attempt.correct})
     return attempt
 
@@ -130,23 +130,31 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
     """Run `operation` and commit, at most once per (client, key).
 
     Returns the response and whether it is a replay. The record is written in the same
-    transaction as the operation's rows, so a retry either sees both or neither.
+    transaction as the operation's rows, so a retry either sees both or neither. A new key (the
+    usual case) costs no lookup: the operation runs and its record is inserted; a key used before
+    makes that insert fail on the record's unique key, and the operation's rows are rolled back
+    and the first response replayed. An operation that fails (a 404, a 422) is answered by an
+    earlier record of its key if there is one, as a retry should be.
     """
     if key is None:
         response = operation()
         session.commit()
         return response, False
-    previous = _replay(session, client, key, digest)
-    if previous is not None:
-        return previous, True
-    response = operation()
+    try:
+        response = operation()
+    except Exception:
+        session.rollback()
+        previous = _replay(session, client, key, digest)
+        if previous is not None:
+            return previous, True
+        raise
     session.add(IdempotencyRecord(client_id=client.id, key=key, request_digest=digest,
                                   response_status=response.status, response_body=response.body,
                                   location=response.location))
     try:
         session.commit()
     except IntegrityError:
-        # A concurrent request with the same key committed first: answer as it did.
+        # The key was used before (or by a concurrent request that committed first): answer as then.
         session.rollback()
         previous = _replay(session, client, key, digest)
         if previous is None:
@@ -190,10 +198,14 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     return limits
 
 
+#: An attempt's exercise comes joined, without its topics (which nothing about an attempt shows).
+WITHOUT_TOPICS = defaultload(Attempt.exercise).lazyload(Exercise.topics)
+
+
 def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[Attempt]:
     """Attempts the caller may read: the client's own learners' (an admin's: every client's);
     with a learner token, only those its limits allow (token_limits)."""
-    stmt = select(Attempt)
+    stmt = select(Attempt).options(WITHOUT_TOPICS)
     if not client.is_admin:
         stmt = stmt.where(Attempt.client_id == client.id)
     return stmt.where(*token_limits(scope))
@@ -234,7 +246,8 @@ def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[i
                      scope: LearnerScope | None = None) -> Select[Attempt]:
     """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any), and
     within a learner token's limits (token_limits)."""
-    stmt = select(Attempt).where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
+    stmt = (select(Attempt).options(WITHOUT_TOPICS)
+            .where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope)))
     if exercise_ids is not None:
         stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
     return stmt.order_by(Attempt.created_at.desc(), Attempt.id.desc())

@@ -43,7 +43,7 @@ def override(session: Session, attempt: Attempt, client: ApiClient, score: float
     session.add(entry)
     attempt.score, attempt.overridden = score, True
     record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=attempt.lti_link_id,
-                         type=OVERRIDDEN_EVENT, at=now, previous=previous,
+                         type=OVERRIDDEN_EVENT, at=now, previous=previous, attempt=attempt,
                          data={"status": attempt.status, "score": score, "correct": attempt.correct})
     return entry
 

@@ -415,5 +415,5 @@ def _store(session: Session, item: RegradeItem, now: datetime) -> None:
         attempt.score = item.new_score
     item.applied_at = now
     record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=attempt.lti_link_id,
-                         type=REGRADED_EVENT, at=now, previous=previous,
+                         type=REGRADED_EVENT, at=now, previous=previous, attempt=attempt,
                          data={"status": attempt.status, "score": attempt.score, "correct": attempt.correct})
