@@ -64,7 +64,7 @@ def to_float32(x: float) -> float:
 
 def diff_inputs(args: Sequence[Arg]) -> list[int]:
     """Positions of the arguments that are tensors requiring grad."""
-    return [i for i, a in enumerate(args) if a.differentiable]
+    return [i for i, a in enumerate(args) if a.requires_grad and a.kind == "tensor"]  # no property call: a hot path
 
 
 def all_points(args: Sequence[Arg]) -> list[list[int]]:
