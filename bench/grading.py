@@ -73,7 +73,7 @@ def gradcheck_inputs(exercise: dict) -> list:
     """The inputs of the grade's gradcheck case (random case 1), as plain values."""
     code, _ = load_code_spec(exercise["spec"])
     case = base_cases(code, SECRET, exercise["slug"])[0]
-    return case["args"]
+    return [arg.to_wire() for arg in case.args]
 
 
 BARE_SCRIPT = r"""
