@@ -4,6 +4,13 @@ gunicorn (the make run settings) and `flask worker` (GRADING_WORKERS processes) 
 embedded SQLite database; client threads POST the ClampFn reference, then GET the Location with
 ?wait= until it is graded. Latency is submit-to-graded; throughput is attempts graded per second
 of wall time. Run alone: .venv/bin/python bench/http_grading.py [attempts] [concurrency]
+
+Run alone, it also times section (1) of bench/grading.py (bare gradcheck in a warm process)
+before and after the burst, and prints graded/s times bare gradcheck ms: the figure that travels
+between machines (the target, 40/s where bare gradcheck took 3.2 ms, is 128). Every run prints
+where the CPU went during the burst, per graded attempt and per process (from /proc: the web
+workers, the judges, the zygotes, their children (reaped by the zygote), the supervisor, this
+client, and the rest of the machine).
 """
 
 from __future__ import annotations
@@ -46,6 +53,62 @@ def children(pid: int) -> list[int]:
     except FileNotFoundError:
         return []
     return [int(p) for p in out.split()]
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(pid: int, reaped: bool = False) -> float:
+    """CPU time (user + system, ms) of a process so far; with `reaped`, only that of its children
+    it has waited for (cutime + cstime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # after the name: state is fields[0]; utime, stime, cutime, cstime are stat fields 14-17
+    ticks = int(fields[13]) + int(fields[14]) if reaped else int(fields[11]) + int(fields[12])
+    return ticks * 1000 / CLK_TCK
+
+
+def machine_busy_ms() -> float:
+    """CPU time spent by every process of the machine so far (all cores, ms)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    busy = sum(values) - values[3] - values[4]  # all but idle and iowait
+    return busy * 1000 / CLK_TCK
+
+
+class CpuSample:
+    """CPU per process role of the servers (and this client), at one moment."""
+
+    def __init__(self, web: subprocess.Popen, workers: subprocess.Popen) -> None:
+        web_workers = children(web.pid)
+        judges = children(workers.pid)
+        zygotes = [z for p in judges for z in children(p)]
+        self.roles = {
+            "web (gunicorn workers)": sum(cpu_ms(p) for p in [web.pid, *web_workers]),
+            "judge (grading worker: claim, judge, store)": sum(cpu_ms(p) for p in judges),
+            "zygote (forks)": sum(cpu_ms(p) for p in zygotes),
+            "children (warm-up, layers, grade, exit)": sum(cpu_ms(p, reaped=True) for p in zygotes),
+            "supervisor (flask worker)": cpu_ms(workers.pid),
+            "bench client": (lambda t: (t.user + t.system) * 1000)(os.times()),
+        }
+        self.machine = machine_busy_ms()
+
+    def per_attempt(self, before: CpuSample, attempts: int) -> dict:
+        out = {role: round((ms - before.roles[role]) / attempts, 2) for role, ms in self.roles.items()}
+        ours = sum(out.values())
+        out["sum of the above"] = round(ours, 2)
+        out["rest of the machine (other work)"] = round((self.machine - before.machine) / attempts - ours, 2)
+        return out
+
+
+def bare_gradcheck(n: int = 300) -> dict:
+    """Section (1) of bench/grading.py: bare gradcheck of the same ClampFn case, warm, in a loop."""
+    import grading  # bench/grading.py imports this module: imported here, when it is needed
+
+    exercise = grading.load_exercise(grading.SLUG)
+    ctx = {"code": exercise["files"]["reference.py"], "inputs": grading.gradcheck_inputs(exercise), "n_bare": n}
+    return grading.section_bare(ctx)
 
 
 def prepare_database(env: dict, client: str = "bench") -> str:
@@ -124,7 +187,7 @@ def graded_attempt(port: int, key: str) -> float:
         conn.close()
 
 
-def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) -> dict:
+def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2, bare: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="gradquiz-bench-"))
     port = free_port()
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "BIND": f"127.0.0.1:{port}",
@@ -153,6 +216,8 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
                 with lock:
                     latencies.append(ms)
 
+        bare_before = bare_gradcheck() if bare else None
+        cpu_before = CpuSample(web, workers)
         start = time.perf_counter()
         threads = [threading.Thread(target=client_loop) for _ in range(concurrency)]
         for t in threads:
@@ -160,12 +225,14 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
         for t in threads:
             t.join()
         wall = time.perf_counter() - start
+        cpu = CpuSample(web, workers).per_attempt(cpu_before, attempts)
+        bare_after = bare_gradcheck() if bare else None
         latencies.sort()
         finished = True
         web_workers = children(web.pid)
         grading_procs = children(workers.pid)
         zygotes = [z for p in grading_procs for z in children(p)]
-        return {
+        result = {
             "attempts": attempts,
             "concurrency": concurrency,
             "grading_workers": grading_workers,
@@ -175,7 +242,14 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2) ->
             "web_worker_rss_mb": [round(rss_mb(p), 1) for p in web_workers],
             "grading_worker_rss_mb": [round(rss_mb(p) + sum(rss_mb(z) for z in children(p)), 1) for p in grading_procs],
             "zygotes": len(zygotes),
+            "cpu_ms_per_graded_attempt": cpu,
         }
+        if bare_before and bare_after:
+            # the floor of this run: bare gradcheck just before and just after the burst
+            result["bare_gradcheck_p50_ms"] = [bare_before["p50_ms"], bare_after["p50_ms"]]
+            bare_ms = statistics.fmean(result["bare_gradcheck_p50_ms"])
+            result["graded_per_s_x_bare_ms"] = round(result["throughput_per_s"] * bare_ms, 1)
+        return result
     finally:
         stop_processes([web, workers])
         logs.close()
@@ -190,7 +264,9 @@ def section_http(ctx: dict) -> dict:
 if __name__ == "__main__":
     attempts = int(sys.argv[1]) if len(sys.argv) > 1 else 400
     concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 16
-    result = run(attempts, concurrency)
+    result = run(attempts, concurrency, bare=True)
     print(json.dumps(result, indent=1))
+    bare_ms = statistics.fmean(result["bare_gradcheck_p50_ms"])
     print(f"(4) end to end: {result['throughput_per_s']} graded code attempts/s (target >= 40), "
-          f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms")
+          f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; bare gradcheck (1) p50 {bare_ms:.2f} ms "
+          f"in the same run; graded/s x bare ms = {result['graded_per_s_x_bare_ms']} (target >= 128: 40/s at 3.2 ms)")
