@@ -127,7 +127,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from .resources import dashboard, exercises, lti, register_blueprints
 
     register_blueprints(api)
-    exercises.init_detail_cache(app)
+    exercises.init_exercise_caches(app)
     init_client_cache(app)
     # Browser and platform pages, outside the OpenAPI document.
     app.register_blueprint(lti.blp)

@@ -9,32 +9,32 @@ counters take from it (the workers fold it in afterwards).
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import ApiClient, AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
+from ..models import ApiClient, Attempt, AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
 
 
-def write_event(session: Session, *, attempt_id: uuid.UUID, client_id: int, lti_link_id: int | None,
+def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_id: int | None,
                 type: str, data: dict[str, Any], at: datetime, counters: dict[str, Any] | None = None) -> AttemptEvent:
-    """The event and its deliveries, added to the session (and flushed: the event has its id).
+    """The event and its deliveries, added to the session (written by its next flush).
     `counters`: what the statistics take from it (None: nothing, so it is counted already)."""
-    session.flush()  # the attempt first: the event refers to it
-    event = AttemptEvent(attempt_id=attempt_id, type=type, data=data, created_at=at, counters=counters,
+    event = AttemptEvent(attempt=attempt, type=type, data=data, created_at=at, counters=counters,
                          counted_at=None if counters is not None else at)
     session.add(event)
-    session.flush()  # the event's id, which deliveries refer to
+    # The deliveries name their event through the relationship: the session writes the attempt,
+    # the event and the deliveries in its next flush, in that order, with no flush forced here.
     # A revoked client's endpoints get nothing more: it can no longer see or manage them.
-    endpoints = session.scalars(select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
-                                .where(WebhookEndpoint.client_id == client_id, WebhookEndpoint.disabled_at.is_(None),
-                                       ApiClient.revoked_at.is_(None)))
-    session.add_all(WebhookDelivery(endpoint_id=endpoint_id, event_id=event.id, next_attempt_at=at, created_at=at)
+    with session.no_autoflush:
+        endpoints = session.scalars(select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
+                                    .where(WebhookEndpoint.client_id == client_id, WebhookEndpoint.disabled_at.is_(None),
+                                           ApiClient.revoked_at.is_(None))).all()
+    session.add_all(WebhookDelivery(endpoint_id=endpoint_id, event=event, next_attempt_at=at, created_at=at)
                     for endpoint_id in endpoints)
     if lti_link_id is not None:
-        session.add(ScorePassback(attempt_id=attempt_id, event_id=event.id, link_id=lti_link_id,
+        session.add(ScorePassback(attempt=attempt, event=event, link_id=lti_link_id,
                                   next_attempt_at=at, created_at=at))
     return event

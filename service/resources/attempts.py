@@ -4,7 +4,7 @@ import hashlib
 import re
 import uuid
 
-from flask import Response, jsonify, request, url_for
+from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
@@ -20,8 +20,8 @@ from ..services.attempts import (
     InvalidAnswer,
     StoredResponse,
     create_attempt,
+    current_version,
     dump_json,
-    published_exercise,
     request_digest,
     run_idempotent,
     visible_attempts,
@@ -54,6 +54,9 @@ def _json_response(stored: StoredResponse, replayed: bool) -> Response:
         response.headers["Idempotent-Replayed"] = "true"
     return response
 
+
+# One instance: building a schema costs more than dumping with it (it copies its declared fields).
+ATTEMPT_SCHEMA = AttemptSchema()
 
 @blp.route("/exercises/<slug:slug>/attempts")
 class ExerciseAttempts(MethodView):
@@ -90,11 +93,11 @@ class ExerciseAttempts(MethodView):
 
         def submit() -> StoredResponse:
             try:
-                exercise = published_exercise(session, slug)
+                exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
             except ExerciseNotFound:
                 problem_abort(404, f"No exercise with slug {slug!r}.")
             try:
-                attempt = create_attempt(session, client, exercise, learner, payload.get("answer"),
+                attempt = create_attempt(session, client, exercise, version, learner, payload.get("answer"),
                                          payload.get("code"), lti_link_id)
             except InvalidAnswer as exc:
                 problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
@@ -102,7 +105,7 @@ class ExerciseAttempts(MethodView):
             session.flush()
             location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
             status = 201 if attempt.finished else 202
-            return StoredResponse(status, dump_json(AttemptSchema().dump(attempt)), location)
+            return StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location)
 
         digest = request_digest(request.method, request.path, request.get_data())
         try:

@@ -38,11 +38,14 @@ class ExerciseList(MethodView):
         return Query(db_session(), stmt.order_by(Exercise.difficulty, Exercise.slug))
 
 
-def init_detail_cache(app: Flask) -> None:
-    """Each published exercise's detail response, kept for EXERCISE_CACHE_SECONDS by each web
-    process: the most read page (a class opens it at once), changed only by a sync or a publish.
-    Unknown slugs are never kept."""
-    app.extensions["gradquiz.exercise_details"] = TtlCache(app.config["SETTINGS"].exercise_cache_ttl)
+def init_exercise_caches(app: Flask) -> None:
+    """What each web process keeps of each published exercise for EXERCISE_CACHE_SECONDS: its
+    detail response (the most read page: a class opens it at once) and its current version (what
+    every attempt is graded against); both change only by a sync or a publish. Unknown slugs are
+    never kept."""
+    seconds = app.config["SETTINGS"].exercise_cache_ttl
+    app.extensions["gradquiz.exercise_details"] = TtlCache(seconds)
+    app.extensions["gradquiz.current_versions"] = TtlCache(seconds)
 
 
 def _detail_json(slug: str) -> bytes:

@@ -22,6 +22,7 @@ from ..models import (
     Attempt,
     AttemptStatus,
     Exercise,
+    ExerciseVersion,
     GradingJob,
     IdempotencyRecord,
     LtiResourceLink,
@@ -29,6 +30,7 @@ from ..models import (
 from ..models.attempt import FINISHED, grade_columns
 from ..models.base import utcnow
 from ..quiz import QUIZ_KINDS, AnswerError
+from ..ttl_cache import TtlCache
 from .events import record_attempt_event
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -66,15 +68,51 @@ def published_exercise(session: Session, slug: str) -> Exercise:
     return exercise
 
 
-def create_attempt(session: Session, client: ApiClient, exercise: Exercise, learner: str,
+@dataclass(frozen=True)
+class CurrentVersion:
+    """A published exercise and its current version as loaded once, detached from every session
+    (columns loaded), for a process's TtlCache: requests attach copies (`attach`)."""
+
+    exercise: Exercise
+    version: ExerciseVersion
+
+    def attach(self, session: Session) -> tuple[Exercise, ExerciseVersion]:
+        # merge(load=False): copies into the session's identity map, no statement.
+        return session.merge(self.exercise, load=False), session.merge(self.version, load=False)
+
+
+def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVersion]) -> tuple[Exercise, ExerciseVersion]:
+    """The published exercise `slug` and its current version, from the process's cache
+    (EXERCISE_CACHE_SECONDS: a sync, publish or unpublish shows within that time) when it is on;
+    raises ExerciseNotFound. The version's content is parsed from the database once per entry."""
+    if not cache.seconds:
+        exercise = published_exercise(session, slug)
+        return exercise, exercise.version
+
+    def load() -> CurrentVersion | None:
+        try:
+            exercise = published_exercise(session, slug)
+        except ExerciseNotFound:
+            return None
+        version = exercise.version
+        session.expunge(version)
+        session.expunge(exercise)
+        return CurrentVersion(exercise, version)
+
+    cached = cache.get(slug, load)
+    if cached is None:
+        raise ExerciseNotFound(slug)
+    return cached.attach(session)
+
+
+def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str,
                    answer: Any = None, code: str | None = None, lti_link_id: int | None = None) -> Attempt:
-    """Check the submission against the exercise's kind and add it.
+    """Check the submission against the exercise's kind and add it (`version`: its current one).
 
     A quiz answer is graded here and now (with its `attempt.graded` event); code is queued for
     the grading workers. `lti_link_id`: the LTI resource link the learner launched from.
     """
     kind = exercise.kind
-    version = exercise.version
     attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
                       exercise_version=version, created_at=utcnow(), lti_link_id=lti_link_id)
     if kind == "code":

@@ -24,9 +24,9 @@ def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: 
                          previous: dict[str, Any] | None = None, attempt: Attempt | None = None) -> AttemptEvent:
     """`previous`: the attempt's grade before a regrade or override (progress.grade_snapshot).
     `attempt`: the attempt as the event leaves it, when the caller holds it; else it is read."""
-    session.flush()  # the attempt's change first
-    if attempt is None:
+    if attempt is None:  # changed by a statement (a worker's stored grade): read it back
+        session.flush()
         attempt = session.get(Attempt, attempt_id, populate_existing=True)
     assert attempt is not None
-    return outbox.write_event(session, attempt_id=attempt_id, client_id=client_id, lti_link_id=lti_link_id,
+    return outbox.write_event(session, attempt=attempt, client_id=client_id, lti_link_id=lti_link_id,
                               type=type, data=data, at=at, counters=progress.counter_input(attempt, previous))

@@ -1,5 +1,6 @@
-"""The per-process cache of API keys' clients (API_KEY_CACHE_SECONDS): a key's lookup is kept a
-bounded time, so a revoked key stops working within it and never later."""
+"""What each web process keeps a bounded time (service/ttl_cache.py): API keys' clients
+(API_KEY_CACHE_SECONDS), so a revoked key stops working within it and never later; exercises'
+current versions (EXERCISE_CACHE_SECONDS), so an unpublish or a new version shows within it."""
 
 from __future__ import annotations
 
@@ -66,3 +67,43 @@ def test_the_cache_is_off_in_tests_and_five_seconds_otherwise():
     assert Settings.from_env({}, env="testing").api_key_cache_ttl == 0
     assert Settings.from_env({}).api_key_cache_ttl == 5
     assert Settings.from_env({"API_KEY_CACHE_SECONDS": "0"}).api_key_cache_ttl == 0
+
+
+def test_an_exercises_current_version_is_kept_until_its_entry_expires(make_app, database_url, client_key_for):
+    from service.catalog import load_catalog, sync_catalog
+    from service.models import Exercise
+    from tests.conftest import EXERCISES_DIR
+
+    app = make_app(exercise_cache_seconds=5)
+    with app.app_context():
+        sync_catalog(db_session(), load_catalog(EXERCISES_DIR)[0])
+        db_session().commit()
+    key = client_key_for(app)
+    client = app.test_client()
+    path = "/api/v1/exercises/backward-none-for-bounds/attempts"
+
+    def answer(learner):
+        return client.post(path, json={"learner": learner, "answer": "none-each"}, headers=bearer(key))
+
+    first = answer("ada")
+    assert first.status_code == 201 and first.json["exercise"] == "backward-none-for-bounds"
+    statements = []
+    engine = engine_for(database_url)
+    listener = lambda *args: statements.append(args[2])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        second = answer("bob")
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert second.status_code == 201 and second.json["exercise_version"] == first.json["exercise_version"]
+    assert second.json["correct"] is True
+    assert not any("FROM exercises" in sql for sql in statements)  # graded against the kept version
+
+    with app.app_context():  # unpublished by another process (the dashboard of another web process)
+        db_session().execute(update(Exercise).where(Exercise.slug == "backward-none-for-bounds")
+                             .values(published=False))
+        db_session().commit()
+    assert answer("chen").status_code == 201  # within the 5 s
+    app.extensions["gradquiz.current_versions"].clock = lambda: time.monotonic() + 5.01
+    gone = answer("dana")
+    assert gone.status_code == 404 and gone.content_type == "application/problem+json"
