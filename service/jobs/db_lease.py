@@ -6,10 +6,11 @@ Only worker processes call these; the web process only inserts queued jobs and r
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, and_, or_, select, update
+from sqlalchemy import Connection, CursorResult, and_, bindparam, exists, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..models import GRADED_EVENT, Attempt, AttemptStatus, GradingJob
@@ -32,9 +33,52 @@ def _claimable(model: type[GradingJob], worker_id: str, now: datetime) -> Any:
     return or_(*_claimable_branches(model, worker_id, now))
 
 
-def _claimable_branches(model: type[GradingJob], worker_id: str, now: datetime) -> tuple[Any, Any]:
+def _claimable_branches(model: type[GradingJob], worker_id: Any, now: Any) -> tuple[Any, Any]:
     return (model.status == QUEUED,
             and_(model.status == RUNNING, or_(model.lease_expires_at < now, model.lease_owner == worker_id)))
+
+
+def _params(model: type[GradingJob]) -> tuple[Any, Any]:
+    """The claim's parameters (the worker, the clock) as bound parameters of the columns' types."""
+    return (bindparam("worker_id", type_=model.lease_owner.type),
+            bindparam("now", type_=model.lease_expires_at.type))
+
+
+_OLDEST: dict[tuple[str, bool], tuple[Any, ...]] = {}
+_PEEK: dict[tuple[str, ...], Any] = {}
+
+
+def _oldest_statements(model: type[GradingJob], locked: bool) -> tuple[Any, ...]:
+    """The two index scans of `_oldest_claimable`, built once per table (a claim is the worker's
+    most frequent statement: building the expressions anew cost more CPU than running them)."""
+    key = (model.__name__, locked)
+    if key not in _OLDEST:
+        statements = []
+        for branch in _claimable_branches(model, *_params(model)):
+            stmt = select(model.id, model.created_at).where(branch).order_by(model.created_at).limit(1)
+            statements.append(stmt.with_for_update(skip_locked=True) if locked else stmt)
+        _OLDEST[key] = tuple(statements)
+    return _OLDEST[key]
+
+
+def _peek_statement(models: Sequence[type[GradingJob]]) -> Any:
+    """One row: for each table, whether it holds a claimable job."""
+    key = tuple(model.__name__ for model in models)
+    if key not in _PEEK:
+        flags = []
+        for model in models:
+            branches = _claimable_branches(model, *_params(model))
+            flags.append(or_(*(exists().where(branch) for branch in branches)))
+        _PEEK[key] = select(*flags)
+    return _PEEK[key]
+
+
+def claimable_models(connection: Connection, models: Sequence[type[GradingJob]], worker_id: str,
+                     now: datetime | None = None) -> list[type[GradingJob]]:
+    """Which of `models` hold a claimable job, in one read (meant for a connection that takes no
+    write lock, see Worker.run_once): a worker with nothing to do never takes the lock to find out."""
+    row = connection.execute(_peek_statement(models), {"worker_id": worker_id, "now": now or utcnow()}).one()
+    return [model for model, flag in zip(models, row, strict=True) if flag]
 
 
 def _locked(session: Session, stmt: Any) -> Any:
@@ -61,9 +105,9 @@ def _oldest_claimable(session: Session, model: type[GradingJob], worker_id: str,
     """The oldest claimable job, from two index scans on (status, created_at) rather than one
     scan of the table: a queue of 100,000 jobs (a regrade of a whole course) is not sorted anew
     at each claim."""
-    oldest = [session.execute(_locked(session, select(model.id, model.created_at).where(branch)
-                                      .order_by(model.created_at).limit(1))).first()
-              for branch in _claimable_branches(model, worker_id, now)]
+    locked = session.get_bind().dialect.name == "postgresql"  # see _locked
+    params = {"worker_id": worker_id, "now": now}
+    oldest = [session.execute(stmt, params).first() for stmt in _oldest_statements(model, locked)]
     found = [row for row in oldest if row is not None]
     return min(found, key=lambda row: row.created_at).id if found else None
 

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import metrics
 from ..config import Settings
-from ..database import engine_for
+from ..database import READ_ONLY, engine_for
 from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
 from ..models import Attempt, GradingJob, RegradeItem, Run
@@ -117,14 +117,26 @@ class Worker:
         self.settings = settings
         self.judge = judge
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
+        engine = engine_for(settings.sqlalchemy_url)
+        self.sessions = sessionmaker(bind=engine, expire_on_commit=False)
         self.lease = timedelta(seconds=settings.grading_lease_seconds)
+        # SQLite: a claim takes the database's write lock (BEGIN IMMEDIATE), for which the web's
+        # POSTs and the other workers queue; a read beside the writers first says which tables
+        # hold a claimable job, so that an empty table, or an idle worker's poll, takes no lock.
+        # (PostgreSQL's claims skip locked rows and lock nothing else: no need.)
+        self.peek_engine = engine.execution_options(**{READ_ONLY: True}) if engine.dialect.name == "sqlite" else None
+
+    def _models_to_claim(self) -> list[type[GradingJob]]:
+        if self.peek_engine is None:
+            return list(HANDLERS)
+        with self.peek_engine.connect() as connection:
+            return db_lease.claimable_models(connection, list(HANDLERS), self.worker_id)
 
     def run_once(self) -> bool:
         """Claim and finish one job (or, with none to grade, apply part of a regrade whose apply
         did not finish in its request); False when there was nothing to do."""
         with self.sessions() as session:
-            for model in HANDLERS:
+            for model in self._models_to_claim():
                 job = db_lease.claim(session, model, self.worker_id, self.lease, self.settings.grading_max_tries)
                 if job is not None:
                     process_job(self.settings, self.judge, session, model, job, self.worker_id)
