@@ -3,7 +3,14 @@ launched, by the outbound runner (off the request path, retried, kept across res
 
 The score sent is the learner's score at that link under the exercise's policy ("best", the
 default, or "latest", set as `score_policy` in exercise.toml), computed when it is sent: a
-retry after a newer grade sends the newer score. Access tokens come from the platform's token
+retry after a newer grade sends the newer score. What the LMS reads beside the score (docs/lti.md,
+"What a score carries"): `timestamp`, the time of the event that changed the score, never older
+than one already sent for this link and learner (Canvas refuses an older one); when the learner
+submitted, in AGS `submission.submittedAt` and Canvas's submission extension (`submitted_at`,
+and `new_submission` true only for the first accepted send of an attempt's grade); progress
+following the attempt; an override's reason as `comment`. A passback whose event is older than
+one already delivered for the link and learner, with the same score, is superseded: not sent.
+Access tokens come from the platform's token
 endpoint (OAuth2 client credentials with a JWT client assertion signed by the tool's key) and
 are cached per platform until shortly before they expire.
 """
@@ -17,11 +24,12 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import scores
 from ..config import Settings
-from ..models import Attempt, ScorePassback
+from ..models import GRADED_EVENT, OVERRIDDEN_EVENT, Attempt, AttemptStatus, DeliveryStatus, GradeOverride, ScorePassback
 from ..outbound.http import HttpError, HttpResponse, send
 from ..outbound.runner import Outcome, SendStep
 from . import claims as c, keys
@@ -29,6 +37,7 @@ from .deep_linking import SCORE_MAXIMUM
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 TOKEN_MARGIN_SECONDS = 60
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 
 
 def learner_score(session: Session, attempt: Attempt, link_id: int) -> float | None:
@@ -45,8 +54,73 @@ def scores_url(lineitem_url: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
 
 
-def _timestamp() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+def _iso(at: datetime) -> str:
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return at.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _progress(attempt: Attempt, score: float | None) -> tuple[str, str]:
+    """(activityProgress, gradingProgress). The learner submitted (attempts are not limited, so
+    the activity stays open: Submitted, not Completed). The score sent is fully graded when
+    the learner has one that counts; else the attempt says why there is none: still waiting for
+    its grade (Pending) or the grader failed on it (Failed). Passbacks are written at graded,
+    regraded and overridden events only, so today the first case is the one sent; the others
+    keep an LMS that reads them (Canvas ignores scoreGiven and clears its score) from showing a
+    grade that is not there."""
+    if score is not None:
+        return "Submitted", "FullyGraded"
+    if attempt.status == AttemptStatus.ERROR.value:
+        return "Submitted", "Failed"
+    return "Submitted", "Pending"
+
+
+def delivered_before(session: Session, row: ScorePassback) -> list[tuple[int, dict[str, Any]]]:
+    """(event id, body sent) of the passbacks the LMS accepted for this link and learner, but
+    this one."""
+    attempt = row.attempt
+    return [(event_id, sent) for event_id, sent in session.execute(
+        select(ScorePassback.event_id, ScorePassback.sent_score).join(Attempt, Attempt.id == ScorePassback.attempt_id)
+        .where(ScorePassback.link_id == row.link_id, ScorePassback.id != row.id,
+               ScorePassback.status == DeliveryStatus.DELIVERED.value, Attempt.client_id == attempt.client_id,
+               Attempt.learner == attempt.learner)) if sent and "timestamp" in sent]
+
+
+def _override_reason(session: Session, row: ScorePassback) -> str | None:
+    """The reason of the override that made this passback's event (same attempt, same instant)."""
+    return session.scalar(select(GradeOverride.reason).where(
+        GradeOverride.attempt_id == row.attempt_id, GradeOverride.created_at <= row.event.created_at)
+        .order_by(GradeOverride.created_at.desc(), GradeOverride.id.desc()).limit(1))
+
+
+def score_body(session: Session, row: ScorePassback, score: float | None) -> dict[str, Any] | None:
+    """The AGS score to send for this passback, or None when it is superseded: a passback of a
+    newer event for this link and learner was delivered with the same score."""
+    attempt, event = row.attempt, row.event
+    before = delivered_before(session, row)
+    newer_sent = [sent for event_id, sent in before if event_id > row.event_id]
+    given = None if score is None else round(score * SCORE_MAXIMUM, 4)
+    if any(sent.get("scoreGiven") == given for sent in newer_sent):
+        return None
+    # The time the score changed, never older than a timestamp the LMS already has for this
+    # line item and learner (a late commit, or clocks of two processes apart): the latest wins.
+    changed = event.created_at if event.created_at.tzinfo else event.created_at.replace(tzinfo=UTC)
+    timestamp = max([changed, *(datetime.fromisoformat(sent["timestamp"]) for _, sent in before)])
+    activity, grading = _progress(attempt, score)
+    submitted_at = _iso(attempt.created_at)
+    # A new LMS submission only for an attempt's grade the LMS has not accepted yet (a retry
+    # after a refusal is still the first), and not once a newer event reached it.
+    new_submission = event.type == GRADED_EVENT and row.delivered_at is None and not newer_sent
+    body: dict[str, Any] = {"userId": attempt.learner, "scoreMaximum": SCORE_MAXIMUM,
+                            "activityProgress": activity, "gradingProgress": grading, "timestamp": _iso(timestamp),
+                            "submission": {"submittedAt": submitted_at},
+                            CANVAS_SUBMISSION: {"new_submission": new_submission, "submitted_at": submitted_at}}
+    if given is not None:
+        body["scoreGiven"] = given
+    # Canvas adds a comment to the submission at each score carrying one: sent once.
+    if event.type == OVERRIDDEN_EVENT and row.delivered_at is None and (reason := _override_reason(session, row)):
+        body["comment"] = reason
+    return body
 
 
 class AccessTokens:
@@ -109,11 +183,11 @@ class ScorePassbacks:
             return Outcome(False, permanent=True, error="the platform's launches grant no line item with the "
                                                         "score scope for this link")
         score = learner_score(session, attempt, link.id)
-        if score is None:
+        if score is None and attempt.status == AttemptStatus.GRADED.value:
             return Outcome(False, permanent=True, error="the learner has no graded attempt at this link")
-        body = {"userId": attempt.learner, "scoreGiven": round(score * SCORE_MAXIMUM, 4),
-                "scoreMaximum": SCORE_MAXIMUM, "activityProgress": "Completed",
-                "gradingProgress": "FullyGraded", "timestamp": _timestamp()}
+        body = score_body(session, row, score)
+        if body is None:  # the LMS has this score already, with a newer timestamp
+            return Outcome(True, error="superseded: a newer event's score, the same, was sent", values={"sent_score": None})
         # The assertion is signed now (the key is read from the database); it lives 5 minutes.
         assertion = keys.sign(session, self.settings, {"iss": platform.client_id, "sub": platform.client_id,
                                                        "aud": platform.auth_token_url})

@@ -104,7 +104,8 @@ def record_outcome(session: Session, model: type[OutboundDelivery], row_id: int,
     values: dict[str, Any] = {"last_status_code": outcome.status_code,
                               "last_error": (outcome.error or None) and outcome.error[:500], **(outcome.values or {})}
     if outcome.delivered:
-        values.update(status=DELIVERED, delivered_at=now, last_error=None)
+        # A delivered outcome's error is a note (a score passback superseded: nothing to send).
+        values.update(status=DELIVERED, delivered_at=now)
     elif outcome.permanent or tries >= settings.outbound_max_tries:
         values.update(status=FAILED)
     else:

@@ -17,7 +17,11 @@ Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cr
   "frame" (a hidden sibling frame, /storage-frame, as Canvas does) or "parent" (the course page
   itself); mode "none" offers none. Each page keeps what it was asked in `window.ltiStorageLog`.
 
-Everything the tool sends is recorded (`token_requests`, `scores`, `rejected`, `jwks_requests`).
+Everything the tool sends is recorded (`token_requests`, `scores`, `rejected`, `jwks_requests`). Scores
+are checked as Canvas checks them: one older than the timestamp of the last one accepted for the
+line item and user is refused (400), and so is a `submitted_at` in the future; `results` keeps the
+last accepted per line item and user, `submissions` the LMS submissions made (Canvas's extension
+`https://canvas.instructure.com/lti/submission`: `new_submission`, true unless false).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,6 +53,7 @@ SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.re
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 SUPPORTED_SCOPES = (SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY, SCOPE_RESULT_READONLY, SCOPE_SCORE)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 LINEITEM_CONTAINER_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -127,6 +132,20 @@ def _score_problem(score: dict) -> str | None:  # noqa: C901
         return f"scoreGiven {given} exceeds scoreMaximum {maximum}"
     if "comment" in score and not isinstance(score["comment"], (str, type(None))):
         return "comment must be a string"
+    submitted = [("submission.submittedAt", (score.get("submission") or {}).get("submittedAt")),
+                 ("submitted_at", (score.get(CANVAS_SUBMISSION) or {}).get("submitted_at"))]
+    for name, value in submitted:
+        if value is None:
+            continue
+        try:
+            at = datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            return f"{name} {value!r} is not ISO 8601"
+        if at.tzinfo is None or at > datetime.now(UTC) + timedelta(minutes=1):  # Canvas's rule
+            return f"{name} {value!r} has no time zone or is in the future"
+    new_submission = (score.get(CANVAS_SUBMISSION) or {}).get("new_submission", True)
+    if not isinstance(new_submission, bool):
+        return "new_submission must be a boolean"
     return None
 
 
@@ -150,6 +169,10 @@ class TestPlatform:
         self.jwks_requests = 0
         self.token_requests: list[dict] = []
         self.scores: list[dict] = []
+        # Per (line item, userId): the latest score accepted and its timestamp; and the LMS
+        # submissions scores made (Canvas's `new_submission`, true unless sent false).
+        self.results: dict[tuple[str, str], dict] = {}
+        self.submissions: list[dict] = []
         self.rejected: list[dict] = []
         self.lineitems: list[dict] = []
         self.access_tokens: dict[str, dict] = {}
@@ -564,7 +587,19 @@ class TestPlatform:
         problem = _score_problem(score)
         if problem:
             raise _Reject(400, "invalid_request", problem)
+        timestamp = datetime.fromisoformat(score["timestamp"])
+        key = (item["id"], score["userId"])
         with self._lock:
+            # As Canvas does: the result keeps the score's timestamp, and a score older than it is refused.
+            last = self.results.get(key)
+            if last is not None and last["timestamp"] > timestamp:
+                raise _Reject(400, "invalid_request", f"Provided timestamp of {score['timestamp']} before last "
+                                                      f"updated timestamp of {last['timestamp'].isoformat()}")
+            ext = score.get(CANVAS_SUBMISSION) or {}
+            if ext.get("new_submission", True):  # Canvas's default: every score makes a new submission
+                self.submissions.append({"lineitem": item["id"], "userId": score["userId"],
+                                         "submitted_at": ext.get("submitted_at")})
+            self.results[key] = {"timestamp": timestamp, "score": score}
             self.scores.append({"lineitem": item["id"], "body": score, "authorization": headers.get("Authorization")})
         return 204, {}, None
 

@@ -12,7 +12,8 @@ import re
 import subprocess
 import sys
 import time
-from datetime import timedelta
+import uuid
+from datetime import UTC, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -25,9 +26,20 @@ from service.lti import claims as c
 from service.lti.launch import STATE_COOKIE, cookie_value
 from service.lti.passback import ScorePassbacks
 from service.lti.platforms import platform_keys
-from service.models import LtiNonce, LtiResourceLink, LtiToolKey, ScorePassback
+from service.models import (
+    OVERRIDDEN_EVENT,
+    REGRADED_EVENT,
+    Attempt,
+    AttemptEvent,
+    LtiNonce,
+    LtiResourceLink,
+    LtiToolKey,
+    ScorePassback,
+)
 from service.models.base import utcnow
 from service.outbound.runner import OutboundRunner
+from service.services import progress
+from service.services.events import record_attempt_event
 
 from .platform import INSTRUCTOR_ROLES, TestPlatform
 
@@ -125,20 +137,20 @@ def test_whole_flow_deep_link_then_launch_attempt_and_score_in_the_gradebook(app
     token = handoff["token"]
 
     # With the token, the frontend uses the normal API: the learner's id comes from the token.
+    # The runner sends the score that counts (best, the exercise's policy) to the line item.
     for answer in (RIGHT, WRONG):
         attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": answer})
         assert attempt.status_code == 201, attempt.json
         assert attempt.json["learner"] == "student-7"
+        assert _runner(app).run_once() == 1
     history = client.get("/api/v1/learners/student-7/attempts", headers=_auth(token))
     assert history.status_code == 200 and len(history.json["attempts"]) == 2
 
-    # The runner sends the score that counts (best, the exercise's policy) to the line item.
-    assert _runner(app).run_once() == 2
     assert [s["lineitem"] for s in platform.scores] == [platform.lineitem_url()] * 2
     for sent in platform.scores:
         assert sent["body"]["userId"] == "student-7"
         assert sent["body"]["scoreGiven"] == 100 and sent["body"]["scoreMaximum"] == 100
-        assert sent["body"]["activityProgress"] == "Completed"
+        assert sent["body"]["activityProgress"] == "Submitted"
         assert sent["body"]["gradingProgress"] == "FullyGraded"
     # One access token, fetched with a client assertion the platform verified against the JWKS.
     granted = [r for r in platform.token_requests if r["status"] == 200]
@@ -465,3 +477,119 @@ def test_a_link_launched_without_a_context_is_a_course_of_its_own(app, client, p
                                  resource_link_id=link, **claims))["token"]
         assert client.get(f"/api/v1/attempts/{attempt.json['id']}", headers=_auth(other)).status_code == 404
         assert client.get("/api/v1/learners/cy/attempts", headers=_auth(other)).json["attempts"] == []
+
+
+# -- what a score carries (docs/lti.md, "What a score carries") -----------------------------------
+
+def _iso(at) -> str:
+    return at.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _submitted_hours_ago(app, attempt_id: str, hours: float) -> tuple[str, str]:
+    """Move an attempt, its events and passbacks `hours` back (the learner submitted then, the
+    passback waited since); (submitted_at, event time) as the LMS should read them."""
+    shift = timedelta(hours=hours)
+    with app.app_context():
+        session = db_session()
+        attempt = session.get(Attempt, uuid.UUID(attempt_id))
+        attempt.created_at -= shift
+        attempt.graded_at -= shift
+        events = session.scalars(select(AttemptEvent).where(AttemptEvent.attempt_id == attempt.id)).all()
+        for event in events:
+            event.created_at -= shift
+        session.commit()
+        return _iso(attempt.created_at), _iso(max(event.created_at for event in events))
+
+
+def _make_due(app) -> None:
+    with app.app_context():
+        db_session().execute(ScorePassback.__table__.update().where(ScorePassback.status == "pending")
+                             .values(next_attempt_at=utcnow()))
+        db_session().commit()
+
+
+def _score(learner: str, given: float, timestamp: str, submitted: str, new_submission: bool, **extra) -> dict:
+    return {"userId": learner, "scoreGiven": given, "scoreMaximum": 100, "activityProgress": "Submitted",
+            "gradingProgress": "FullyGraded", "timestamp": timestamp, "submission": {"submittedAt": submitted},
+            "https://canvas.instructure.com/lti/submission": {"new_submission": new_submission,
+                                                              "submitted_at": submitted}, **extra}
+
+
+def test_a_score_sent_hours_late_and_retried_says_when_the_learner_submitted(app, client, platform, lms):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT}).json
+    submitted, graded = _submitted_hours_ago(app, attempt["id"], 3)
+    platform.fail_next_scores = 1
+    runner = _runner(app)
+    runner.run_once()
+    assert platform.scores == []
+    _make_due(app)
+    runner.run_once()
+    # The retry, three hours after the learner submitted: their submission time, the grade's time,
+    # and the LMS's first submission of this attempt (the refused try made none).
+    assert [s["body"] for s in platform.scores] == [_score("learner-1", 100, graded, submitted, True)]
+    assert graded == submitted  # a quiz is graded as it is submitted
+    assert platform.submissions == [{"lineitem": platform.lineitem_url(), "userId": "learner-1",
+                                     "submitted_at": submitted}]
+
+
+def test_a_regrade_and_an_override_move_the_timestamp_and_keep_the_submission(app, client, platform, lms,
+                                                                              admin_key):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT}).json
+    submitted, graded = _submitted_hours_ago(app, attempt["id"], 5)
+    runner = _runner(app)
+    runner.run_once()
+    with app.app_context():  # a regrade two hours later halves the grader's score, as regrades.py writes it
+        session = db_session()
+        row = session.get(Attempt, uuid.UUID(attempt["id"]))
+        previous = progress.grade_snapshot(row)
+        row.score = row.grader_score = 0.5
+        regraded_at = utcnow() - timedelta(hours=3)
+        record_attempt_event(session, attempt_id=row.id, client_id=row.client_id, lti_link_id=row.lti_link_id,
+                             type=REGRADED_EVENT, at=regraded_at, previous=previous, attempt=row,
+                             data={"status": row.status, "score": row.score, "correct": row.correct})
+        session.commit()
+    runner.run_once()
+    reason = "Partial credit: the second gradient was right."
+    overridden = client.post(f"/api/v1/admin/attempts/{attempt['id']}/override", headers=_auth(admin_key),
+                             json={"score": 0.75, "reason": reason})
+    assert overridden.status_code == 201, overridden.json
+    runner.run_once()
+    with app.app_context():
+        override_at = db_session().scalar(select(AttemptEvent.created_at).where(
+            AttemptEvent.attempt_id == uuid.UUID(attempt["id"]), AttemptEvent.type == OVERRIDDEN_EVENT))
+    assert [s["body"] for s in platform.scores] == [
+        _score("learner-1", 100, graded, submitted, True),
+        _score("learner-1", 50, _iso(regraded_at), submitted, False),
+        _score("learner-1", 75, _iso(override_at), submitted, False, comment=reason),
+    ]
+    assert len(platform.submissions) == 1 and platform.rejected == []
+
+
+def test_an_older_score_after_a_newer_one_is_superseded_and_timestamps_never_go_back(app, client, platform, lms):
+    token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
+    runner = _runner(app)
+    first = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT}).json
+    with app.app_context():  # the first one's passback waits in its backoff
+        db_session().execute(ScorePassback.__table__.update().values(next_attempt_at=utcnow() + timedelta(hours=1)))
+        db_session().commit()
+    second = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": WRONG}).json
+    assert runner.run_once() == 1
+    assert [s["body"]["scoreGiven"] for s in platform.scores] == [100]  # best: the first attempt's
+    newest = platform.scores[-1]["body"]["timestamp"]
+    _make_due(app)
+    assert runner.run_once() == 1
+    assert len(platform.scores) == 1  # the LMS has this score already, with a newer timestamp
+    with app.app_context():
+        superseded = db_session().scalar(select(ScorePassback).where(ScorePassback.attempt_id == uuid.UUID(first["id"])))
+        assert superseded.status == "delivered" and superseded.sent_score is None
+        assert superseded.last_error.startswith("superseded")
+    # A third attempt graded by a process whose clock is an hour behind: its timestamp is not
+    # older than the one the LMS has (which would refuse it).
+    third = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT}).json
+    _submitted_hours_ago(app, third["id"], 1)
+    assert runner.run_once() == 1
+    stamps = [s["body"]["timestamp"] for s in platform.scores]
+    assert stamps == [newest, newest] and platform.rejected == []
+    assert second["id"] != third["id"]
