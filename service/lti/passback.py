@@ -8,7 +8,7 @@ retry after a newer grade sends the newer score. What the LMS reads beside the s
 than one already sent for this link and learner (Canvas refuses an older one); when the learner
 submitted, in AGS `submission.submittedAt` and Canvas's submission extension (`submitted_at`,
 and `new_submission` true only for the first accepted send of an attempt's grade); progress
-following the attempt; an override's reason as `comment`. A passback whose event is older than
+following the attempt; an override's comment for the learner (never its reason) as `comment`. A passback whose event is older than
 one already delivered for the link and learner, with the same score, is superseded: not sent.
 Access tokens come from the platform's token
 endpoint (OAuth2 client credentials with a JWT client assertion signed by the tool's key) and
@@ -86,9 +86,10 @@ def delivered_before(session: Session, row: ScorePassback) -> list[tuple[int, di
                Attempt.learner == attempt.learner)) if sent and "timestamp" in sent]
 
 
-def _override_reason(session: Session, row: ScorePassback) -> str | None:
-    """The reason of the override that made this passback's event (same attempt, same instant)."""
-    return session.scalar(select(GradeOverride.reason).where(
+def _override_comment(session: Session, row: ScorePassback) -> str | None:
+    """What the override that made this passback's event told the learner (same attempt, same
+    instant); None when the instructor wrote nothing for them (the reason is staff's only)."""
+    return session.scalar(select(GradeOverride.learner_comment).where(
         GradeOverride.attempt_id == row.attempt_id, GradeOverride.created_at <= row.event.created_at)
         .order_by(GradeOverride.created_at.desc(), GradeOverride.id.desc()).limit(1))
 
@@ -118,8 +119,8 @@ def score_body(session: Session, row: ScorePassback, score: float | None) -> dic
     if given is not None:
         body["scoreGiven"] = given
     # Canvas adds a comment to the submission at each score carrying one: sent once.
-    if event.type == OVERRIDDEN_EVENT and row.delivered_at is None and (reason := _override_reason(session, row)):
-        body["comment"] = reason
+    if event.type == OVERRIDDEN_EVENT and row.delivered_at is None and (comment := _override_comment(session, row)):
+        body["comment"] = comment
     return body
 
 

@@ -80,6 +80,8 @@ class GradeOverride(Base):
     old_score: Mapped[float | None]
     new_score: Mapped[float]
     reason: Mapped[str] = mapped_column(Text)
+    # What the learner is told, sent to the LMS with the score (the reason is staff's only).
+    learner_comment: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
     attempt: Mapped[Attempt] = relationship()

@@ -170,13 +170,15 @@ class OverrideAttempt(MethodView):
         """Set the score that counts by hand, with a reason.
 
         The grader's score stays beside it (`grader_score`), the override goes into the audit
-        log, and an `attempt.overridden` event sends the new score to webhooks and the LMS."""
+        log, and an `attempt.overridden` event sends the new score to webhooks and the LMS (with
+        `learner_comment`, if given, as the score's comment; the reason stays with staff)."""
         session = db_session()
         attempt = overrides.locked_attempt(session, attempt_id)
         if attempt is None:
             problem_abort(404, "No attempt with this id.")
         try:
-            entry = overrides.override(session, attempt, current_client(), payload["score"], payload["reason"])
+            entry = overrides.override(session, attempt, current_client(), payload["score"], payload["reason"],
+                                       learner_comment=payload.get("learner_comment"))
         except overrides.NotGraded:
             problem_abort(409, f"This attempt is {attempt.status}, not graded: it has no score to override.")
         session.commit()

@@ -157,6 +157,7 @@ class OverrideEntrySchema(Schema):
     old_score = fields.Float(allow_none=True, required=True)
     new_score = fields.Float(required=True)
     reason = fields.String(required=True)
+    learner_comment = fields.String(required=True, allow_none=True, metadata={"description": "What the learner was told"})
     created_at = fields.DateTime(required=True)
 
 

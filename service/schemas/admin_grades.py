@@ -86,12 +86,16 @@ class OverrideCreateSchema(RequestSchema):
     score = fields.Float(required=True, validate=validate.Range(0.0, 1.0),
                          metadata={"description": "The score that counts from now on, 0 to 1"})
     reason = fields.String(required=True, validate=validate.Length(min=1, max=2000),
-                           metadata={"description": "Why: kept in the audit log (1-2000 characters)"})
+                           metadata={"description": "Why: kept in the audit log, for staff (1-2000 characters)"})
+    learner_comment = fields.String(validate=validate.Length(min=1, max=2000), metadata={
+        "description": "What the learner is told (optional, 1-2000 characters): sent to the LMS with the score, as "
+                       "its comment; without it the learner's gradebook shows the score alone"})
 
     @validates_schema
-    def reason_is_not_blank(self, data, **_kwargs):
-        if "reason" in data and not data["reason"].strip():
-            raise ValidationError("The reason must say something.", "reason")
+    def texts_are_not_blank(self, data, **_kwargs):
+        for name in ("reason", "learner_comment"):
+            if name in data and not data[name].strip():
+                raise ValidationError("This must say something.", name)
 
 
 class GradeOverrideSchema(Schema):
@@ -103,6 +107,7 @@ class GradeOverrideSchema(Schema):
     old_score = fields.Float(allow_none=True, metadata={"description": "The score that counted before"})
     new_score = fields.Float(required=True)
     reason = fields.String(required=True)
+    learner_comment = fields.String(allow_none=True, metadata={"description": "What the learner was told, if anything"})
     created_at = fields.DateTime(required=True)
 
 

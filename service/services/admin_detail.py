@@ -84,6 +84,7 @@ class OverrideEntry:
     old_score: float | None
     new_score: float
     reason: str
+    learner_comment: str | None
     created_at: datetime
 
 

@@ -27,7 +27,8 @@ def locked_attempt(session: Session, attempt_id: uuid.UUID) -> Attempt | None:
     return session.scalar(stmt)
 
 
-def override(session: Session, attempt: Attempt, client: ApiClient, score: float, reason: str) -> GradeOverride:
+def override(session: Session, attempt: Attempt, client: ApiClient, score: float, reason: str, *,
+             learner_comment: str | None = None) -> GradeOverride:
     """Set the score that counts to `score`, keep the grader's, log it and write an
     `attempt.overridden` event (webhooks, LTI passback, statistics); the caller commits.
 
@@ -39,7 +40,7 @@ def override(session: Session, attempt: Attempt, client: ApiClient, score: float
     now = utcnow()
     previous = progress.grade_snapshot(attempt)
     entry = GradeOverride(attempt_id=attempt.id, client_id=client.id, actor=client.name, old_score=attempt.score,
-                          new_score=score, reason=reason, created_at=now)
+                          new_score=score, reason=reason, learner_comment=learner_comment, created_at=now)
     session.add(entry)
     attempt.score, attempt.overridden = score, True
     record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=attempt.lti_link_id,
@@ -62,4 +63,4 @@ def audit_log(attempt_id: uuid.UUID | None = None, exercise_id: int | None = Non
 def describe(entry: GradeOverride, learner: str, exercise: str) -> dict:
     return {"id": entry.id, "attempt": entry.attempt_id, "exercise": exercise, "learner": learner,
             "actor": entry.actor, "old_score": entry.old_score, "new_score": entry.new_score, "reason": entry.reason,
-            "created_at": entry.created_at}
+            "learner_comment": entry.learner_comment, "created_at": entry.created_at}

@@ -446,7 +446,8 @@ def test_the_detail_shows_passbacks_webhook_deliveries_overrides_and_events(app,
         "last_attempt_at": None, "delivered_at": at.isoformat()}
     [override] = body["overrides"]
     assert override | {"id": 0} == {"id": 0, "actor": "teacher", "old_score": 0.65, "new_score": 0.9,
-                                    "reason": "partial credit for the idea", "created_at": at.isoformat()}
+                                    "reason": "partial credit for the idea", "learner_comment": None,
+                                    "created_at": at.isoformat()}
 
 
 def test_a_quiz_attempt_in_full(client, staff_key, client_key, quiz_catalog):

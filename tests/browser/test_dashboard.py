@@ -332,6 +332,7 @@ def test_override_a_score_with_a_reason(page, live_server, seeded):
     assert admin_get(live_server, f"/attempts/{attempt}").json["overridden"] is False
 
     page.fill("#override-reason", "Partial credit: the mask is right, only grad_output is missing.")
+    page.fill("#override-comment", "Your mask was right; the gradient missed grad_output.")
     page.click("#override-form button[type=submit]")
     page.wait_for_selector("tr[data-override]")
     assert page.inner_text("#attempt-score") == "0.90"
@@ -341,6 +342,7 @@ def test_override_a_score_with_a_reason(page, live_server, seeded):
     after = admin_get(live_server, f"/attempts/{attempt}").json
     assert after["score"] == pytest.approx(0.9) and after["overridden"] is True
     assert after["grader_score"] == before["grader_score"]
+    assert after["overrides"][-1]["learner_comment"] == "Your mask was right; the gradient missed grad_output."
     # The audit log lists it.
     page.click("nav >> text=Audit log")
     page.wait_for_selector("#overrides-table >> text=Partial credit: the mask is right")

@@ -391,6 +391,9 @@ def test_an_instructors_override_goes_to_the_gradebook_too(app, client, platform
     assert overridden.status_code == 201, overridden.json
     runner.run_once()
     assert [s["body"]["scoreGiven"] for s in platform.scores] == [100, 50]
+    # The reason is staff's: with no comment for the learner, the score goes alone.
+    assert "comment" not in platform.scores[-1]["body"]
+    assert "classmate" not in json.dumps(platform.scores)
 
 
 def _course(context_id: str) -> dict:
@@ -551,9 +554,10 @@ def test_a_regrade_and_an_override_move_the_timestamp_and_keep_the_submission(ap
                              data={"status": row.status, "score": row.score, "correct": row.correct})
         session.commit()
     runner.run_once()
-    reason = "Partial credit: the second gradient was right."
+    comment = "Partial credit: the second gradient was right."
     overridden = client.post(f"/api/v1/admin/attempts/{attempt['id']}/override", headers=_auth(admin_key),
-                             json={"score": 0.75, "reason": reason})
+                             json={"score": 0.75, "reason": "Checked by hand after the forum thread.",
+                                   "learner_comment": comment})
     assert overridden.status_code == 201, overridden.json
     runner.run_once()
     with app.app_context():
@@ -562,7 +566,7 @@ def test_a_regrade_and_an_override_move_the_timestamp_and_keep_the_submission(ap
     assert [s["body"] for s in platform.scores] == [
         _score("learner-1", 100, graded, submitted, True),
         _score("learner-1", 50, _iso(regraded_at), submitted, False),
-        _score("learner-1", 75, _iso(override_at), submitted, False, comment=reason),
+        _score("learner-1", 75, _iso(override_at), submitted, False, comment=comment),
     ]
     assert len(platform.submissions) == 1 and platform.rejected == []
 

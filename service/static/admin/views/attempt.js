@@ -185,14 +185,17 @@ function overrideForm(a) {
   const score = el("input", { id: "override-score", name: "score", type: "number", min: 0, max: 1, step: "0.01",
     required: true, inputmode: "decimal", value: a.score === null || a.score === undefined ? "" : String(Math.round(a.score * 10000) / 10000) });
   const reason = el("textarea", { id: "override-reason", name: "reason", rows: 2, required: true, maxlength: 2000,
-    placeholder: "Why the score changes: kept in the audit log" });
+    placeholder: "Why the score changes: kept in the audit log, for staff" });
+  const comment = el("textarea", { id: "override-comment", name: "learner_comment", rows: 2, maxlength: 2000,
+    placeholder: "Optional: sent to the learner's LMS with the score" });
   const submit = el("button", { type: "submit" }, "Override score");
   const form = el("form", { class: "override", id: "override-form", novalidate: true },
     el("h3", {}, "Override the score"),
     el("p", { class: "muted" }, "The grader's score is kept; the new score counts. The change is logged with your key's name, the time and the reason."),
     el("div", { class: "field-row" },
       el("div", { class: "field" }, el("label", { for: "override-score" }, "New score (0–1)"), score),
-      el("div", { class: "field grow" }, el("label", { for: "override-reason" }, "Reason (required)"), reason),
+      el("div", { class: "field grow" }, el("label", { for: "override-reason" }, "Reason (required, staff only)"), reason),
+      el("div", { class: "field grow" }, el("label", { for: "override-comment" }, "Comment for the learner (optional)"), comment),
       el("div", { class: "field buttons" }, submit)),
     error);
   form.addEventListener("submit", async (event) => {
@@ -211,7 +214,9 @@ function overrideForm(a) {
     }
     submit.disabled = true;
     try {
-      await post(API + "/attempts/" + enc(a.id) + "/override", { score: value, reason: reason.value.trim() });
+      const body = { score: value, reason: reason.value.trim() };
+      if (comment.value.trim()) body.learner_comment = comment.value.trim();
+      await post(API + "/attempts/" + enc(a.id) + "/override", body);
       toast("Score set to " + fmtScore(value));
       render();
     } catch (e) {
