@@ -76,16 +76,22 @@ def gradcheck_inputs(exercise: dict) -> list:
     return [arg.to_wire() for arg in case.args]
 
 
-BARE_SCRIPT = r"""
+# The ClampFn reference and the gradcheck case's inputs in a fresh torch process, from the JSON
+# line [args, code, ...] on stdin (the rest of the line is `extra`): the head of each script below.
+_CLAMP_SETUP = r"""
 import json, sys, time
 import torch
 torch.set_num_threads(1)
-args, code, n = json.loads(sys.stdin.read())
+args, code, *extra = json.loads(sys.stdin.readline())
 ns = {}
 exec(compile(code, "reference.py", "exec"), ns)
 fn = ns["ClampFn"]
 x = torch.tensor(args[0]["values"], dtype=torch.float64).reshape(args[0]["shape"]).requires_grad_(True)
 inputs = (x, args[1]["v"], args[2]["v"])
+"""
+
+BARE_SCRIPT = _CLAMP_SETUP + r"""
+(n,) = extra
 for _ in range(20):
     torch.autograd.gradcheck(fn.apply, inputs)
 out = []
@@ -96,16 +102,7 @@ for _ in range(n):
 print(json.dumps(out))
 """
 
-PACED_BARE_SCRIPT = r"""
-import json, sys, time
-import torch
-torch.set_num_threads(1)
-args, code = json.loads(sys.stdin.readline())
-ns = {}
-exec(compile(code, "reference.py", "exec"), ns)
-fn = ns["ClampFn"]
-x = torch.tensor(args[0]["values"], dtype=torch.float64).reshape(args[0]["shape"]).requires_grad_(True)
-inputs = (x, args[1]["v"], args[2]["v"])
+PACED_BARE_SCRIPT = _CLAMP_SETUP + r"""
 for _ in range(20):
     torch.autograd.gradcheck(fn.apply, inputs)
 print("ready", flush=True)
@@ -136,16 +133,8 @@ class PacedBare:
         self.proc.wait(10)
 
 
-COLD_SCRIPT = r"""
-import json, sys
-import torch
-torch.set_num_threads(1)
-args, code = json.loads(sys.stdin.read())
-ns = {}
-exec(compile(code, "submission.py", "exec"), ns)
-fn = ns["ClampFn"]
-x = torch.tensor(args[0]["values"], dtype=torch.float64).reshape(args[0]["shape"]).requires_grad_(True)
-print(torch.autograd.gradcheck(fn.apply, (x, args[1]["v"], args[2]["v"])))
+COLD_SCRIPT = _CLAMP_SETUP + r"""
+print(torch.autograd.gradcheck(fn.apply, inputs))
 """
 
 
