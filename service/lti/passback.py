@@ -8,9 +8,9 @@ retry after a newer grade sends the newer score. What the LMS reads beside the s
 than one already sent for this link and learner (Canvas refuses an older one); when the learner
 submitted, in AGS `submission.submittedAt` and Canvas's submission extension (`submitted_at`,
 and `new_submission` true only for the first accepted send of an attempt's grade); progress
-following the attempt; an override's comment for the learner (never its reason) as `comment`. A passback whose event is older than
-one already delivered for the link and learner, with the same score, is superseded: not sent.
-Access tokens come from the platform's token
+following the attempt; an override's comment for the learner (never its reason) as `comment`.
+A passback whose event is older than one already delivered for the link and learner, with the
+same score, is superseded: not sent. Access tokens come from the platform's token
 endpoint (OAuth2 client credentials with a JWT client assertion signed by the tool's key) and
 are cached per platform until shortly before they expire.
 """
@@ -54,10 +54,13 @@ def scores_url(lineitem_url: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
 
 
+def _utc(at: datetime) -> datetime:
+    """`at` in UTC (a naive time read back from SQLite is UTC)."""
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
 def _iso(at: datetime) -> str:
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
-    return at.astimezone(UTC).isoformat(timespec="milliseconds")
+    return _utc(at).isoformat(timespec="milliseconds")
 
 
 def _progress(attempt: Attempt, score: float | None) -> tuple[str, str]:
@@ -105,8 +108,7 @@ def score_body(session: Session, row: ScorePassback, score: float | None) -> dic
         return None
     # The time the score changed, never older than a timestamp the LMS already has for this
     # line item and learner (a late commit, or clocks of two processes apart): the latest wins.
-    changed = event.created_at if event.created_at.tzinfo else event.created_at.replace(tzinfo=UTC)
-    timestamp = max([changed, *(datetime.fromisoformat(sent["timestamp"]) for _, sent in before)])
+    timestamp = max([_utc(event.created_at), *(datetime.fromisoformat(sent["timestamp"]) for _, sent in before)])
     activity, grading = _progress(attempt, score)
     submitted_at = _iso(attempt.created_at)
     # A new LMS submission only for an attempt's grade the LMS has not accepted yet (a retry

@@ -58,6 +58,7 @@ def _json_response(stored: StoredResponse, replayed: bool) -> Response:
 # One instance: building a schema costs more than dumping with it (it copies its declared fields).
 ATTEMPT_SCHEMA = AttemptSchema()
 
+
 @blp.route("/exercises/<slug:slug>/attempts")
 class ExerciseAttempts(MethodView):
     @blp.doc(security=BEARER, parameters=[{

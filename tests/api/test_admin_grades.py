@@ -173,6 +173,9 @@ def test_the_audit_log_filters_by_exercise(app, client, client_key, staff_key):
     ({"score": 1.5, "reason": "why"}, "json.score"),
     ({"score": -0.1, "reason": "why"}, "json.score"),
     ({"score": "high", "reason": "why"}, "json.score"),
+    ({"score": 0.5, "reason": "why", "learner_comment": "  "}, "json.learner_comment"),
+    ({"score": 0.5, "reason": "why", "learner_comment": "x" * 2001}, "json.learner_comment"),
+    ({"score": 0.5, "reason": "why", "learner_comment": 7}, "json.learner_comment"),
 ])
 def test_an_override_needs_a_score_from_0_to_1_and_a_reason(app, client, client_key, staff_key, body, field):
     attempt_id = answer(client, client_key, "ada", "zero-number")
