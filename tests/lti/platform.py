@@ -6,6 +6,9 @@ Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cr
 * OIDC third-party login: `login_initiation()` builds what the platform sends to the tool's login
   endpoint; `authorize()` plays the authorization endpoint the tool redirects back to.
 * `id_token()` builds resource link and deep linking launches, and broken ones for negative tests.
+  Custom parameters are expanded as LTI Core's variable substitution has a platform do: a value
+  `$Name` becomes `variables[Name]` when the test set one, and stays as written otherwise (a
+  variable the platform does not support, or a date the assignment does not have).
 * HTTP (`with TestPlatform() as platform:`): GET /jwks, POST /token (client credentials with a JWT
   client assertion), and the AGS line item container, line items and score endpoints.
 * `read_deep_linking_response()` verifies the tool's LtiDeepLinkingResponse JWT.
@@ -153,6 +156,9 @@ class TestPlatform:
     """A fake LMS on http://127.0.0.1:<free port>; a context manager that runs its HTTP server.
 
     Attributes tests read or set: `tool_jwks` (callable returning the tool's JWKS), `fail_next_scores`,
+    `variables` (substitution variables and their values at the next launches, e.g.
+    {"ResourceLink.submission.endDateTime": "2026-05-01T23:59:00.000-04:00"}), `product_family_code`
+    (the tool_platform claim's: "canvas" to play Canvas),
     and the records `token_requests`, `scores`, `rejected` (refused AGS requests: method, path,
     status, reason, body, authorization), `lineitems`, `access_tokens` (token -> {"scopes",
     "expires_at"}; clear it to revoke every token) and `jwks_requests`. For the course page:
@@ -166,6 +172,8 @@ class TestPlatform:
         self.client_id, self.deployment_id = client_id, deployment_id
         self.tool_jwks: Callable[[], dict] | None = None
         self.fail_next_scores = 0
+        self.variables: dict[str, str] = {}
+        self.product_family_code = "gradquiz-tests"
         self.jwks_requests = 0
         self.token_requests: list[dict] = []
         self.scores: list[dict] = []
@@ -322,10 +330,10 @@ class TestPlatform:
             LTI + "launch_presentation": {"document_target": "iframe", "return_url": self.issuer + "/return",
                                           "locale": "en"},
             LTI + "tool_platform": {"guid": "test-platform", "name": "Test Platform", "version": "1.0",
-                                    "product_family_code": "gradquiz-tests"},
+                                    "product_family_code": self.product_family_code},
         }
         if custom is not None:
-            claims[LTI + "custom"] = custom
+            claims[LTI + "custom"] = self.expand(custom)
         if message_type == "LtiResourceLinkRequest":
             claims[LTI + "resource_link"] = {"id": resource_link_id, "title": "Autograd quiz"}
             endpoint = {"scope": [SCOPE_LINEITEM, SCOPE_RESULT_READONLY, SCOPE_SCORE], "lineitems": self.lineitems_url}
@@ -344,6 +352,14 @@ class TestPlatform:
             current_kid, current_key = self._keys[-1]
         return jwt.encode(claims, key or current_key, algorithm="RS256",
                           headers={"kid": current_kid if kid is None else kid})
+
+    def expand(self, custom: dict) -> dict:
+        """Custom parameters as this platform sends them: each `$Name` value replaced by
+        `variables[Name]` if set, else left as written (LTI 1.3 Core, variable substitution)."""
+        with self._lock:
+            variables = dict(self.variables)
+        return {key: variables.get(value[1:], value) if isinstance(value, str) and value.startswith("$") else value
+                for key, value in custom.items()}
 
     # -- tool JWTs --------------------------------------------------------------------------------
 
