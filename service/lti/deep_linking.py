@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from ..config import Settings
 from ..models import Exercise, LtiPlatform
 from . import claims as c, keys
+from .dates import CUSTOM_VARIABLES
 from .launch import Launch, LaunchRejected
 
 PICKER_SECONDS = 1800
@@ -44,11 +45,14 @@ def read_picker_token(secret_key: str, token: str) -> dict[str, Any]:
 
 
 def content_item(exercise: Exercise, launch_url: str) -> dict[str, Any]:
+    """An ltiResourceLink for the exercise. Its custom parameters name the exercise and ask the
+    platform for the assignment's window at every launch (service/lti/dates.py); the picker sets
+    no dates, so the item carries no `available` or `submission` window of its own."""
     return {
         "type": "ltiResourceLink",
         "title": exercise.title,
         "url": launch_url,
-        "custom": {"exercise": exercise.slug},
+        "custom": {"exercise": exercise.slug, **CUSTOM_VARIABLES},
         "lineItem": {"scoreMaximum": SCORE_MAXIMUM, "label": exercise.title, "resourceId": exercise.slug},
     }
 

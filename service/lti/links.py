@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from ..models import Exercise, LtiResourceLink
 from ..models.base import utcnow
 from . import claims as c
+from .dates import record_dates
 from .launch import Launch
 
 
@@ -29,7 +30,8 @@ def _named_exercise(launch: Launch) -> str | None:
 
 
 def record_link(session: Session, launch: Launch) -> LtiResourceLink:
-    """The launch's resource link, made or brought up to date (exercise, AGS endpoints)."""
+    """The launch's resource link, made or brought up to date (exercise, AGS endpoints, the LMS's
+    dates: service/lti/dates.py)."""
     claims = launch.claims
     link_id = claims[c.RESOURCE_LINK]["id"]
     link = session.scalar(select(LtiResourceLink).where(LtiResourceLink.platform_id == launch.platform.id,
@@ -54,5 +56,6 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     link.context_id = (claims.get(c.CONTEXT) or {}).get("id")
     link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")
     link.ags_scopes = list(ags.get("scope") or [])
+    record_dates(link, launch)
     session.flush()
     return link

@@ -128,7 +128,9 @@ def test_whole_flow_deep_link_then_launch_attempt_and_score_in_the_gradebook(app
     response_jwt = html.unescape(re.search(r'name="JWT" value="([^"]+)"', form).group(1))
     deep_link = platform.read_deep_linking_response(response_jwt)  # verified with the tool's JWKS
     items = deep_link[c.CONTENT_ITEMS]
-    assert [item["custom"] for item in items] == [{"exercise": QUIZ}, {"exercise": "clamp-function"}]
+    dates = {"gradquiz_available_from": "$ResourceLink.available.startDateTime",
+             "gradquiz_due_at": "$ResourceLink.submission.endDateTime"}  # asked at each launch
+    assert [item["custom"] for item in items] == [{"exercise": QUIZ, **dates}, {"exercise": "clamp-function", **dates}]
     assert all(item["url"] == LAUNCH_URL and item["lineItem"]["scoreMaximum"] == 100 for item in items)
 
     # A learner opens the first link: the tool hands the frontend a learner token.
