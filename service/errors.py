@@ -21,6 +21,9 @@ VALIDATION_ERROR = "/problems/validation-error"
 INVALID_ANSWER = "/problems/invalid-answer"
 IDEMPOTENCY_KEY_REUSED = "/problems/idempotency-key-reused"
 DATABASE_UNAVAILABLE = "/problems/database-unavailable"
+# An attempt or run the assessment rules refuse: ATTEMPT_REFUSED + the reason (service/rules.py),
+# e.g. /problems/attempt-refused/no-attempts-left; the body's `standing` says where the learner is.
+ATTEMPT_REFUSED = "/problems/attempt-refused/"
 
 
 class FieldErrorSchema(Schema):
@@ -42,13 +45,16 @@ class Problem(HTTPException):
     """An HTTP error carrying problem details; raised by `problem_abort`."""
 
     def __init__(self, status: int, detail: str, *, title: str | None = None, type: str = "about:blank",
-                 errors: list[dict[str, str]] | None = None, headers: Mapping[str, str] | None = None) -> None:
+                 errors: list[dict[str, str]] | None = None, headers: Mapping[str, str] | None = None,
+                 members: Mapping[str, Any] | None = None) -> None:
         super().__init__(detail)
         self.code = status
         self.title = title or HTTP_STATUS_CODES.get(status, "Error")
         self.type = type
         self.errors = errors
         self.extra_headers = dict(headers or {})
+        # Extension members of the problem's body (RFC 9457, section 3.2).
+        self.members = dict(members or {})
 
 
 def problem_abort(status: int, detail: str, **kwargs: Any) -> NoReturn:
@@ -75,8 +81,8 @@ def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
 
 def problem_response(status: int, title: str, detail: str | None = None, *, type: str = "about:blank",
                      errors: list[dict[str, str]] | None = None,
-                     headers: Mapping[str, str] | None = None) -> Response:
-    body: dict[str, Any] = {"type": type, "title": title, "status": status}
+                     headers: Mapping[str, str] | None = None, members: Mapping[str, Any] | None = None) -> Response:
+    body: dict[str, Any] = {**(members or {}), "type": type, "title": title, "status": status}
     if detail:
         body["detail"] = detail
     if errors:
@@ -99,7 +105,7 @@ def handle_http_exception(error: HTTPException) -> Response:
     if isinstance(error, Problem):
         headers.update(error.extra_headers)
         return problem_response(status, error.title, error.description, type=error.type,
-                                errors=error.errors, headers=headers)
+                                errors=error.errors, headers=headers, members=error.members)
     data = getattr(error, "data", None) or {}
     headers.update(data.get("headers") or {})
     messages = data.get("messages")

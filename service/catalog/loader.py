@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marshmallow import ValidationError
+
 from ..quiz import QUIZ_KINDS, Problem
 from ..scores import POLICIES as SCORE_POLICIES, policy_of
 
@@ -20,7 +22,7 @@ SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KINDS = (*QUIZ_KINDS, "code")
 COMMON_KEYS = frozenset(
-    {"title", "kind", "prompt", "topics", "difficulty", "hints", "explanation", "score_policy"}
+    {"title", "kind", "prompt", "topics", "difficulty", "hints", "explanation", "score_policy", "rules"}
 )
 MAX_FILE_BYTES = 256 * 1024
 SPEC_FILE = "exercise.toml"
@@ -104,7 +106,41 @@ def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:  # noqa: C901
         problems.append(("hints", "must be a list of non-empty strings"))
     if policy_of(spec) not in SCORE_POLICIES:
         problems.append(("score_policy", f"must be one of {', '.join(SCORE_POLICIES)}"))
+    problems += _rules_problems(spec.get("rules", {}))
     return problems
+
+
+def _rules_problems(table: Any) -> list[Problem]:
+    """The [rules] table's problems: the same schema as the admin API's (schemas/rules.py)."""
+    from ..schemas.rules import RulesSchema
+
+    if not isinstance(table, dict):
+        return [("rules", "must be a table")]
+    try:
+        RulesSchema().load(table)
+    except ValidationError as exc:
+        return [(f"rules.{key}" if key != "_schema" else "rules", " ".join(_messages(messages)))
+                for key, messages in sorted(_by_field(exc.messages).items())]
+    return []
+
+
+def _by_field(messages: Any) -> dict[str, Any]:
+    return messages if isinstance(messages, dict) else {"_schema": messages}
+
+
+def _messages(messages: Any) -> list[str]:
+    if isinstance(messages, dict):
+        return [m for value in messages.values() for m in _messages(value)]
+    return [str(m) for m in messages] if isinstance(messages, list) else [str(messages)]
+
+
+def _rules_as_json(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec as stored (JSON): a [rules] table's TOML dates as ISO strings."""
+    if "rules" not in spec:
+        return spec
+    from ..schemas.rules import RulesSchema, rules_json
+
+    return {**spec, "rules": rules_json(RulesSchema().load(spec["rules"]))}
 
 
 def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Problem]:
@@ -154,7 +190,7 @@ def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProble
     if problems:
         return None, problems
     files.pop(SPEC_FILE)
-    return ExerciseFile(folder.name, spec, files, content_digest(raw_files)), []
+    return ExerciseFile(folder.name, _rules_as_json(spec), files, content_digest(raw_files)), []
 
 
 def load_catalog(root: Path) -> tuple[list[ExerciseFile], list[CatalogProblem]]:

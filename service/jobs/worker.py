@@ -28,6 +28,7 @@ from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
 from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.attempt import grade_columns
+from ..rules import counted_score
 from ..services import regrades
 from . import db_lease
 from .counters import CounterFolder
@@ -48,7 +49,7 @@ def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
     """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
     result = judge.grade(exercise_payload(attempt), attempt.code or "")
     score, correct = float(result["score"]), result["status"] == "passed"
-    return {"score": score, "grader_score": score, "correct": correct, "result": result,
+    return {"score": counted_score(score, attempt.penalties), "grader_score": score, "correct": correct, "result": result,
             **grade_columns(result, correct, is_code=True)}
 
 

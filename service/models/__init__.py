@@ -18,6 +18,7 @@ from .exercise import Exercise, ExerciseTopic, ExerciseVersion
 from .lti import LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
 from .progress import ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 from .regrade import GradeOverride, Regrade, RegradeItem
+from .rules import AssessmentRules
 from .webhook import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "OVERRIDDEN_EVENT",
     "REGRADED_EVENT",
     "ApiClient",
+    "AssessmentRules",
     "Attempt",
     "AttemptEvent",
     "AttemptStatus",

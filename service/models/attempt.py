@@ -7,13 +7,16 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false, func, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..logs import current_request_id
 from .base import Base, JSONType, utcnow
 from .client import ApiClient
 from .exercise import Exercise, ExerciseVersion
+
+if TYPE_CHECKING:
+    from ..rules import Standing
 
 
 class AttemptStatus(str, enum.Enum):
@@ -86,6 +89,10 @@ class Attempt(GradingJob, Base):
         # ?client= (and ?exercise=, above): a client or exercise with no recent attempts is not
         # behind every newer row (migration 0009).
         Index("ix_attempts_client_created", "client_id", "created_at", "id"),
+        # One sequence of attempt numbers per learner and assignment (migration 0014): of two
+        # requests racing for the last allowed attempt, the second's insert fails here.
+        Index("ux_attempts_number", "client_id", "exercise_id", func.coalesce(text("lti_link_id"), 0), "learner",
+              "attempt_number", unique=True),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
@@ -110,14 +117,35 @@ class Attempt(GradingJob, Base):
     # The LTI resource link a learner launched to make this attempt: its score goes back to
     # that link's line item. Null for attempts made through the REST API.
     lti_link_id: Mapped[int | None] = mapped_column(ForeignKey("lti_resource_links.id"))
+    # Its place among the learner's attempts in its assignment (1, 2, ...; service/rules.py), whether
+    # it came after the due date, and the penalties its rules applied ([{"reason", "factor"}]; null:
+    # none): `score` is `grader_score` times their factors, in a regrade too.
+    attempt_number: Mapped[int | None]
+    late: Mapped[bool] = mapped_column(default=False, server_default=false())
+    penalties: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType, nullable=True)
 
     client: Mapped[ApiClient] = relationship()
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
     exercise_version: Mapped[ExerciseVersion] = relationship(lazy="joined", innerjoin=True)
 
+    # What the reader of this attempt may see, set by the API for the learner reading it
+    # (services/standing.py, show_to_learner); never a column. Unset, nothing is revealed.
+    explanation_shown = False
+    if TYPE_CHECKING:
+        standing: Standing | None = None
+    else:
+        standing = None
+
     @property
     def feedback(self) -> list[dict[str, Any]]:
-        return (self.result or {}).get("feedback", []) if self.code is None else []
+        """A quiz attempt's feedback; a correct choice the learner did not pick names the answer, so
+        it is left out until the rules show the explanation."""
+        if self.code is not None:
+            return []
+        feedback: list[dict[str, Any]] = (self.result or {}).get("feedback", [])
+        if self.explanation_shown:
+            return feedback
+        return [entry for entry in feedback if entry.get("selected", True)]
 
     @property
     def report(self) -> dict[str, Any] | None:
@@ -126,13 +154,9 @@ class Attempt(GradingJob, Base):
 
     @property
     def explanation(self) -> str | None:
-        """The exercise's explanation, shown only once the attempt is graded.
-
-        A code exercise's explanation walks through the reference solution: it is shown only to
-        an attempt that passed, so a throwaway submission cannot buy the answer."""
-        if self.status != AttemptStatus.GRADED.value:
-            return None
-        if self.code is not None and not self.correct:
+        """The exercise's explanation (for code, a walk-through of the reference solution), once the
+        attempt is graded and the assessment rules show it to its learner (service/rules.py)."""
+        if self.status != AttemptStatus.GRADED.value or not self.explanation_shown:
             return None
         explanation: str | None = self.exercise_version.spec["explanation"]
         return explanation

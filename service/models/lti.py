@@ -83,6 +83,10 @@ class LtiResourceLink(Base):
     lineitem_url: Mapped[str | None] = mapped_column(String(2048))
     lineitems_url: Mapped[str | None] = mapped_column(String(2048))
     ags_scopes: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    # The assignment's window as the platform sent it at the latest launch (null: not sent); these
+    # win over the rules staff set (service/rules.py).
+    lms_available_from: Mapped[datetime | None]
+    lms_due_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 

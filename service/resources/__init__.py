@@ -9,6 +9,7 @@ from . import (
     admin,
     admin_attempts,
     admin_grades,
+    admin_rules,
     admin_stats,
     attempts,
     exercises,
@@ -26,7 +27,7 @@ def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
     for module in (exercises, attempts, learners, learner_tokens, runs, webhooks, admin, admin_attempts, admin_stats,
-                   admin_grades, lti_admin, health):
+                   admin_grades, admin_rules, lti_admin, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)
 

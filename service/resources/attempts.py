@@ -3,18 +3,24 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from typing import NoReturn
 
 from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
-from ..errors import IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
+from ..errors import ATTEMPT_REFUSED, IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
-from ..models import Attempt
+from ..models import ApiClient, Attempt
 from ..ratelimit import rate_limited
+from ..rules import Refusal, Standing
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
+from ..schemas.rules import StandingSchema
 from ..services.attempts import (
+    AttemptRefused,
     ExerciseNotFound,
     IdempotencyKeyReused,
     InvalidAnswer,
@@ -27,6 +33,7 @@ from ..services.attempts import (
     visible_attempts,
     wait_until_finished,
 )
+from ..services.standing import show_to_learner
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
@@ -57,6 +64,7 @@ def _json_response(stored: StoredResponse, replayed: bool) -> Response:
 
 # One instance: building a schema costs more than dumping with it (it copies its declared fields).
 ATTEMPT_SCHEMA = AttemptSchema()
+STANDING_SCHEMA = StandingSchema()
 
 
 @blp.route("/exercises/<slug:slug>/attempts")
@@ -73,8 +81,12 @@ class ExerciseAttempts(MethodView):
                   description="A quiz answer, graded")
     @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Code, queued for the grading workers: follow Location (with ?wait=N)")
-    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token for another learner or exercise"),
-              (404, "No published exercise has this slug"), (429, "Too many attempts by this caller; see Retry-After"),
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
+              (403, "A learner token for another learner or exercise; or the exercise is not open yet, or past due "
+                    "with late attempts refused (type /problems/attempt-refused/not-open-yet or .../past-due)"),
+              (404, "No published exercise has this slug"),
+              (409, "The learner has used all their attempts (type /problems/attempt-refused/no-attempts-left)"),
+              (429, "Too many attempts by this caller; see Retry-After"),
               (422, "The answer does not fit the exercise, or the key was reused"))
     def post(self, payload, slug: str):
         """Submit an attempt: a quiz answer is graded at once (201); code is queued (202).
@@ -86,6 +98,8 @@ class ExerciseAttempts(MethodView):
         learner, lti_link_id = _submitting_learner(payload, slug)
         key = _idempotency_key()
         scope = learner_scope()
+        # An instructor trying the exercise out is not bound by its assessment rules.
+        exempt = scope is not None and scope.is_instructor
         if key is not None and scope is not None:
             # A platform's learners share its client: keep one learner's keys apart from another's,
             # and a launch's from those of the same learner's launch of another link (course).
@@ -93,20 +107,7 @@ class ExerciseAttempts(MethodView):
             key = hashlib.sha256(f"{scope.learner}\0{course}{key}".encode()).hexdigest()
 
         def submit() -> StoredResponse:
-            try:
-                exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
-            except ExerciseNotFound:
-                problem_abort(404, f"No exercise with slug {slug!r}.")
-            try:
-                attempt = create_attempt(session, client, exercise, version, learner, payload.get("answer"),
-                                         payload.get("code"), lti_link_id)
-            except InvalidAnswer as exc:
-                problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
-                              errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
-            session.flush()
-            location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
-            status = 201 if attempt.finished else 202
-            return StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location)
+            return _submit(session, client, slug, learner, payload, lti_link_id, exempt=exempt)
 
         digest = request_digest(request.method, request.path, request.get_data())
         try:
@@ -117,6 +118,37 @@ class ExerciseAttempts(MethodView):
         if stored.status == 202 and not replayed:
             dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
         return _json_response(stored, replayed)
+
+
+def _submit(session: Session, client: ApiClient, slug: str, learner: str, payload: dict, lti_link_id: int | None, *,
+            exempt: bool) -> StoredResponse:
+    """Make the attempt and its response: the rules and the kind checked, the attempt numbered."""
+    for tries_left in reversed(range(NUMBER_RACE_TRIES)):
+        try:
+            exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
+        except ExerciseNotFound:
+            problem_abort(404, f"No exercise with slug {slug!r}.")
+        try:
+            attempt, standing = create_attempt(session, client, exercise, version, learner,
+                                               payload.get("answer"), payload.get("code"), lti_link_id,
+                                               exempt=exempt)
+            session.flush()
+            break
+        except InvalidAnswer as exc:
+            problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
+                          errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
+        except AttemptRefused as exc:
+            refused(exc.refusal, exc.standing)
+        except IntegrityError as exc:
+            # Another request of the same learner took this attempt number first (the
+            # last allowed attempt, say): count again, under the rules, as if it came later.
+            if "ux_attempts_number" not in str(exc.orig) or not tries_left:
+                raise
+            session.rollback()
+    attempt.explanation_shown, attempt.standing = standing.explanation_shown(), standing
+    location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
+    status = 201 if attempt.finished else 202
+    return StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location)
 
 
 def _submitting_learner(payload: dict, slug: str) -> tuple[str, int | None]:
@@ -144,8 +176,21 @@ class AttemptDetail(MethodView):
     @problems(blp, UNAUTHORIZED, (404, "No attempt with this id is visible to the caller"))
     def get(self, query, attempt_id: uuid.UUID):
         """One attempt, with its grade and feedback; `?wait=N` holds the answer until it is graded."""
-        visible = visible_attempts(current_client(), learner_scope()).where(Attempt.id == attempt_id)
+        scope = learner_scope()
+        visible = visible_attempts(current_client(), scope).where(Attempt.id == attempt_id)
         attempt = wait_until_finished(db_session(), Attempt, visible, query["wait"])
         if attempt is None:
             problem_abort(404, "No such attempt.")
+        show_to_learner(db_session(), [attempt], exempt=scope is not None and scope.is_instructor, with_standing=True)
         return attempt
+
+
+# Submissions that lose the race for an attempt number are counted again this many times in all.
+NUMBER_RACE_TRIES = 3
+
+
+def refused(refusal: Refusal, standing: Standing) -> NoReturn:
+    """The problem+json answer to an attempt or run the assessment rules refuse; its `standing`
+    member says where the learner is (attempts used, the due date)."""
+    problem_abort(refusal.status, refusal.message, title="Refused by the exercise's rules",
+                  type=ATTEMPT_REFUSED + refusal.reason, members={"standing": STANDING_SCHEMA.dump(standing)})

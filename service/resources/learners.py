@@ -12,6 +12,7 @@ from ..extensions import db_session
 from ..models import Exercise
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
+from ..services.standing import show_to_learner
 from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
@@ -54,8 +55,10 @@ class LearnerAttempts(MethodView):
         elif scope is not None and scope.exercises is not None:
             exercise_ids = list(session.scalars(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
         page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope)), pagination_parameters)
+        attempts = page.items
+        show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
         return {
             "learner": learner,
             "best_scores": best_scores(session, client, learner, exercise_ids, scope),
-            "attempts": page.items,
+            "attempts": attempts,
         }

@@ -6,17 +6,21 @@ from flask import Response, jsonify, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
 from ..grading.runs import exercise_run_inputs
 from ..grading.spec import load_code_spec, validate_run_inputs
+from ..learner_tokens import LearnerScope
 from ..models import AttemptStatus, Exercise, Run
 from ..ratelimit import rate_limited
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
+from ..services.standing import Assignment, standing as learner_standing
+from .attempts import refused
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
@@ -54,6 +58,18 @@ def _exercise_call(slug: str) -> tuple[Exercise, str, list[dict]]:
     return exercise, code_spec.entry_point, exercise_run_inputs(code_spec)
 
 
+def _check_run_rules(session: Session, client_id: int, exercise: Exercise, scope: LearnerScope) -> None:
+    """A learner's run of an exercise's code, refused if its rules allow no run now (runs,
+    max_runs: problem+json /problems/attempt-refused/runs-not-allowed or .../no-runs-left)."""
+    link_id = None if scope.is_instructor else scope.link_id
+    standing = learner_standing(session, Assignment(client_id, exercise.id, link_id),
+                                exercise.version.spec.get("rules", {}), scope.learner,
+                                exempt=scope.is_instructor, with_runs=True)
+    refusal = standing.run_refusal()
+    if refusal is not None:
+        refused(refusal, standing)
+
+
 @blp.route("")
 class Runs(MethodView):
     @blp.doc(security=BEARER)
@@ -63,8 +79,11 @@ class Runs(MethodView):
     @blp.response(200, RunSchema, description="The run finished within `wait` seconds")
     @blp.alt_response(202, schema=RunSchema, headers={"Location": {"schema": {"type": "string"}}},
                       description="Still queued or running: follow Location")
-    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token for another exercise"),
+    @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
+              (403, "A learner token for another exercise, or the exercise's rules allow no run "
+                    "(/problems/attempt-refused/runs-not-allowed)"),
               (404, "No published exercise has the slug in `exercise`"),
+              (409, "The learner has used all the runs the exercise's rules allow (/problems/attempt-refused/no-runs-left)"),
               (422, "Not valid: the inputs, a non-code exercise, or entry_point/inputs beside exercise"),
               (429, "Too many runs by this caller (a key, or one learner); see Retry-After"))
     def post(self, payload):
@@ -93,6 +112,8 @@ class Runs(MethodView):
                 problem_abort(422, "The input specs are not valid.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.{f}", "message": m} for f, m in problems])
         session = db_session()
+        if exercise is not None and scope is not None:
+            _check_run_rules(session, client.id, exercise, scope)
         run = Run(id=uuid.uuid4(), client_id=client.id, learner=None if scope is None else scope.learner,
                   exercise=exercise, code=payload["code"], entry_point=entry_point,
                   inputs=inputs, gradgradcheck=payload["gradgradcheck"], status=AttemptStatus.QUEUED.value)

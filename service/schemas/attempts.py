@@ -3,6 +3,7 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from .request import NO_NUL_PATTERN, Pattern, RequestSchema
+from .rules import PenaltySchema, StandingSchema
 
 LEARNER_PATTERN = r"^[^/\x00-\x1f\x7f]{1,255}$"
 MAX_CODE_CHARS = 64 * 1024
@@ -44,17 +45,32 @@ class AttemptSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(["queued", "running", "graded", "error"]))
     answer = fields.Raw(allow_none=True, metadata={"description": "The quiz answer as submitted (null for code)"})
     code = fields.String(allow_none=True, metadata={"description": "The submitted source (code exercises)"})
-    score = fields.Float(allow_none=True, metadata={"description": "0 to 1, null until graded"})
+    score = fields.Float(allow_none=True, metadata={
+        "description": "0 to 1, null until graded: the score that counts, the grader's (raw_score) with the "
+                       "attempt's penalties applied, or an instructor's override"})
+    raw_score = fields.Float(allow_none=True, attribute="grader_score", metadata={
+        "description": "The grader's score before any penalty (null until graded)"})
     correct = fields.Boolean(allow_none=True)
-    feedback = fields.List(fields.Dict(), metadata={"description": "Quiz kinds: per-choice or per-answer feedback"})
+    attempt_number = fields.Integer(allow_none=True, metadata={
+        "description": "Its number among the learner's attempts in this assignment (1, 2, ...)"})
+    late = fields.Boolean(metadata={"description": "Submitted after the due date and its grace period"})
+    penalties = fields.List(fields.Nested(PenaltySchema), allow_none=True, metadata={
+        "description": "The penalties applied to its score (null: none)"})
+    feedback = fields.List(fields.Dict(), metadata={
+        "description": "Quiz kinds: per-choice or per-answer feedback (a correct choice the learner missed is "
+                       "named only once the explanation is shown)"})
     report = fields.Dict(allow_none=True, metadata={
         "description": "Code exercises, once graded: status (passed, failed or a verdict such as timeout), "
                        "checks [{name, weight, passed, message}], diagnostics, captured output, timings. "
                        "status internal_error means the grader failed, not the submission."})
-    explanation = fields.String(allow_none=True, metadata={"description": "Markdown, present once graded"})
+    explanation = fields.String(allow_none=True, metadata={
+        "description": "Markdown, once graded and when the rules show it (standing.explanation_shown)"})
     created_at = fields.DateTime(required=True, metadata={"description": "When it was submitted (and queued)"})
     started_at = fields.DateTime(allow_none=True, metadata={"description": "When a worker started grading it"})
     graded_at = fields.DateTime(allow_none=True, metadata={"description": "When its grade (or error) was stored"})
+    standing = fields.Nested(StandingSchema, allow_none=True, metadata={
+        "description": "Where its learner stands at the exercise (attempts left, due date, penalties): in the "
+                       "responses about one attempt; null in lists"})
 
 
 MAX_WAIT_SECONDS = 30

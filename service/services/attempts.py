@@ -28,10 +28,11 @@ from ..models import (
     LtiResourceLink,
 )
 from ..models.attempt import FINISHED, grade_columns
-from ..models.base import utcnow
 from ..quiz import QUIZ_KINDS, AnswerError
+from ..rules import Refusal, Standing, counted_score
 from ..ttl_cache import TtlCache
 from .events import record_attempt_event
+from .standing import Assignment, standing
 
 Job = TypeVar("Job", bound=GradingJob)
 
@@ -105,16 +106,37 @@ def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVer
     return cached.attach(session)
 
 
-def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str,
-                   answer: Any = None, code: str | None = None, lti_link_id: int | None = None) -> Attempt:
-    """Check the submission against the exercise's kind and add it (`version`: its current one).
+class AttemptRefused(Exception):
+    """The assessment rules refuse this attempt now (service/rules.py): nothing is written."""
 
-    A quiz answer is graded here and now (with its `attempt.graded` event); code is queued for
-    the grading workers. `lti_link_id`: the LTI resource link the learner launched from.
+    def __init__(self, refusal: Refusal, standing: Standing) -> None:
+        super().__init__(refusal.message)
+        self.refusal, self.standing = refusal, standing
+
+
+def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str,
+                   answer: Any = None, code: str | None = None, lti_link_id: int | None = None, *,
+                   exempt: bool = False) -> tuple[Attempt, Standing]:
+    """Check the submission against the assessment rules and the exercise's kind, and add it
+    (`version`: its current one); the attempt and the learner's standing once it is made.
+
+    The one place every path that submits (an API key, a learner token, an LTI launch) meets the
+    rules: an attempt they refuse raises AttemptRefused before anything is added. A quiz answer
+    is graded here and now (with its `attempt.graded` event); code is queued for the grading
+    workers. `lti_link_id`: the LTI resource link the learner launched from; `exempt`: the rules
+    do not bind the learner (an instructor trying the exercise out).
     """
     kind = exercise.kind
+    before = standing(session, Assignment(client.id, exercise.id, lti_link_id), version.spec.get("rules", {}),
+                      learner, exempt=exempt)
+    refusal = before.refusal()
+    if refusal is not None:
+        raise AttemptRefused(refusal, before)
+    penalties = before.penalties()
     attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
-                      exercise_version=version, created_at=utcnow(), lti_link_id=lti_link_id)
+                      exercise_version=version, created_at=before.now, lti_link_id=lti_link_id,
+                      attempt_number=before.next_number, late=before.late_now,
+                      penalties=[p.as_json() for p in penalties] or None)
     if kind == "code":
         if answer is not None:
             raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
@@ -131,8 +153,8 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
         except AnswerError as exc:
             raise InvalidAnswer("answer", str(exc)) from None
         attempt.answer, attempt.status = answer, AttemptStatus.GRADED.value
-        attempt.score, attempt.correct, attempt.result = grade.score, grade.correct, grade.as_result()
-        attempt.grader_score = grade.score
+        attempt.correct, attempt.result = grade.correct, grade.as_result()
+        attempt.grader_score, attempt.score = grade.score, counted_score(grade.score, attempt.penalties)
         attempt.verdict = grade_columns(attempt.result, grade.correct, is_code=False)["verdict"]
         attempt.graded_at = attempt.created_at
     session.add(attempt)
@@ -141,7 +163,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
         record_attempt_event(session, attempt_id=attempt.id, client_id=client.id, lti_link_id=lti_link_id,
                              type=GRADED_EVENT, at=attempt.graded_at, attempt=attempt,
                              data={"status": attempt.status, "score": attempt.score, "correct": attempt.correct})
-    return attempt
+    return attempt, before.after(attempt)
 
 
 def request_digest(method: str, path: str, body: bytes) -> str:

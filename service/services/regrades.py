@@ -35,6 +35,7 @@ from ..models import (
 from ..models.attempt import grade_columns
 from ..models.base import utcnow
 from ..quiz import QUIZ_KINDS, AnswerError
+from ..rules import counted_score
 from . import progress
 from .events import record_attempt_event
 
@@ -412,7 +413,8 @@ def _store(session: Session, item: RegradeItem, now: datetime) -> None:
     for name, value in grade_columns(item.result, item.new_correct, attempt.code is not None).items():
         setattr(attempt, name, value)
     if not attempt.overridden:
-        attempt.score = item.new_score
+        # Under the penalties the attempt was submitted with (its number, lateness), not today's rules.
+        attempt.score = counted_score(item.new_score, attempt.penalties)
     item.applied_at = now
     record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=attempt.lti_link_id,
                          type=REGRADED_EVENT, at=now, previous=previous, attempt=attempt,

@@ -247,6 +247,22 @@ MATRIX = [
     Row("GET",    "/api/v1/admin/stats",                                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/ada/progress",                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/bea/progress",                     STAFF,          200),
+    # Assessment rules (issue 17): an LTI assignment's, a client's use of an exercise, extensions.
+    Row("GET",    "/api/v1/admin/links",                                     STAFF,          200),
+    Row("GET",    "/api/v1/admin/links/{c2_link}/rules",                     STAFF,          200),
+    Row("PUT",    "/api/v1/admin/links/{c2_link}/rules",                     STAFF,          200,
+        json={"max_attempts": 50}),
+    Row("PUT",    "/api/v1/admin/links/{c2_link}/extensions/bea",            STAFF,          200,
+        json={"rules": {"max_attempts": 60}, "note": "authorization matrix"}),
+    Row("DELETE", "/api/v1/admin/links/{c2_link}/extensions/bea",            STAFF,          204),
+    Row("DELETE", "/api/v1/admin/links/{c2_link}/rules",                     STAFF,          204),
+    Row("GET",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", STAFF,          200),
+    Row("PUT",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", STAFF,          200,
+        json={"max_attempts": 50}),
+    Row("PUT",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/extensions/ada", STAFF, 200,
+        json={"rules": {"max_attempts": 60}}),
+    Row("DELETE", "/api/v1/admin/exercises/{quiz}/clients/{a_client}/extensions/ada", STAFF, 204),
+    Row("DELETE", "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", STAFF, 204),
     # The service's setup: admins only.
     Row("GET",    "/api/v1/admin/failed-jobs",                               ADMIN,          200),
     Row("POST",   "/api/v1/admin/failed-jobs/{failed_run}/retry",            ADMIN,          202),
@@ -407,7 +423,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
     ids = {"quiz": QUIZ, "toggled": TOGGLED, "ada_attempt": ada_attempt, "run": run, "failed_run": failed_run,
            "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
            "doomed_platform": str(doomed_platform), "passback": str(passback),
-           "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run}
+           "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run,
+           "c2_link": str(courses["c2-link"]), "a_client": str(a_id)}
     return Seeded(credentials | {"grace_token": launched}, ids,
                   a_private=[ada_attempt, run, failed_run, hook_url], c2_private=[c2_attempt])
 

@@ -1,5 +1,7 @@
 """Migrations are the only way tables exist; they match the models and run both ways."""
 
+import warnings
+
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
@@ -8,6 +10,20 @@ from service import migrate
 from service.config import Settings
 from service.models import Base
 
+# Unique indexes over expressions (coalesce: a null link or learner is one scope), which neither
+# database's reflection reads back: checked by name instead.
+EXPRESSION_INDEXES = {"ux_attempts_number", "ux_assessment_rules_scope"}
+
+
+def _expression_index_missing(change) -> bool:
+    return change[0] == "add_index" and change[1].name in EXPRESSION_INDEXES
+
+
+def _index_names(conn) -> set[str]:
+    if conn.dialect.name == "sqlite":
+        return set(conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'index'").scalars())
+    return set(conn.exec_driver_sql("SELECT indexname FROM pg_indexes").scalars())
+
 
 def test_upgrade_downgrade_upgrade_matches_the_models(empty_database):
     _backend, url = empty_database
@@ -15,9 +31,12 @@ def test_upgrade_downgrade_upgrade_matches_the_models(empty_database):
     migrate.upgrade(url)
     engine = create_engine(url)
     try:
-        with engine.connect() as conn:
+        with engine.connect() as conn, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
+            warnings.filterwarnings("ignore", "autogenerate skipping metadata-specified expression-based index")
             diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
-            assert diff == [], diff
+            assert [change for change in diff if not _expression_index_missing(change)] == [], diff
+            assert EXPRESSION_INDEXES <= _index_names(conn)
             assert migrate.current_revision(conn) == migrate.head_revision()
         migrate.downgrade(url, "base")
         assert set(inspect(engine).get_table_names()) <= {"alembic_version"}

@@ -1,0 +1,194 @@
+"""Staff: the assessment rules of an assignment, and extensions for one learner (service/rules.py)."""
+
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from sqlalchemy import select
+
+from ..auth import BEARER, current_client, require_staff
+from ..errors import problem_abort
+from ..extensions import db_session
+from ..models import ApiClient, Exercise, LtiResourceLink
+from ..schemas.rules import (
+    AssignmentRulesSchema,
+    ExtensionSetSchema,
+    LinksQuerySchema,
+    LinkSummarySchema,
+    RulesSchema,
+    rules_json,
+)
+from ..services import catalog_admin, rules_admin
+from ..services.standing import Assignment
+from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
+from .pagination import PAGINATION, Query, SelectPage
+
+blp = Blueprint("admin_rules", __name__, url_prefix="/api/v1/admin",
+                description="For instructor and admin clients: assessment rules per assignment (an LTI resource "
+                            "link, or a client's own use of an exercise) and extensions per learner.")
+NO_ASSIGNMENT = (404, "No such LTI link, or no such exercise or client")
+
+
+def _link(link_id: int) -> tuple[Assignment, Exercise]:
+    found = rules_admin.link_assignment(db_session(), link_id)
+    if found is None:
+        problem_abort(404, "No LTI resource link with this id.")
+    return found
+
+
+def _client_exercise(slug: str, client_id: int) -> tuple[Assignment, Exercise]:
+    session = db_session()
+    exercise = catalog_admin.find(session, slug)
+    if exercise is None:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    if session.get(ApiClient, client_id) is None:
+        problem_abort(404, "No client with this id.")
+    return Assignment(client_id, exercise.id, None), exercise
+
+
+def _describe(assignment: Assignment, exercise: Exercise):
+    return rules_admin.describe(db_session(), assignment, exercise)
+
+
+def _put(assignment: Assignment, exercise: Exercise, rules: dict):
+    session = db_session()
+    rules_admin.set_rules(session, assignment, None, rules_json(rules), current_client())
+    session.commit()
+    return _describe(assignment, exercise)
+
+
+def _delete(assignment: Assignment) -> None:
+    session = db_session()
+    rules_admin.clear_rules(session, assignment, None)
+    session.commit()
+
+
+def _put_extension(assignment: Assignment, exercise: Exercise, learner: str, payload: dict):
+    session = db_session()
+    rules_admin.set_rules(session, assignment, learner, rules_json(payload["rules"]), current_client(),
+                          payload.get("note"))
+    session.commit()
+    return _describe(assignment, exercise)
+
+
+def _delete_extension(assignment: Assignment, learner: str) -> None:
+    session = db_session()
+    rules_admin.clear_rules(session, assignment, learner)
+    session.commit()
+
+
+RULES_PUT_DOC = ("Replace what staff set for this assignment (the keys given; the others come from the exercise's "
+                 "defaults, and the LMS's dates win over these). Takes effect at the next attempt; attempts made "
+                 "keep the penalties they were made under.")
+
+
+@blp.route("/links")
+class Links(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(LinksQuerySchema, location="query")
+    @blp.response(200, LinkSummarySchema(many=True))
+    @blp.paginate(SelectPage, **PAGINATION)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY)
+    def get(self, query):
+        """The LTI resource links (assignments placed in LMS courses), most recently launched first."""
+        stmt = select(LtiResourceLink)
+        if "exercise" in query:
+            stmt = stmt.join(Exercise, Exercise.id == LtiResourceLink.exercise_id).where(Exercise.slug == query["exercise"])
+        return Query(db_session(), stmt.order_by(LtiResourceLink.updated_at.desc(), LtiResourceLink.id.desc()))
+
+
+@blp.route(f"/links/<{ROW_ID}:link_id>/rules")
+class LinkRules(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, AssignmentRulesSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
+    def get(self, link_id: int):
+        """An LTI assignment's rules: each layer, what is in force, and the learners' extensions."""
+        return _describe(*_link(link_id))
+
+    @blp.doc(security=BEARER, description=RULES_PUT_DOC)
+    @require_staff
+    @blp.arguments(RulesSchema)
+    @blp.response(200, AssignmentRulesSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_ASSIGNMENT, (422, "A rule is not valid"))
+    def put(self, payload, link_id: int):
+        """Set the rules of an LTI assignment."""
+        return _put(*_link(link_id), payload)
+
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(204)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
+    def delete(self, link_id: int):
+        """Remove what staff set for an LTI assignment: the exercise's defaults (and the LMS's dates) apply."""
+        _delete(_link(link_id)[0])
+
+
+@blp.route(f"/links/<{ROW_ID}:link_id>/extensions/<learner:learner>")
+class LinkExtension(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(ExtensionSetSchema)
+    @blp.response(200, AssignmentRulesSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_ASSIGNMENT, (422, "A rule is not valid"))
+    def put(self, payload, link_id: int, learner: str):
+        """Give one learner an extension (a later due date, more attempts): it wins over every other layer."""
+        return _put_extension(*_link(link_id), learner, payload)
+
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(204)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
+    def delete(self, link_id: int, learner: str):
+        """Remove a learner's extension (none there: nothing to do)."""
+        _delete_extension(_link(link_id)[0], learner)
+
+
+@blp.route(f"/exercises/<slug:slug>/clients/<{ROW_ID}:client_id>/rules")
+class ClientRules(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(200, AssignmentRulesSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
+    def get(self, slug: str, client_id: int):
+        """The rules of a client's own use of an exercise (its learners' attempts through the REST API)."""
+        return _describe(*_client_exercise(slug, client_id))
+
+    @blp.doc(security=BEARER, description=RULES_PUT_DOC)
+    @require_staff
+    @blp.arguments(RulesSchema)
+    @blp.response(200, AssignmentRulesSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_ASSIGNMENT, (422, "A rule is not valid"))
+    def put(self, payload, slug: str, client_id: int):
+        """Set the rules of a client's own use of an exercise."""
+        return _put(*_client_exercise(slug, client_id), payload)
+
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(204)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
+    def delete(self, slug: str, client_id: int):
+        """Remove what staff set for a client's use of an exercise: the exercise's defaults apply."""
+        _delete(_client_exercise(slug, client_id)[0])
+
+
+@blp.route(f"/exercises/<slug:slug>/clients/<{ROW_ID}:client_id>/extensions/<learner:learner>")
+class ClientExtension(MethodView):
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.arguments(ExtensionSetSchema)
+    @blp.response(200, AssignmentRulesSchema)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_ASSIGNMENT, (422, "A rule is not valid"))
+    def put(self, payload, slug: str, client_id: int, learner: str):
+        """Give one of a client's learners an extension at an exercise."""
+        return _put_extension(*_client_exercise(slug, client_id), learner, payload)
+
+    @blp.doc(security=BEARER)
+    @require_staff
+    @blp.response(204)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
+    def delete(self, slug: str, client_id: int, learner: str):
+        """Remove a learner's extension (none there: nothing to do)."""
+        _delete_extension(_client_exercise(slug, client_id)[0], learner)

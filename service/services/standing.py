@@ -1,0 +1,96 @@
+"""A learner's standing at an assignment, read from the database: the rules in force (every layer,
+service/rules.py) and what the learner has used of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Integer, case, cast, func, or_, select
+from sqlalchemy.orm import Session
+
+from ..models import Attempt, AttemptStatus, LtiResourceLink, Run
+from ..models.base import utcnow
+from ..models.rules import AssessmentRules
+from ..rules import Rules, Standing, resolve
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where a learner's attempts at an exercise count together: an LTI resource link, or (no
+    link) a client's own use of the exercise through the REST API."""
+
+    client_id: int
+    exercise_id: int
+    link_id: int | None
+
+    def attempts(self, learner: str) -> list[ColumnElement[bool]]:
+        """The learner's attempts in this assignment."""
+        link = Attempt.lti_link_id.is_(None) if self.link_id is None else Attempt.lti_link_id == self.link_id
+        return [Attempt.client_id == self.client_id, Attempt.exercise_id == self.exercise_id,
+                Attempt.learner == learner, link]
+
+    def rule_rows(self, learner: str | None) -> list[ColumnElement[bool]]:
+        """The assignment's own rules and, with `learner`, that learner's extension."""
+        return [AssessmentRules.client_id == self.client_id, AssessmentRules.exercise_id == self.exercise_id,
+                func.coalesce(AssessmentRules.lti_link_id, 0) == (self.link_id or 0),
+                or_(AssessmentRules.learner.is_(None), AssessmentRules.learner == learner)]
+
+
+def lms_dates(session: Session, link_id: int | None) -> dict[str, datetime]:
+    """The dates the platform sent at the link's latest launch, as a rules layer."""
+    if link_id is None:
+        return {}
+    row = session.execute(select(LtiResourceLink.lms_available_from, LtiResourceLink.lms_due_at)
+                          .where(LtiResourceLink.id == link_id)).one_or_none()
+    if row is None:
+        return {}
+    return {key: value for key, value in (("available_from", row[0]), ("due_at", row[1])) if value is not None}
+
+
+def rules_in_force(session: Session, assignment: Assignment, defaults: Mapping[str, Any],
+                   learner: str | None) -> Rules:
+    """The rules for `learner` (None: the assignment's, without any extension) at `assignment`;
+    `defaults`: the exercise version's [rules] table."""
+    rows = session.scalars(select(AssessmentRules).where(*assignment.rule_rows(learner))).all()
+    own = next((row.rules for row in rows if row.learner is None), None)
+    extension = next((row.rules for row in rows if row.learner is not None), None)
+    return resolve([defaults, own, lms_dates(session, assignment.link_id), extension])
+
+
+def standing(session: Session, assignment: Assignment, defaults: Mapping[str, Any], learner: str, *,
+             exempt: bool = False, with_runs: bool = False, now: datetime | None = None) -> Standing:
+    """Where `learner` stands at `assignment` now. `exempt`: the rules do not bind them (an
+    instructor trying the exercise out); `with_runs`: count their runs too (one more query)."""
+    used, last_number, passed = session.execute(
+        select(func.coalesce(func.sum(case((Attempt.status != AttemptStatus.ERROR.value, 1), else_=0)), 0),
+               func.coalesce(func.max(Attempt.attempt_number), 0),
+               func.coalesce(func.max(cast(func.coalesce(Attempt.correct, False), Integer)), 0))
+        .where(*assignment.attempts(learner))).one()
+    runs_used = 0
+    if with_runs:
+        runs_used = session.scalar(select(func.count(Run.id)).where(
+            Run.client_id == assignment.client_id, Run.exercise_id == assignment.exercise_id,
+            Run.learner == learner)) or 0
+    return Standing(rules_in_force(session, assignment, defaults, learner), now or utcnow(), int(used),
+                    int(last_number) + 1, bool(passed), runs_used, exempt)
+
+
+def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bool = False,
+                    with_standing: bool = False) -> None:
+    """Set what each attempt's reader may see under its learner's rules: whether the explanation is
+    shown, and (`with_standing`) the learner's standing, for the API's attempt responses.
+    `exempt`: the reader is staff (an instructor's token): everything is shown. One standing is
+    read per learner and assignment among `attempts`."""
+    standings: dict[tuple[Assignment, str], Standing] = {}
+    for attempt in attempts:
+        key = (Assignment(attempt.client_id, attempt.exercise_id, attempt.lti_link_id), attempt.learner)
+        if key not in standings:
+            # The current version's rules, as for the learner's next attempt.
+            standings[key] = standing(session, key[0], attempt.exercise.version.spec.get("rules", {}),
+                                      attempt.learner, exempt=exempt)
+        attempt.explanation_shown = standings[key].explanation_shown()
+        if with_standing:
+            attempt.standing = standings[key]
