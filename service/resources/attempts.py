@@ -17,7 +17,7 @@ from ..extensions import db_session, dispatch_job
 from ..models import ApiClient, Attempt
 from ..ratelimit import rate_limited
 from ..rules import Refusal, Standing
-from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, WaitQuerySchema
+from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, StandingQuerySchema, WaitQuerySchema
 from ..schemas.rules import StandingSchema
 from ..services.attempts import (
     AttemptRefused,
@@ -33,7 +33,7 @@ from ..services.attempts import (
     visible_attempts,
     wait_until_finished,
 )
-from ..services.standing import show_to_learner
+from ..services.standing import Assignment, show_to_learner, standing as standing_at
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
@@ -151,13 +151,14 @@ def _submit(session: Session, client: ApiClient, slug: str, learner: str, payloa
     return StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location)
 
 
-def _submitting_learner(payload: dict, slug: str) -> tuple[str, int | None]:
-    """The learner an attempt is for, and the LTI link its score goes back to (if any)."""
+def _submitting_learner(payload: dict, slug: str, location: str = "json") -> tuple[str, int | None]:
+    """The learner an attempt is for (named in `payload`, the request's `location`), and the LTI
+    link its score goes back to (if any)."""
     scope = learner_scope()
     if scope is None:
         if "learner" not in payload:
             problem_abort(422, "Name the learner: 'learner' is required with an API key.", type=VALIDATION_ERROR,
-                          errors=[{"field": "json.learner", "message": "Missing data for required field."}])
+                          errors=[{"field": f"{location}.learner", "message": "Missing data for required field."}])
         return payload["learner"], None
     if not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
@@ -183,6 +184,32 @@ class AttemptDetail(MethodView):
             problem_abort(404, "No such attempt.")
         show_to_learner(db_session(), [attempt], exempt=scope is not None and scope.is_instructor, with_standing=True)
         return attempt
+
+
+@blp.route("/exercises/<slug:slug>/standing")
+class ExerciseStanding(MethodView):
+    @blp.doc(security=BEARER)
+    @require_client(allow_learner_token=True)
+    @blp.arguments(StandingQuerySchema, location="query")
+    @blp.response(200, StandingSchema)
+    @problems(blp, UNAUTHORIZED, (403, "A learner token for another learner or exercise"),
+              (404, "No published exercise has this slug"),
+              (422, "An API key must name the learner (?learner=)"))
+    def get(self, query, slug: str):
+        """Where the learner stands at the exercise before answering: the rules in force, attempts used
+        and left, the due date, the penalties the next attempt takes, whether it would be refused.
+
+        With a token from an LTI launch, in the assignment launched (its LMS dates and extensions)."""
+        learner, link_id = _submitting_learner(query, slug, "query")
+        scope = learner_scope()
+        session = db_session()
+        try:
+            exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
+        except ExerciseNotFound:
+            problem_abort(404, f"No exercise with slug {slug!r}.")
+        return standing_at(session, Assignment(current_client().id, exercise.id, link_id),
+                           version.spec.get("rules", {}), learner, exempt=scope is not None and scope.is_instructor,
+                           with_runs=exercise.kind == "code")
 
 
 # Submissions that lose the race for an attempt number are counted again this many times in all.

@@ -81,6 +81,11 @@ class WaitQuerySchema(RequestSchema):
         "description": f"Hold the request up to this many seconds (at most {MAX_WAIT_SECONDS}) until graded"})
 
 
+class StandingQuerySchema(RequestSchema):
+    learner = fields.String(validate=Pattern(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
+                            metadata={"description": "The learner (required with an API key; a learner token names its own)"})
+
+
 class LearnerAttemptsQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator

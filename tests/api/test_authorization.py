@@ -194,6 +194,8 @@ MATRIX = [
     Row("GET",    "/api/v1/exercises/{quiz}",                                PUBLIC,         200),
     Row("POST",   "/api/v1/exercises/{quiz}/attempts",                       SUBMIT_FOR_ADA, 201,
         json={"learner": "ada", "answer": RIGHT}, headers=IDEMPOTENCY),
+    Row("GET",    "/api/v1/exercises/{quiz}/standing",                       SUBMIT_FOR_ADA, 200,
+        query={"learner": "ada"}),
     Row("GET",    "/api/v1/attempts/{ada_attempt}",                          ADAS_ATTEMPT,   200),
     Row("GET",    "/api/v1/learners/ada/attempts",                           ADAS_HISTORY,   200),
     # Course c2's data, against a launch of course c1 (a platform's courses share its API client).

@@ -98,6 +98,21 @@ def test_penalties_per_attempt_lower_the_score_that_counts_and_keep_the_raw_scor
     assert history["best_scores"][0]["best_score"] == 1.0
 
 
+def test_the_standing_before_any_attempt(app, client, client_key, staff_key, client_id):
+    set_rules(client, staff_key, client_id, max_attempts=2, attempt_penalty=0.5)
+    url = f"/api/v1/exercises/{QUIZ}/standing"
+    missing = client.get(url, headers=bearer(client_key))
+    assert missing.status_code == 422 and missing.json["errors"][0]["field"] == "query.learner"
+    fresh = client.get(url, query_string={"learner": "ada"}, headers=bearer(client_key)).json
+    assert (fresh["attempts_used"], fresh["attempts_left"], fresh["next_penalties"], fresh["refused"]) == (0, 2, [], None)
+    answer(client, client_key)
+    token = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                        json={"learner": "ada", "exercises": [QUIZ]}).json["token"]
+    seen = client.get(url, headers=bearer(token)).json
+    assert (seen["attempts_used"], seen["attempts_left"], seen["passed"]) == (1, 1, True)
+    assert seen["next_penalties"] == [{"reason": "attempt", "factor": 0.5}]
+
+
 def test_dates_open_close_and_grace(app, client, client_key, staff_key, client_id):
     now = utcnow()
     set_rules(client, staff_key, client_id, available_from=iso(now + timedelta(hours=1)),
