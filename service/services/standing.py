@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, case, cast, func, or_, select
+from sqlalchemy import ColumnElement, func, literal, or_, select
 from sqlalchemy.orm import Session
 
 from ..models import Attempt, AttemptStatus, LtiResourceLink, Run
@@ -63,19 +63,27 @@ def rules_in_force(session: Session, assignment: Assignment, defaults: Mapping[s
 def standing(session: Session, assignment: Assignment, defaults: Mapping[str, Any], learner: str, *,
              exempt: bool = False, with_runs: bool = False, now: datetime | None = None) -> Standing:
     """Where `learner` stands at `assignment` now. `exempt`: the rules do not bind them (an
-    instructor trying the exercise out); `with_runs`: count their runs too (one more query)."""
-    used, last_number, passed = session.execute(
-        select(func.coalesce(func.sum(case((Attempt.status != AttemptStatus.ERROR.value, 1), else_=0)), 0),
-               func.coalesce(func.max(Attempt.attempt_number), 0),
-               func.coalesce(func.max(cast(func.coalesce(Attempt.correct, False), Integer)), 0))
-        .where(*assignment.attempts(learner))).one()
-    runs_used = 0
-    if with_runs:
-        runs_used = session.scalar(select(func.count(Run.id)).where(
-            Run.client_id == assignment.client_id, Run.exercise_id == assignment.exercise_id,
-            Run.learner == learner)) or 0
-    return Standing(rules_in_force(session, assignment, defaults, learner), now or utcnow(), int(used),
-                    int(last_number) + 1, bool(passed), runs_used, exempt)
+    instructor trying the exercise out); `with_runs`: count their runs too.
+
+    One statement (every part a scalar subquery): it runs before each attempt is written, on the
+    write path a class hits at once before a deadline."""
+    attempts = assignment.attempts(learner)
+    rules = select(AssessmentRules.rules).where(*assignment.rule_rows(learner))
+    link = LtiResourceLink.id == assignment.link_id
+    used, last_number, passed, own, extension, lms_from, lms_due, runs_used = session.execute(select(
+        select(func.count()).where(*attempts, Attempt.status != AttemptStatus.ERROR.value).scalar_subquery(),
+        select(func.coalesce(func.max(Attempt.attempt_number), 0)).where(*attempts).scalar_subquery(),
+        select(func.count()).where(*attempts, Attempt.correct.is_(True)).scalar_subquery(),
+        rules.where(AssessmentRules.learner.is_(None)).scalar_subquery(),
+        rules.where(AssessmentRules.learner == learner).scalar_subquery(),
+        select(LtiResourceLink.lms_available_from).where(link).scalar_subquery(),
+        select(LtiResourceLink.lms_due_at).where(link).scalar_subquery(),
+        select(func.count(Run.id)).where(Run.client_id == assignment.client_id, Run.exercise_id == assignment.exercise_id,
+                                         Run.learner == learner).scalar_subquery() if with_runs else literal(0),
+    )).one()
+    lms = {key: value for key, value in (("available_from", lms_from), ("due_at", lms_due)) if value is not None}
+    return Standing(resolve([defaults, own, lms, extension]), now or utcnow(), int(used), int(last_number) + 1,
+                    bool(passed), int(runs_used or 0), exempt)
 
 
 def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bool = False,
