@@ -154,7 +154,7 @@ class AssignmentRulesSchema(Schema):
     assignment = fields.Dict(allow_none=True, required=True, metadata={"description": "What staff set here"})
     updated_by = fields.String(allow_none=True, required=True)
     updated_at = fields.DateTime(allow_none=True, required=True)
-    lms = fields.Dict(required=True, metadata={
+    lms = fields.Dict(keys=fields.String(), values=fields.DateTime(), required=True, metadata={
         "description": "The dates the LMS sent at the latest launch ({available_from, due_at}); they win over "
                        "what staff set"})
     in_force = fields.Nested(RulesOutSchema, required=True, metadata={"description": "The assignment's rules in force"})

@@ -1,0 +1,200 @@
+"""Assessment rules through real launches at the test LMS (issue 17): staff's rules on an LTI link,
+the LMS's due date over staff's, a learner's extension over both, late work's penalised score in
+the gradebook with the learner's submission time, and an instructor trying the exercise out
+(service/rules.py; the API-key path is tests/api/test_rules.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+
+from service.extensions import db_session
+from service.lti.dates import CUSTOM_VARIABLES
+from service.lti.platforms import platform_keys
+from service.models import Attempt, AttemptEvent, LtiPlatform, LtiResourceLink, Role, ScorePassback
+from service.models.base import utcnow
+
+from .platform import INSTRUCTOR_ROLES, TestPlatform
+from .test_lti import (
+    QUIZ,
+    RIGHT,
+    WRONG,
+    _auth,
+    _count,
+    _handoff,
+    _launch,
+    _make_due,
+    _runner,
+    _score,
+    _submitted_hours_ago,
+    _trust_tool_keys,
+)
+
+DUE = "ResourceLink.submission.endDateTime"
+ASKING = {"exercise": QUIZ, **CUSTOM_VARIABLES}  # a Deep Linking link's custom parameters, unexpanded
+
+
+@pytest.fixture
+def lms(app, client, admin_key):
+    """The test platform, registered with the tool, which it trusts (as test_lti.py's `lms`)."""
+    with TestPlatform() as platform:
+        response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
+                               json={"name": "Test LMS", **platform.registration()})
+        assert response.status_code == 201, response.json
+        _trust_tool_keys(client, platform)
+        platform_keys.forget(response.json["id"])
+        yield platform
+
+
+@pytest.fixture
+def staff_key(app, client_key_for) -> str:
+    """An instructor's API key: staff set rules on the dashboard with one."""
+    return client_key_for(app, "prof", Role.INSTRUCTOR)
+
+
+def _token(client, lms: TestPlatform, sub: str = "student-1", **claims) -> str:
+    handoff = _handoff(_launch(client, lms, custom=ASKING, sub=sub, **claims))
+    assert handoff["exercise"] == QUIZ
+    return handoff["token"]
+
+
+def _link_id(client, key: str) -> int:
+    """The launched link's id, as the dashboard finds it (GET /api/v1/admin/links?exercise=)."""
+    links = client.get(f"/api/v1/admin/links?exercise={QUIZ}", headers=_auth(key))
+    assert links.status_code == 200, links.json
+    [link] = links.json
+    assert link["resource_link_id"] == "link-1" and link["platform"] == "Test LMS"
+    return link["id"]
+
+
+def _set_rules(client, key: str, link_id: int, **rules) -> dict:
+    response = client.put(f"/api/v1/admin/links/{link_id}/rules", headers=_auth(key), json=rules)
+    assert response.status_code == 200, response.json
+    return response.json
+
+
+def _answer(client, token: str, choice: str = RIGHT):
+    return client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": choice})
+
+
+def _written(app) -> tuple[int, int, int]:
+    """What an attempt writes: attempts, their events, score passbacks."""
+    return _count(app, Attempt), _count(app, AttemptEvent), _count(app, ScorePassback)
+
+
+def _iso(at) -> str:
+    return at.isoformat()
+
+
+@pytest.mark.parametrize("key_role", ["instructor", "admin"])
+def test_staffs_max_attempts_on_the_link_refuses_the_learners_next_attempt_and_writes_nothing(
+        app, client, lms, staff_key, admin_key, key_role):
+    token = _token(client, lms)
+    key = staff_key if key_role == "instructor" else admin_key
+    link_id = _link_id(client, key)
+    described = _set_rules(client, key, link_id, max_attempts=1)
+    assert (described["link"], described["assignment"], described["in_force"]["max_attempts"]) == (
+        link_id, {"max_attempts": 1}, 1)
+    assert described["updated_by"] == ("prof" if key_role == "instructor" else "admin")
+
+    first = _answer(client, token, WRONG)
+    assert first.status_code == 201, first.json
+    assert (first.json["attempt_number"], first.json["standing"]["attempts_left"]) == (1, 0)
+    written = _written(app)
+    assert written == (1, 1, 1)
+
+    second = _answer(client, token)
+    assert second.status_code == 409 and second.content_type == "application/problem+json"
+    assert second.json["type"] == "/problems/attempt-refused/no-attempts-left"
+    assert (second.json["standing"]["attempts_used"], second.json["standing"]["attempts_left"]) == (1, 0)
+    assert _written(app) == written  # no attempt, no event, no passback
+    # The gradebook has the first attempt's score only.
+    _runner(app).run_once()
+    assert [s["body"]["scoreGiven"] for s in lms.scores] == [0]
+    # Another learner of the same link has their own attempt.
+    assert _answer(client, _token(client, lms, sub="student-2")).status_code == 201
+
+
+def test_the_lms_due_date_wins_over_staffs_and_an_extension_wins_over_both(app, client, lms, staff_key):
+    past = utcnow() - timedelta(hours=2)
+    lms.variables = {DUE: past.isoformat()}  # the instructor's due date in the LMS has passed
+    token = _token(client, lms)
+    link_id = _link_id(client, staff_key)
+    described = _set_rules(client, staff_key, link_id, due_at=_iso(utcnow() + timedelta(days=7)))
+    assert described["lms"]["due_at"] is not None
+    assert described["in_force"]["due_at"] == described["lms"]["due_at"]
+
+    refused = _answer(client, token)
+    assert (refused.status_code, refused.json["type"]) == (403, "/problems/attempt-refused/past-due")
+    assert refused.json["standing"]["late"] is True
+    assert refused.json["standing"]["refused"]["reason"] == "past-due"
+    assert _written(app) == (0, 0, 0)
+
+    later = utcnow() + timedelta(days=2)
+    extension = client.put(f"/api/v1/admin/links/{link_id}/extensions/student-1", headers=_auth(staff_key),
+                           json={"rules": {"due_at": _iso(later)}, "note": "Ill during the week"})
+    assert extension.status_code == 200, extension.json
+    [listed] = extension.json["extensions"]
+    assert (listed["learner"], listed["note"]) == ("student-1", "Ill during the week")
+    accepted = _answer(client, token)
+    assert accepted.status_code == 201, accepted.json
+    assert accepted.json["late"] is False and accepted.json["score"] == 1.0
+    # The extension is that learner's only.
+    other = _answer(client, _token(client, lms, sub="student-2"))
+    assert (other.status_code, other.json["type"]) == (403, "/problems/attempt-refused/past-due")
+    # Removed, the LMS's date is in force again for them.
+    assert client.delete(f"/api/v1/admin/links/{link_id}/extensions/student-1",
+                         headers=_auth(staff_key)).status_code == 204
+    assert _answer(client, token).status_code == 403
+
+
+def test_late_work_accepted_sends_the_penalised_score_with_the_learners_submission_time(app, client, lms, staff_key):
+    lms.variables = {DUE: (utcnow() - timedelta(hours=6)).isoformat()}
+    token = _token(client, lms)
+    _set_rules(client, staff_key, _link_id(client, staff_key), late="accept", late_penalty=0.25)
+
+    body = _answer(client, token).json
+    assert body["late"] is True and body["penalties"] == [{"reason": "late", "factor": 0.75}]
+    assert (body["raw_score"], body["score"]) == (1.0, 0.75)
+    # The learner submitted three hours ago (late already) and the LMS was down since: the
+    # passback's retry, sent now, says when they submitted and carries the penalised score.
+    submitted, graded = _submitted_hours_ago(app, body["id"], 3)
+    lms.fail_next_scores = 1
+    runner = _runner(app)
+    runner.run_once()
+    assert lms.scores == []
+    _make_due(app)
+    runner.run_once()
+    assert [s["body"] for s in lms.scores] == [_score("student-1", 75, graded, submitted, True)]
+    assert submitted == graded and datetime.fromisoformat(submitted) < utcnow() - timedelta(hours=2)
+    assert lms.submissions == [{"lineitem": lms.lineitem_url(), "userId": "student-1", "submitted_at": submitted}]
+    assert [r["status"] for r in lms.rejected] == [500]  # the injected failure only
+
+
+def test_an_instructors_launch_is_not_bound_by_the_rules(app, client, lms, staff_key):
+    lms.variables = {DUE: (utcnow() - timedelta(days=1)).isoformat()}
+    learner = _token(client, lms)
+    link_id = _link_id(client, staff_key)
+    strict = {"max_attempts": 1, "attempt_penalty": 0.5, "late": "refuse"}
+    _set_rules(client, staff_key, link_id, **strict)
+    # An instructor's attempts are not the link's (no score goes to the LMS): they count in the
+    # platform client's own use of the exercise. Rules there, as strict, bind them no more.
+    with app.app_context():
+        platform_client = db_session().scalar(select(LtiPlatform.api_client_id))
+    own = client.put(f"/api/v1/admin/exercises/{QUIZ}/clients/{platform_client}/rules", headers=_auth(staff_key),
+                     json={**strict, "due_at": _iso(utcnow() - timedelta(days=1))})
+    assert own.status_code == 200, own.json
+    teacher = _token(client, lms, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    tries = [_answer(client, teacher) for _ in range(3)]
+    assert [t.status_code for t in tries] == [201, 201, 201], [t.json for t in tries]
+    assert [(t.json["score"], t.json["late"], t.json["penalties"]) for t in tries] == [(1.0, False, None)] * 3
+    assert tries[-1].json["standing"]["attempts_left"] is None
+    assert tries[0].json["explanation"] is not None  # shown to staff whatever show_explanation says
+    # The same link, the same moment: its learner is refused.
+    assert _answer(client, learner).status_code == 403
+    with app.app_context():
+        link = db_session().scalar(select(LtiResourceLink).where(LtiResourceLink.id == link_id))
+        assert link.lms_due_at is not None
+    assert _count(app, ScorePassback) == 0  # an instructor's attempts send no score
