@@ -56,6 +56,10 @@ class ExerciseStatsSchema(Schema):
                                      metadata={"description": "passed_attempts / graded (null when none is graded)"})
     score_histogram = fields.List(fields.Nested(HistogramBucketSchema), required=True,
                                   metadata={"description": "10 buckets of each learner's best score"})
+    mean_best_score = fields.Float(
+        required=True, allow_none=True,
+        metadata={"description": "The mean of each learner's best score that counts (after the assessment rules' "
+                                 "penalties and overrides), as in the histogram; null without learners"})
     median_attempts_to_first_pass = fields.Float(
         required=True, allow_none=True,
         metadata={"description": "Over the learners who passed: graded attempts up to and including the first pass"})

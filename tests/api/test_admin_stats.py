@@ -150,6 +150,7 @@ def test_quiz_attempts_through_the_api_are_counted(app, client, client_key, othe
     assert stats["pass_rate"] == pytest.approx(2 / 3)
     assert stats["attempt_pass_rate"] == pytest.approx(2 / 6)
     assert [b["count"] for b in stats["score_histogram"]] == [1, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert stats["mean_best_score"] == pytest.approx(2 / 3)  # best scores 1, 0 and 1
     assert stats["median_attempts_to_first_pass"] == 2.0  # ada: 3, the other ada: 1
     assert stats["median_seconds_to_first_pass"] >= 0
     assert stats["failing_checks"] == [] and stats["likely_causes"] == []
@@ -506,6 +507,7 @@ def test_medians_histogram_and_days_on_a_hand_made_data_set(app, client, client_
     assert stats["pass_rate"] == pytest.approx(4 / 9) and stats["attempt_pass_rate"] == pytest.approx(4 / 14)
     assert stats["score_histogram"][3] == {"from": 0.3, "to": 0.4, "count": 2}
     assert [b["count"] for b in stats["score_histogram"]] == [2, 0, 0, 2, 0, 0, 0, 1, 0, 4]
+    assert stats["mean_best_score"] == pytest.approx((4 * 1.0 + 0.35 + 0.3 + 0.7) / 9)  # g and i: 0
     assert stats["median_attempts_to_first_pass"] == 2.0  # of 1, 2, 2, 3
     assert stats["median_seconds_to_first_pass"] == pytest.approx(360.0)  # of 0, 120, 600, 86400
     days = stats["attempts_by_day"]

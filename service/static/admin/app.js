@@ -18,16 +18,20 @@ import { viewLearner } from "./views/learner.js";
 import { viewOverrides } from "./views/overrides.js";
 import { viewOverview } from "./views/overview.js";
 import { viewRegrade, viewRegrades } from "./views/regrades.js";
+import { viewClientRules, viewLinkRules, viewLinks } from "./views/rules.js";
 
 const ROUTES = [
   [/^\/?$/, viewOverview, "overview"],
   [/^\/exercises\/([^/]+)$/, viewExercise, "overview"],
+  [/^\/exercises\/([^/]+)\/clients\/(\d+)\/rules$/, viewClientRules, "links"],
   [/^\/attempts$/, viewAttempts, "attempts"],
   [/^\/attempts\/([^/]+)$/, viewAttempt, "attempts"],
   [/^\/learners\/([^/]+)$/, viewLearner, "attempts"],
   [/^\/regrades$/, viewRegrades, "regrades"],
   [/^\/regrades\/([^/]+)$/, viewRegrade, "regrades"],
   [/^\/overrides$/, viewOverrides, "overrides"],
+  [/^\/links$/, viewLinks, "links"],
+  [/^\/links\/(\d+)$/, viewLinkRules, "links"],
 ];
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => start(ROUTES));

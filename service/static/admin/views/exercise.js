@@ -5,6 +5,7 @@ import { chartTable, vbarChart } from "../charts.js";
 import { $, card, el, empty, enc, link, loading, section, table, toast } from "../dom.js";
 import { badge, fmtDuration, fmtNumber, fmtScore, pct, timeEl } from "../format.js";
 import { startRegrade } from "./regrades.js";
+import { exerciseRules } from "./rules.js";
 
 export async function viewExercise(root, ctx, slug) {
   document.title = slug + " · gradquiz dashboard";
@@ -27,7 +28,7 @@ export async function viewExercise(root, ctx, slug) {
   const charts = el("div", { class: "grid-2" });
   const lists = el("div", { class: "grid-2" });
   const versions = section("Versions", loading());
-  root.append(cards, charts, lists, versions);
+  root.append(cards, charts, lists, exerciseRules(slug), versions);
 
   loadPublish(slug, publishBox);
   loadVersions(slug, versions);
@@ -39,12 +40,13 @@ export async function viewExercise(root, ctx, slug) {
     cards.replaceWith(problemBox(e, { optional: "Exercise statistics are not available on this server yet." }));
     return;
   }
-  cards.append(
+  cards.append(...[
     card("Attempts", fmtNumber(s.attempts)), card("Graded", fmtNumber(s.graded)),
     card("Learners", fmtNumber(s.learners)), card("Passed learners", fmtNumber(s.passed_learners)),
     card("Pass rate (learners)", pct(s.pass_rate)), card("Pass rate (attempts)", pct(s.attempt_pass_rate)),
+    s.mean_best_score !== undefined ? card("Mean best score (counted)", fmtScore(s.mean_best_score)) : null,
     card("Median attempts to first pass", fmtNumber(s.median_attempts_to_first_pass)),
-    card("Median time to first pass", fmtDuration(s.median_seconds_to_first_pass)));
+    card("Median time to first pass", fmtDuration(s.median_seconds_to_first_pass))].filter(Boolean));
 
   if (s.counters_as_of) {
     cards.after(el("p", { class: "muted", id: "counters-as-of" },

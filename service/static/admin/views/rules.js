@@ -1,0 +1,449 @@
+/* #/links : the LTI links (assignments placed in LMS courses).
+ * #/links/{id} and #/exercises/{slug}/clients/{client}/rules : one assignment's assessment rules,
+ * layer by layer (the exercise's defaults, staff's, the LMS's dates; docs/dashboard.md), the form
+ * that sets staff's, and the learners' extensions. */
+
+import { API, api, get, listOf, problemBox, query } from "../api.js";
+import { dl, el, empty, enc, link, loading, section, table, toast } from "../dom.js";
+import { fmtNumber, timeEl } from "../format.js";
+
+const EXPLANATION = { always: "always", after_pass: "after a pass", after_attempts: "after the attempts are used up",
+  after_due: "after the due date" };
+
+/** The rules staff can set, in the form's order: [key, label, kind, options]. */
+const RULES = [
+  ["max_attempts", "Max attempts", "int"],
+  ["attempt_penalty", "Penalty per extra attempt (0–1)", "float"],
+  ["attempt_maxima", "Or the most each attempt counts (0–1, in order)", "list"],
+  ["available_from", "Available from", "date"],
+  ["due_at", "Due", "date"],
+  ["grace_minutes", "Grace (minutes)", "int"],
+  ["late", "Late attempts", "select", [["refuse", "refused"], ["accept", "accepted (late penalty)"]]],
+  ["late_penalty", "Late penalty (0–1)", "float"],
+  ["show_explanation", "Show the explanation", "select", Object.entries(EXPLANATION)],
+  ["runs", "Run (code exercises)", "select", [["true", "allowed"], ["false", "not allowed"]]],
+  ["max_runs", "Max runs", "int"],
+];
+const LABELS = Object.fromEntries(RULES.map(([key, label]) => [key, label]));
+
+const zone = () => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time"; } catch (e) { return "local time"; } };
+
+/** A rule's value as text (null: what "none" means for it). */
+function ruleText(key, value) {
+  if (value === undefined) return "";
+  if (value === null) return key === "max_attempts" || key === "max_runs" ? "unlimited" : "none";
+  if (key === "available_from" || key === "due_at") return timeEl(value);
+  if (key === "attempt_maxima") return value.map((v) => fmtNumber(v)).join(", ");
+  if (key === "show_explanation") return EXPLANATION[value] || String(value);
+  if (key === "runs") return value ? "allowed" : "not allowed";
+  if (key === "late") return value === "accept" ? "accepted" : value === "refuse" ? "refused" : String(value);
+  return typeof value === "number" ? fmtNumber(value) : String(value);
+}
+
+/** What a layer sets, as one line ("due: …, max attempts: 3"). */
+function summary(rules) {
+  const keys = Object.keys(rules || {});
+  if (!keys.length) return "nothing";
+  return keys.map((key) => el("span", { class: "rule-set" }, (LABELS[key] || key) + ": ", ruleText(key, rules[key])));
+}
+
+// ---- #/links ---------------------------------------------------------------------------------
+
+export async function viewLinks(root, ctx) {
+  document.title = "LTI links · gradquiz dashboard";
+  const exercise = ctx.params.get("exercise") || "";
+  const input = el("input", { id: "links-exercise", name: "exercise", type: "text", value: exercise, spellcheck: "false",
+    autocapitalize: "off", placeholder: "every exercise" });
+  const form = el("form", { class: "filters", id: "links-filter", role: "search" },
+    el("div", { class: "field" }, el("label", { for: "links-exercise" }, "Exercise (slug)"), input),
+    el("div", { class: "field buttons" }, el("button", { type: "submit" }, "Show")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = "#/links" + query({ exercise: input.value.trim() });
+  });
+  const box = section("Links", loading());
+  root.append(el("div", { class: "page-head" }, el("div", {}, el("h1", {}, "LTI links"),
+    el("p", { class: "subtitle" }, "Assignments placed in LMS courses, most recently launched first. Open one for its assessment rules."))),
+  el("section", { class: "card" }, form), box);
+
+  const rows = [];
+  const tbody = el("tbody");
+  const more = el("button", { type: "button", class: "secondary", id: "links-more", hidden: true }, "Load more");
+  let next = { page: 1 };
+  async function load() {
+    more.disabled = true;
+    try {
+      const page = listOf(await get(API + "/links" + query({ exercise, page: next.page, page_size: 50 })));
+      if (!ctx.alive()) return;
+      for (const l of page.items) rows.push(linkRow(l));
+      tbody.replaceChildren(...rows);
+      next = page.next;
+      more.hidden = !next;
+      if (!rows.length) box.replaceChildren(el("h2", {}, "Links"), empty(exercise
+        ? "No LTI link to this exercise yet: a link appears at its first launch." : "No LTI link yet: a link appears at its first launch."));
+    } catch (e) {
+      box.replaceChildren(el("h2", {}, "Links"), problemBox(e));
+    } finally {
+      more.disabled = false;
+    }
+  }
+  more.addEventListener("click", load);
+  box.replaceChildren(el("h2", {}, "Links"), el("div", { class: "table-wrap" }, el("table", { id: "links-table" },
+    el("caption", { class: "visually-hidden" }, "LTI resource links"),
+    el("thead", {}, el("tr", {}, ["Link", "Exercise", "Platform", "Course", "Resource link", "LMS opens", "LMS due",
+      "Last launch"].map((h) => el("th", { scope: "col" }, h)))), tbody)), el("div", { class: "more" }, more));
+  await load();
+}
+
+function linkRow(l) {
+  return el("tr", { dataset: { link: l.id } },
+    el("td", {}, link("#/links/" + enc(l.id), "Rules of link " + l.id)),
+    el("td", {}, link("#/exercises/" + enc(l.exercise), l.exercise)),
+    el("td", {}, l.platform),
+    el("td", { class: "learner" }, l.context_id || "—"),
+    el("td", { class: "learner" }, el("code", {}, l.resource_link_id)),
+    el("td", {}, timeEl(l.lms_available_from)),
+    el("td", {}, timeEl(l.lms_due_at)),
+    el("td", {}, timeEl(l.updated_at)));
+}
+
+// ---- one assignment's rules --------------------------------------------------------------------
+
+export async function viewLinkRules(root, ctx, id) {
+  document.title = "Rules of link " + id + " · gradquiz dashboard";
+  await rulesPage(root, ctx, { base: API + "/links/" + enc(id), title: "LTI link " + id, linkId: id });
+}
+
+export async function viewClientRules(root, ctx, slug, clientId) {
+  document.title = "Rules of " + slug + " for client " + clientId + " · gradquiz dashboard";
+  await rulesPage(root, ctx, { base: API + "/exercises/" + enc(slug) + "/clients/" + enc(clientId),
+    title: "Client " + clientId + "’s own use", slug });
+}
+
+async function rulesPage(root, ctx, where) {
+  const head = el("div", { class: "page-head" }, el("div", {},
+    el("p", { class: "crumbs" }, link("#/links", "LTI links"), where.slug ? [" / ", link("#/exercises/" + enc(where.slug), where.slug)] : null),
+    el("h1", {}, "Assessment rules · ", where.title)));
+  const body = el("div", { id: "rules" }, loading());
+  root.append(head, body);
+  let data;
+  try {
+    data = (await get(where.base + "/rules")).data;
+  } catch (e) {
+    body.replaceChildren(problemBox(e));
+    return;
+  }
+  if (!ctx.alive()) return;
+  const show = (described) => body.replaceChildren(...rulesParts(where, described, show));
+  show(data);
+  if (where.linkId) describeLink(where.linkId, data.exercise, head, ctx);
+}
+
+/** The link's platform and course, from the links list (best effort: the rules show without it). */
+async function describeLink(id, exercise, head, ctx) {
+  try {
+    const { items } = listOf(await get(API + "/links" + query({ exercise, page_size: 100 })));
+    const found = items.find((l) => String(l.id) === String(id));
+    if (found && ctx.alive()) {
+      head.firstChild.append(el("p", { class: "subtitle", id: "link-subtitle" }, found.platform,
+        found.context_id ? " · course " + found.context_id : "", " · resource link ", el("code", {}, found.resource_link_id)));
+    }
+  } catch (e) { /* the page stands without it */ }
+}
+
+function rulesParts(where, d, show) {
+  return [
+    el("section", { class: "card" }, dl([
+      ["Exercise", link("#/exercises/" + enc(d.exercise), d.exercise)],
+      d.link !== null && d.link !== undefined ? ["LTI link", String(d.link)] : ["Attempts", "through the REST API (no LTI link)"],
+      ["Client", String(d.client)],
+      ["Staff's rules set by", d.updated_by ? el("span", {}, d.updated_by, " · ", timeEl(d.updated_at)) : "nobody yet"],
+    ])),
+    layers(d),
+    staffForm(where, d, show),
+    extensions(where, d, show),
+  ];
+}
+
+/** Each rule: what each layer sets and what is in force. */
+function layers(d) {
+  const staff = d.assignment || {};
+  // In force first: on a phone the rows stack, and it is what is read first.
+  const cell = (cls, label, value) => el("td", { class: cls, dataset: { label } }, value || null);
+  const rows = RULES.map(([key]) => el("tr", { dataset: { rule: key } },
+    el("th", { scope: "row" }, LABELS[key]),
+    cell("in-force", "In force", ruleText(key, (d.in_force || {})[key])),
+    cell("layer", "Exercise default", ruleText(key, (d.defaults || {})[key])),
+    cell("layer", "Staff", ruleText(key, staff[key])),
+    cell("layer", "LMS", ruleText(key, (d.lms || {})[key]))));
+  return section("Rules in force",
+    el("p", { class: "muted" }, "Later layers win, rule by rule: the exercise's defaults (exercise.toml), then staff's, then the dates the LMS sent at its latest launch; a learner's extension wins over all three."),
+    el("div", { class: "table-wrap" }, el("table", { id: "rules-layers", class: "layers stacked" },
+      el("caption", { class: "visually-hidden" }, "Each rule in force, and what each layer sets"),
+      el("thead", {}, el("tr", {}, ["Rule", "In force", "Exercise default", "Staff", "LMS"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows))));
+}
+
+/** An input for a rule, its label and the place for its error. */
+function ruleField(prefix, key, label, kind, options, value) {
+  const id = prefix + key;
+  let control;
+  if (kind === "select") {
+    control = el("select", { id, name: key },
+      el("option", { value: "" }, "not set"),
+      options.map(([v, text]) => el("option", { value: v, selected: value !== undefined && String(value) === v }, text)));
+  } else {
+    const text = value === undefined || value === null ? ""
+      : kind === "date" ? localInput(value) : kind === "list" ? value.join(", ") : String(value);
+    control = el("input", { id, name: key, type: kind === "date" ? "datetime-local" : "text", value: text,
+      inputmode: kind === "int" ? "numeric" : kind === "float" ? "decimal" : null, spellcheck: "false", autocomplete: "off",
+      placeholder: kind === "list" ? "1, 0.8, 0.5" : null, "aria-describedby": "err-" + id });
+  }
+  if (kind === "select") control.setAttribute("aria-describedby", "err-" + id);
+  return el("div", { class: "field", dataset: { field: key } },
+    el("label", { for: id }, label, kind === "date" ? " (" + zone() + ")" : ""), control,
+    el("p", { class: "field-error", id: "err-" + id }));
+}
+
+/** A datetime-local value (the reader's time) from an ISO date, and back. */
+function localInput(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const pad = (n) => String(n).padStart(2, "0");
+  return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + "T" + pad(d.getHours()) + ":" + pad(d.getMinutes());
+}
+
+/** A field's value as the API takes it; undefined when empty (the rule is not set). What does not
+ * read as a number or a date goes as typed, so that the API says what is wrong with it. */
+function fieldValue(kind, raw) {
+  const text = raw.trim();
+  if (text === "") return undefined;
+  const number = (s) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s) ? Number(s) : s);
+  if (kind === "int" || kind === "float") return number(text);
+  if (kind === "list") return text.split(/[\s,;]+/).filter(Boolean).map(number);
+  if (kind === "date") {
+    const d = new Date(text);
+    return Number.isNaN(d.getTime()) ? text : d.toISOString();
+  }
+  if (text === "true" || text === "false") return text === "true";
+  return text;
+}
+
+/** Show the API's problem: each error next to its field ("json.max_attempts", "json.rules.due_at"),
+ * the others (and the summary) in `box`. */
+function showProblem(form, box, error, prefix, fieldOf) {
+  const problem = (error && error.problem) || {};
+  const unplaced = [];
+  let placed = 0;
+  for (const e of Array.isArray(problem.errors) ? problem.errors : []) {
+    const key = fieldOf(String(e.field || ""));
+    const target = key && form.querySelector("#err-" + CSS.escape(prefix + key));
+    if (target) {
+      target.append(el("span", {}, e.message || "Not valid."), " ");
+      const control = form.querySelector("#" + CSS.escape(prefix + key));
+      if (control) control.setAttribute("aria-invalid", "true");
+      placed++;
+    } else {
+      unplaced.push(e);
+    }
+  }
+  if (placed && !unplaced.length) {
+    box.append(el("div", { class: "problem", role: "alert" }, el("strong", {}, (problem.title || "Not saved") +
+      (error.status ? " (" + error.status + ")" : "")), el("p", {}, "Nothing was saved: see the " +
+      (placed === 1 ? "field" : placed + " fields") + " marked above.")));
+    const first = form.querySelector("[aria-invalid=true]");
+    if (first) first.focus();
+  } else {
+    box.append(problemBox(error));
+  }
+}
+
+function clearErrors(form, box) {
+  box.replaceChildren();
+  for (const p of form.querySelectorAll(".field-error")) p.replaceChildren();
+  for (const c of form.querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+}
+
+const jsonField = (field) => field.replace(/^json\./, "").replace(/^rules\./, "").split(".")[0];
+
+/** Staff's rules for the assignment: empty field = not set (the exercise's default applies). */
+function staffForm(where, d, show) {
+  const staff = d.assignment || {};
+  const box = el("div", { class: "form-error", "aria-live": "assertive" });
+  const save = el("button", { type: "submit", id: "rules-save" }, "Save staff's rules");
+  const clear = el("button", { type: "button", class: "secondary", id: "rules-clear", disabled: !d.assignment }, "Remove staff's rules");
+  const form = el("form", { class: "rules-form", id: "rules-form", novalidate: true },
+    el("p", { class: "muted" }, "An empty field is not set here: the exercise's default applies. Dates are in your time zone, ",
+      zone(), ". Attempts already made keep the penalties they were made under."),
+    el("div", { class: "filters" }, RULES.map(([key, label, kind, options]) => ruleField("rule-", key, label, kind, options, staff[key]))),
+    box,
+    el("div", { class: "actions" }, save, clear));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearErrors(form, box);
+    const body = {};
+    for (const [key, , kind] of RULES) {
+      const value = fieldValue(kind, form.querySelector("#rule-" + key).value);
+      if (value !== undefined) body[key] = value;
+    }
+    save.disabled = true;
+    try {
+      const { data } = await api("PUT", where.base + "/rules", body);
+      toast("Staff's rules saved: they apply from the next attempt.");
+      show(data);
+    } catch (e) {
+      showProblem(form, box, e, "rule-", jsonField);
+      save.disabled = false;
+    }
+  });
+  clear.addEventListener("click", async () => {
+    clear.disabled = true;
+    clearErrors(form, box);
+    try {
+      await api("DELETE", where.base + "/rules");
+      toast("Staff's rules removed: the exercise's defaults apply.");
+      show((await get(where.base + "/rules")).data);
+    } catch (e) {
+      box.append(problemBox(e));
+      clear.disabled = false;
+    }
+  });
+  return el("section", { class: "card", id: "staff-rules" }, el("h2", {}, "Staff's rules"), form);
+}
+
+/** The learners' extensions, and the form that gives (or replaces) one. */
+function extensions(where, d, show) {
+  const list = d.extensions || [];
+  const rows = list.map((x) => {
+    const remove = el("button", { type: "button", class: "secondary", "aria-label": "Remove the extension of " + x.learner }, "Remove");
+    remove.addEventListener("click", async () => {
+      remove.disabled = true;
+      try {
+        await api("DELETE", where.base + "/extensions/" + enc(x.learner));
+        toast("Extension removed.");
+        show((await get(where.base + "/rules")).data);
+      } catch (e) {
+        toast((e.problem.title || "Error") + ": " + (e.problem.detail || e.status), "error");
+        remove.disabled = false;
+      }
+    });
+    const force = x.in_force || {};
+    return el("tr", { dataset: { learner: x.learner } },
+      el("td", { class: "learner", dataset: { label: "Learner" } }, x.learner),
+      el("td", { class: "sets", dataset: { label: "Sets" } }, summary(x.rules)),
+      el("td", { dataset: { label: "Due for them" } }, force.due_at ? timeEl(force.due_at) : "none"),
+      el("td", { class: "num", dataset: { label: "Attempts for them" } }, ruleText("max_attempts", force.max_attempts)),
+      el("td", { class: "message", dataset: { label: "Note" } }, x.note || null),
+      el("td", { dataset: { label: "Set by" } }, x.updated_by, " · ", timeEl(x.updated_at)),
+      el("td", {}, remove));
+  });
+  return section("Extensions",
+    rows.length ? table(["Learner", "Sets", "Due for them", "Attempts for them", "Note (staff only)", "Set by", ""], rows,
+      { class: "extensions stacked", caption: "Extensions for single learners", captionHidden: true })
+      : empty("No learner has an extension."),
+    extensionForm(where, d, show));
+}
+
+function extensionForm(where, d, show) {
+  const max = (d.in_force || {}).max_attempts;
+  const box = el("div", { class: "form-error", "aria-live": "assertive" });
+  const field = (key, label, control) => el("div", { class: "field", dataset: { field: key } },
+    el("label", { for: "ext-" + key }, label), control, el("p", { class: "field-error", id: "err-ext-" + key }));
+  const learner = el("input", { id: "ext-learner", name: "learner", type: "text", required: true, spellcheck: "false",
+    autocapitalize: "off", autocomplete: "off", "aria-describedby": "err-ext-learner" });
+  const due = el("input", { id: "ext-due_at", name: "due_at", type: "datetime-local", "aria-describedby": "err-ext-due_at" });
+  const extra = el("input", { id: "ext-max_attempts", name: "extra_attempts", type: "text", inputmode: "numeric",
+    autocomplete: "off", "aria-describedby": "err-ext-max_attempts" });
+  const note = el("textarea", { id: "ext-note", name: "note", rows: 2, maxlength: 2000, "aria-describedby": "err-ext-note",
+    placeholder: "Why (staff only: never shown to the learner)" });
+  const submit = el("button", { type: "submit", id: "ext-save" }, "Give the extension");
+  const form = el("form", { class: "rules-form", id: "extension-form", novalidate: true },
+    el("h3", {}, "Give a learner an extension"),
+    el("p", { class: "muted" }, "It wins over every other layer, for that learner only; giving one again replaces theirs."),
+    el("div", { class: "filters" },
+      field("learner", "Learner id", learner),
+      field("due_at", "New due date (" + zone() + ")", due),
+      field("max_attempts", max === null || max === undefined ? "Extra attempts (attempts are unlimited now)"
+        : "Extra attempts (over the " + max + " in force)", extra),
+      field("note", "Note (optional, staff only)", note)),
+    box,
+    el("div", { class: "actions" }, submit));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearErrors(form, box);
+    const local = (key, message) => {
+      form.querySelector("#err-ext-" + key).append(message);
+      form.querySelector("#ext-" + key).setAttribute("aria-invalid", "true");
+    };
+    const who = learner.value.trim();
+    const rules = {};
+    const dueAt = fieldValue("date", due.value);
+    if (dueAt !== undefined) rules.due_at = dueAt;
+    const more = fieldValue("int", extra.value);
+    if (more !== undefined) {
+      if (!Number.isInteger(more) || more < 1) local("max_attempts", "A whole number of attempts, 1 or more.");
+      else if (max === null || max === undefined) local("max_attempts", "Attempts are unlimited here: there is nothing to add.");
+      else rules.max_attempts = max + more;
+    }
+    if (!who) local("learner", "Name the learner (their id, as in their attempts).");
+    if (!who || form.querySelector("[aria-invalid=true]")) {
+      form.querySelector("[aria-invalid=true]").focus();
+      return;
+    }
+    if (!Object.keys(rules).length) {
+      local("due_at", "Give a new due date, extra attempts, or both.");
+      due.focus();
+      return;
+    }
+    const body = { rules };
+    if (note.value.trim()) body.note = note.value.trim();
+    submit.disabled = true;
+    try {
+      const { data } = await api("PUT", where.base + "/extensions/" + enc(who), body);
+      toast("Extension given to " + who + ".");
+      show(data);
+    } catch (e) {
+      // The learner is in the address: an id it cannot take is a 404 there.
+      if (e.status === 404 && !(e.problem && e.problem.errors)) local("learner", "Not a learner id this server takes.");
+      else showProblem(form, box, e, "ext-", jsonField);
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+// ---- on the exercise page ------------------------------------------------------------------------
+
+/** The exercise's assignments: its LTI links, and a client's own use by the client's id. */
+export function exerciseRules(slug) {
+  const box = section("Assessment rules", loading());
+  (async () => {
+    let items = [];
+    let failed = null;
+    try {
+      items = listOf(await get(API + "/links" + query({ exercise: slug, page_size: 20 }))).items;
+    } catch (e) {
+      failed = e;
+    }
+    const clientId = el("input", { id: "rules-client", name: "client", type: "text", inputmode: "numeric", autocomplete: "off" });
+    const open = el("form", { class: "field-row", id: "client-rules-form" },
+      el("div", { class: "field" }, el("label", { for: "rules-client" }, "API client id"), clientId),
+      el("div", { class: "field buttons" }, el("button", { type: "submit", class: "secondary" }, "Open its rules")));
+    open.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const id = clientId.value.trim();
+      if (/^\d+$/.test(id)) location.hash = "#/exercises/" + enc(slug) + "/clients/" + id + "/rules";
+      else clientId.focus();
+    });
+    box.replaceChildren(el("h2", {}, "Assessment rules"),
+      el("p", { class: "muted" }, "Rules are set per assignment: an LTI link (a placement in an LMS course), or a client's own use of the exercise through the REST API."),
+      failed ? problemBox(failed) : items.length
+        ? el("ul", { class: "link-list", id: "exercise-links" }, items.map((l) => el("li", {},
+          link("#/links/" + enc(l.id), "Link " + l.id), " · ", l.platform, l.context_id ? " · course " + l.context_id : "",
+          l.lms_due_at ? [" · LMS due ", timeEl(l.lms_due_at)] : "")))
+        : empty("No LTI link to this exercise yet."),
+      el("p", {}, link("#/links" + query({ exercise: slug }), "Every LTI link to this exercise")),
+      open);
+  })();
+  return box;
+}
