@@ -55,7 +55,7 @@ class RulesSchema(RequestSchema):
 
     @validates_schema
     def _consistent(self, data: dict[str, Any], **_kwargs: Any) -> None:
-        if data.get("attempt_maxima") is not None and "attempt_penalty" in data:
+        if "attempt_maxima" in data and "attempt_penalty" in data:
             raise ValidationError("Give attempt_penalty or attempt_maxima, not both.", "attempt_maxima")
         opens, due = data.get("available_from"), data.get("due_at")
         if opens is not None and due is not None and opens >= due:

@@ -262,12 +262,36 @@ class Rule:
 
 
 BETWEEN_PARAMETERS = "OpenAPI has no rule between two parameters"
+BETWEEN_FIELDS = "JSON Schema compares no two values"
+# The rules' two forms of attempt penalty exclude each other: a "not" in the component (tried) makes
+# schemathesis take a nested body of any type as valid.
+ONE_PENALTY_FORM = "attempt_penalty or attempt_maxima, not both: a rule between two fields"
 STORED_DATA_RULES: dict[str, list[Rule]] = {
     "POST /api/v1/exercises/{slug}/attempts": [
         Rule(422, INVALID_ANSWER, r"json\.answer", "whether an answer fits depends on the exercise the slug "
              "names: its kind (quiz or code) and its choices are rows, not schema"),
         Rule(422, VALIDATION_ERROR, r"json\.learner", "learner is required with an API key and implied by a "
              "learner token: a body's schema cannot depend on the credential"),
+    ],
+    "GET /api/v1/exercises/{slug}/standing": [
+        Rule(422, VALIDATION_ERROR, r"query\.learner", "learner is required with an API key and implied by a "
+             "learner token: a query's schema cannot depend on the credential"),
+    ],
+    "PUT /api/v1/admin/links/{link_id}/rules": [
+        Rule(422, VALIDATION_ERROR, r"json\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
+        Rule(422, VALIDATION_ERROR, r"json\.attempt_maxima", ONE_PENALTY_FORM),
+    ],
+    "PUT /api/v1/admin/exercises/{slug}/clients/{client_id}/rules": [
+        Rule(422, VALIDATION_ERROR, r"json\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
+        Rule(422, VALIDATION_ERROR, r"json\.attempt_maxima", ONE_PENALTY_FORM),
+    ],
+    "PUT /api/v1/admin/links/{link_id}/extensions/{learner}": [
+        Rule(422, VALIDATION_ERROR, r"json\.rules\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
+        Rule(422, VALIDATION_ERROR, r"json\.rules\.attempt_maxima", ONE_PENALTY_FORM),
+    ],
+    "PUT /api/v1/admin/exercises/{slug}/clients/{client_id}/extensions/{learner}": [
+        Rule(422, VALIDATION_ERROR, r"json\.rules\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
+        Rule(422, VALIDATION_ERROR, r"json\.rules\.attempt_maxima", ONE_PENALTY_FORM),
     ],
     "GET /api/v1/admin/attempts": [
         Rule(400, VALIDATION_ERROR, r"query\.cursor", "a cursor is opaque: only a next_cursor this search "
