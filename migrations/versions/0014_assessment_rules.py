@@ -10,7 +10,9 @@ one learner (an extension). An attempt keeps its number in its assignment (`atte
 sequence per learner, unique: two requests racing for the last allowed attempt cannot both take
 it), whether it came late, and the penalties applied (`penalties`), so a regrade scores it under
 the rules it was submitted under. A resource link keeps the dates its platform sent at launch.
-Existing attempts are numbered in submission order, with no penalty.
+Existing attempts are numbered in submission order, with no penalty. The learners' counters keep
+their best raw score (the grader's, before penalties and overrides) beside the best that counts,
+in the index the statistics read.
 """
 from collections.abc import Sequence
 
@@ -26,6 +28,7 @@ down_revision: str | Sequence[str] | None = '0013'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+PROGRESS_INDEX = ['exercise_id', 'passed', 'best_score', 'attempts_to_first_pass', 'first_attempt_at', 'first_passed_at']
 ASSIGNMENT_KEY = [sa.text('client_id'), sa.text('exercise_id'), sa.text('coalesce(lti_link_id, 0)'), sa.text('learner')]
 
 
@@ -57,9 +60,21 @@ def upgrade() -> None:
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.add_column(sa.Column('lms_available_from', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('lms_due_at', sa.DateTime(timezone=True), nullable=True))
+    with op.batch_alter_table('learner_progress') as batch_op:
+        batch_op.add_column(sa.Column('best_raw_score', sa.Double(), nullable=True))
+    op.execute(
+        "UPDATE learner_progress SET best_raw_score = (SELECT max(a.grader_score) FROM attempts AS a "
+        "WHERE a.client_id = learner_progress.client_id AND a.learner = learner_progress.learner "
+        "AND a.exercise_id = learner_progress.exercise_id AND a.status = 'graded')")
+    op.drop_index('ix_learner_progress_exercise', table_name='learner_progress')
+    op.create_index('ix_learner_progress_exercise', 'learner_progress', [*PROGRESS_INDEX, 'best_raw_score'])
 
 
 def downgrade() -> None:
+    op.drop_index('ix_learner_progress_exercise', table_name='learner_progress')
+    op.create_index('ix_learner_progress_exercise', 'learner_progress', PROGRESS_INDEX)
+    with op.batch_alter_table('learner_progress') as batch_op:
+        batch_op.drop_column('best_raw_score')
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.drop_column('lms_due_at')
         batch_op.drop_column('lms_available_from')

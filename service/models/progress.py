@@ -23,7 +23,7 @@ class LearnerProgress(Base):
     __table_args__ = (
         # An exercise's learners, covering what its histogram and medians read (index-only scans).
         Index("ix_learner_progress_exercise", "exercise_id", "passed", "best_score", "attempts_to_first_pass",
-              "first_attempt_at", "first_passed_at"),
+              "first_attempt_at", "first_passed_at", "best_raw_score"),
         # One learner under any client.
         Index("ix_learner_progress_learner", "learner"),
     )
@@ -36,6 +36,8 @@ class LearnerProgress(Base):
     best_score: Mapped[float | None]
     # The score of the attempt submitted last.
     latest_score: Mapped[float | None]
+    # The best grader's score, before the assessment rules' penalties and any override (migration 0014).
+    best_raw_score: Mapped[float | None]
     passed: Mapped[bool] = mapped_column(default=False)
     # When the first graded attempt, and the first that passed, were submitted.
     first_attempt_at: Mapped[datetime | None]

@@ -60,6 +60,10 @@ class ExerciseStatsSchema(Schema):
         required=True, allow_none=True,
         metadata={"description": "The mean of each learner's best score that counts (after the assessment rules' "
                                  "penalties and overrides), as in the histogram; null without learners"})
+    mean_best_raw_score = fields.Float(
+        required=True, allow_none=True,
+        metadata={"description": "The mean of each learner's best raw score (the grader's, before the rules' "
+                                 "penalties and any override): beside mean_best_score, what the rules took off"})
     median_attempts_to_first_pass = fields.Float(
         required=True, allow_none=True,
         metadata={"description": "Over the learners who passed: graded attempts up to and including the first pass"})

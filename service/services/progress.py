@@ -229,7 +229,7 @@ def refresh_learner(session: Session, client_id: int, learner: str, exercise_id:
                                    set_={"attempts": table.c.attempts})
         .returning(table.c.attempts, table.c.passed)).one()
     rows = session.execute(
-        select(Attempt.score, Attempt.verdict, Attempt.created_at, Attempt.graded_at)
+        select(Attempt.score, Attempt.grader_score, Attempt.verdict, Attempt.created_at, Attempt.graded_at)
         .where(Attempt.client_id == client_id, Attempt.learner == learner, Attempt.exercise_id == exercise_id,
                scores.counted())
         .order_by(*scores.SUBMISSION_ORDER)).all()
@@ -244,6 +244,7 @@ def refresh_learner(session: Session, client_id: int, learner: str, exercise_id:
         attempts=len(rows),
         best_score=scores.score_that_counts(scores.BEST, (r.score for r in rows)),
         latest_score=scores.score_that_counts(scores.LATEST, (r.score for r in rows)),
+        best_raw_score=max((r.grader_score for r in rows if r.grader_score is not None), default=None),
         passed=passed,
         first_attempt_at=rows[0].created_at,
         first_passed_at=rows[first_pass].created_at if first_pass is not None else None,
@@ -258,13 +259,13 @@ def refresh_learner(session: Session, client_id: int, learner: str, exercise_id:
 # SQL). Migration 0007 holds a frozen copy for its backfill.
 
 _LEARNERS = f"""
-INSERT INTO learner_progress (client_id, learner, exercise_id, attempts, best_score, latest_score, passed,
-                              first_attempt_at, first_passed_at, attempts_to_first_pass, last_graded_at)
-SELECT client_id, learner, exercise_id, count(*), {scores.SQL_BEST}, max(latest_score),
+INSERT INTO learner_progress (client_id, learner, exercise_id, attempts, best_score, latest_score, best_raw_score,
+                              passed, first_attempt_at, first_passed_at, attempts_to_first_pass, last_graded_at)
+SELECT client_id, learner, exercise_id, count(*), {scores.SQL_BEST}, max(latest_score), max(grader_score),
        sum(CASE WHEN verdict = 'passed' THEN 1 ELSE 0 END) > 0,
        min(created_at), min(CASE WHEN verdict = 'passed' THEN created_at END),
        min(CASE WHEN verdict = 'passed' THEN n END), max(graded_at)
-FROM (SELECT client_id, learner, exercise_id, score, verdict, created_at, graded_at,
+FROM (SELECT client_id, learner, exercise_id, score, grader_score, verdict, created_at, graded_at,
              row_number() OVER w AS n,
              {scores.SQL_LATEST.format(window="w")} AS latest_score
       FROM attempts WHERE {scores.SQL_COUNTED}

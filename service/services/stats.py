@@ -77,32 +77,34 @@ def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def _learner_figures(session: Session, exercise_id: int) -> tuple[list[int], float | None, float | None, float | None]:
+def _learner_figures(session: Session, exercise_id: int) -> tuple[list[int], list[float | None]]:
     """In one pass over the exercise's learners (an index-only scan on PostgreSQL): how many
-    have their best score in each histogram bucket and the mean of those best scores; over those
-    who passed, the median attempts to the first pass and the median seconds from the first
-    attempt to the first pass."""
+    have their best score in each histogram bucket; the mean of those best scores (that count), the
+    mean of their best raw scores (the grader's, before penalties and overrides); over those who
+    passed, the median attempts to the first pass and the median seconds from the first attempt to
+    the first pass."""
     lp = LearnerProgress
     postgresql = session.get_bind().dialect.name == "postgresql"
     columns = [_bucket(session).label("bucket"), lp.passed.label("passed"), lp.attempts_to_first_pass.label("n"),
-               lp.best_score.label("best")]
+               lp.best_score.label("best"), lp.best_raw_score.label("raw")]
     if postgresql:  # date_part gives a float (extract, a slower numeric)
         columns.append(func.date_part("epoch", lp.first_passed_at - lp.first_attempt_at).label("seconds"))
     learners = select(*columns).where(lp.exercise_id == exercise_id).subquery()
     counts = [func.count().filter(learners.c.bucket == i) for i in range(HISTOGRAM_BUCKETS)]
-    mean_best = func.avg(learners.c.best)
+    means = [func.avg(learners.c.best), func.avg(learners.c.raw)]
     if postgresql:
         passed = learners.c.passed.is_(True)
         row = session.execute(select(
-            *counts, mean_best, func.percentile_cont(0.5).within_group(learners.c.n).filter(passed),
+            *counts, *means, func.percentile_cont(0.5).within_group(learners.c.n).filter(passed),
             func.percentile_cont(0.5).within_group(learners.c.seconds).filter(passed))).one()
-        mean, median_n, median_seconds = (None if v is None else float(v) for v in row[HISTOGRAM_BUCKETS:])
-        return list(row[:HISTOGRAM_BUCKETS]), mean, median_n, median_seconds
-    *histogram, mean = session.execute(select(*counts, mean_best)).one()
+        return list(row[:HISTOGRAM_BUCKETS]), [None if v is None else float(v) for v in row[HISTOGRAM_BUCKETS:]]
+    row = session.execute(select(*counts, *means)).one()
     rows = session.execute(select(lp.attempts_to_first_pass, lp.first_attempt_at, lp.first_passed_at)
                            .where(lp.exercise_id == exercise_id, lp.passed.is_(True))).all()
-    return (list(histogram), None if mean is None else float(mean), _median([r[0] for r in rows if r[0] is not None]),
-            _median([(r[2] - r[1]).total_seconds() for r in rows if r[1] is not None and r[2] is not None]))
+    return list(row[:HISTOGRAM_BUCKETS]), [
+        *(None if v is None else float(v) for v in row[HISTOGRAM_BUCKETS:]),
+        _median([r[0] for r in rows if r[0] is not None]),
+        _median([(r[2] - r[1]).total_seconds() for r in rows if r[1] is not None and r[2] is not None])]
 
 
 def _top(session: Session, exercise_id: int, kind: str) -> list[dict[str, Any]]:
@@ -119,7 +121,7 @@ def exercise_stats(session: Session, exercise: Exercise, today: date | None = No
     totals = session.get(ExerciseProgress, exercise.id)
     graded, passed_attempts, learners, passed_learners = (
         (totals.attempts, totals.passed_attempts, totals.learners, totals.passed_learners) if totals else (0, 0, 0, 0))
-    counts, mean_best, median_attempts, median_seconds = _learner_figures(session, exercise.id)
+    counts, (mean_best, mean_best_raw, median_attempts, median_seconds) = _learner_figures(session, exercise.id)
     histogram = [{"from": i / HISTOGRAM_BUCKETS, "to": (i + 1) / HISTOGRAM_BUCKETS, "count": counts[i]}
                  for i in range(HISTOGRAM_BUCKETS)]
     last = today or utcnow().date()
@@ -137,7 +139,7 @@ def exercise_stats(session: Session, exercise: Exercise, today: date | None = No
         "attempts": graded + _ungraded(session, exercise.id).get(exercise.id, 0), "graded": graded,
         "passed_attempts": passed_attempts, "learners": learners, "passed_learners": passed_learners,
         "pass_rate": _rate(passed_learners, learners), "attempt_pass_rate": _rate(passed_attempts, graded),
-        "score_histogram": histogram, "mean_best_score": mean_best,
+        "score_histogram": histogram, "mean_best_score": mean_best, "mean_best_raw_score": mean_best_raw,
         "median_attempts_to_first_pass": median_attempts, "median_seconds_to_first_pass": median_seconds,
         "failing_checks": _top(session, exercise.id, CHECK), "likely_causes": _top(session, exercise.id, CAUSE),
         "attempts_by_day": by_day, "counters_as_of": progress.counters_as_of(session),

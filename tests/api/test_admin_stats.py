@@ -104,7 +104,7 @@ def counters(session) -> dict[str, list[tuple]]:
     lp = LearnerProgress
     return {
         "learners": rows(lp, lp.client_id, lp.learner, lp.exercise_id, lp.attempts, lp.best_score, lp.latest_score,
-                         lp.passed, lp.first_attempt_at, lp.first_passed_at, lp.attempts_to_first_pass,
+                         lp.best_raw_score, lp.passed, lp.first_attempt_at, lp.first_passed_at, lp.attempts_to_first_pass,
                          lp.last_graded_at),
         "exercises": rows(ExerciseProgress, ExerciseProgress.exercise_id, ExerciseProgress.attempts,
                           ExerciseProgress.passed_attempts, ExerciseProgress.learners,

@@ -113,6 +113,18 @@ def test_the_standing_before_any_attempt(app, client, client_key, staff_key, cli
     assert seen["next_penalties"] == [{"reason": "attempt", "factor": 0.5}]
 
 
+def test_statistics_show_raw_and_counted_scores_apart(app, client, client_key, staff_key, client_id):
+    from tests.api.test_admin_stats import assert_counters_equal_a_rebuild
+
+    set_rules(client, staff_key, client_id, attempt_penalty=0.5)
+    answer(client, client_key, choice=WRONG)
+    assert answer(client, client_key).json["score"] == 0.5  # ada: right at her second attempt
+    answer(client, client_key, learner="bob")  # bob: right at once
+    assert_counters_equal_a_rebuild(app)
+    stats = client.get(f"/api/v1/admin/exercises/{QUIZ}/stats", headers=bearer(staff_key)).json
+    assert stats["mean_best_score"] == pytest.approx(0.75) and stats["mean_best_raw_score"] == pytest.approx(1.0)
+
+
 def test_dates_open_close_and_grace(app, client, client_key, staff_key, client_id):
     now = utcnow()
     set_rules(client, staff_key, client_id, available_from=iso(now + timedelta(hours=1)),

@@ -45,6 +45,7 @@ export async function viewExercise(root, ctx, slug) {
     card("Learners", fmtNumber(s.learners)), card("Passed learners", fmtNumber(s.passed_learners)),
     card("Pass rate (learners)", pct(s.pass_rate)), card("Pass rate (attempts)", pct(s.attempt_pass_rate)),
     s.mean_best_score !== undefined ? card("Mean best score (counted)", fmtScore(s.mean_best_score)) : null,
+    s.mean_best_raw_score !== undefined ? card("Mean best score (raw, before penalties)", fmtScore(s.mean_best_raw_score)) : null,
     card("Median attempts to first pass", fmtNumber(s.median_attempts_to_first_pass)),
     card("Median time to first pass", fmtDuration(s.median_seconds_to_first_pass))].filter(Boolean));
 
