@@ -9,7 +9,8 @@ resource link, or a client's use of the exercise when there is no link) and, wit
 one learner (an extension). An attempt keeps its number in its assignment (`attempt_number`, one
 sequence per learner, unique: two requests racing for the last allowed attempt cannot both take
 it), whether it came late, and the penalties applied (`penalties`), so a regrade scores it under
-the rules it was submitted under. A resource link keeps the dates its platform sent at launch.
+the rules it was submitted under. A resource link keeps the dates its platform sent at launch, and
+where the platform sends each learner their own (Canvas), `lti_learner_dates` keeps them.
 Existing attempts are numbered in submission order, with no penalty. The learners' counters keep
 their best raw score (the grader's, before penalties and overrides) beside the best that counts,
 in the index the statistics read.
@@ -60,6 +61,14 @@ def upgrade() -> None:
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.add_column(sa.Column('lms_available_from', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('lms_due_at', sa.DateTime(timezone=True), nullable=True))
+    op.create_table(
+        'lti_learner_dates',
+        sa.Column('link_id', sa.Integer(), sa.ForeignKey('lti_resource_links.id'), primary_key=True),
+        sa.Column('learner', sa.String(255), primary_key=True),
+        sa.Column('available_from', sa.DateTime(timezone=True), nullable=True),
+        sa.Column('due_at', sa.DateTime(timezone=True), nullable=True),
+        sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
+    )
     with op.batch_alter_table('learner_progress') as batch_op:
         batch_op.add_column(sa.Column('best_raw_score', sa.Double(), nullable=True))
     op.execute(
@@ -75,6 +84,7 @@ def downgrade() -> None:
     op.create_index('ix_learner_progress_exercise', 'learner_progress', PROGRESS_INDEX)
     with op.batch_alter_table('learner_progress') as batch_op:
         batch_op.drop_column('best_raw_score')
+    op.drop_table('lti_learner_dates')
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.drop_column('lms_due_at')
         batch_op.drop_column('lms_available_from')

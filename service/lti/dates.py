@@ -20,10 +20,12 @@ the LMS's dates win over staff's):
 
 Canvas expands these variables for the launching user: a student gets their own due date
 (section and student overrides applied), an instructor the latest of all (Canvas's variable
-documentation). A link holds one window for everyone, so on Canvas only launches by instructors
-(teachers, TAs, designers, admins) set it: the latest due date, so no learner is held to another's
-earlier date, and one learner's extension never becomes everyone's. Other platforms send the link's own dates (the spec's
-`ResourceLink.*.user.*` variables are the per-user ones), so every launch sets them.
+documentation). So on Canvas an instructor's launch sets the link's window (the latest due date:
+no learner is held to another's earlier one), and a learner's launch sets that learner's own
+window (`LtiLearnerDates`, by the same rules), which the rules put over the link's: a section due
+later, or one learner's extension in Canvas, holds for them alone. Other platforms send the link's
+own dates (the spec's `ResourceLink.*.user.*` variables are the per-user ones), so every launch
+sets the link's.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..models import LtiResourceLink
+from sqlalchemy.orm import Session
+
+from ..models import LtiLearnerDates, LtiResourceLink
+from ..models.base import utcnow
 from . import claims as c
 from .launch import Launch
 
@@ -103,14 +108,26 @@ def read_date(launch: Launch, column: str) -> datetime | None | _Keep:
     return KEEP if unreadable else None
 
 
-def record_dates(link: LtiResourceLink, launch: Launch) -> None:
-    """Bring the link's LMS dates up to date with a resource link launch (see the module's doc)."""
-    if not isinstance(launch.claims.get(c.CUSTOM), dict) or sends_user_dates(launch):
+def record_dates(session: Session, link: LtiResourceLink, launch: Launch) -> None:
+    """Bring the link's LMS dates, or the launching learner's own (Canvas), up to date with a
+    resource link launch (see the module's doc)."""
+    if not isinstance(launch.claims.get(c.CUSTOM), dict):
         return
+    target: LtiResourceLink | LtiLearnerDates = link
+    if sends_user_dates(launch):
+        learner = launch.claims["sub"]
+        if link.id is None:  # a link's first launch
+            session.flush()
+        own = session.get(LtiLearnerDates, (link.id, learner))
+        target = own if own is not None else LtiLearnerDates(link_id=link.id, learner=learner)
+        session.add(target)
     for column in SOURCES:
         date = read_date(launch, column)
-        if not isinstance(date, _Keep) and getattr(link, column) != date:
-            setattr(link, column, date)
+        attribute = column if target is link else column.removeprefix("lms_")
+        if not isinstance(date, _Keep) and getattr(target, attribute) != date:
+            setattr(target, attribute, date)
+            if isinstance(target, LtiLearnerDates):
+                target.updated_at = utcnow()
 
 
 def _link_id(launch: Launch) -> Any:

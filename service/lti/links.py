@@ -56,6 +56,6 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     link.context_id = (claims.get(c.CONTEXT) or {}).get("id")
     link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")
     link.ags_scopes = list(ags.get("scope") or [])
-    record_dates(link, launch)
+    record_dates(session, link, launch)
     session.flush()
     return link

@@ -15,7 +15,7 @@ from .base import Base
 from .client import ApiClient, Role
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
-from .lti import LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
+from .lti import LtiLearnerDates, LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
 from .progress import ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 from .regrade import GradeOverride, Regrade, RegradeItem
 from .rules import AssessmentRules
@@ -42,6 +42,7 @@ __all__ = [
     "GradingJob",
     "IdempotencyRecord",
     "LearnerProgress",
+    "LtiLearnerDates",
     "LtiNonce",
     "LtiPlatform",
     "LtiResourceLink",

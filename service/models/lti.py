@@ -94,6 +94,20 @@ class LtiResourceLink(Base):
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
 
 
+class LtiLearnerDates(Base):
+    """The window a platform sent at one learner's own launch of a link, where the platform's date
+    variables are the launching user's (Canvas: section and student overrides applied); between the
+    link's dates and a staff extension in the rules' layers (service/rules.py)."""
+
+    __tablename__ = "lti_learner_dates"
+
+    link_id: Mapped[int] = mapped_column(ForeignKey("lti_resource_links.id"), primary_key=True)
+    learner: Mapped[str] = mapped_column(String(255), primary_key=True)
+    available_from: Mapped[datetime | None]
+    due_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class ScorePassback(OutboundDelivery, Base):
     """A learner's score to send to the link's line item after an event on one of their attempts.
 

@@ -157,6 +157,11 @@ class AssignmentRulesSchema(Schema):
     lms = fields.Dict(keys=fields.String(), values=fields.DateTime(), required=True, metadata={
         "description": "The dates the LMS sent at the latest launch ({available_from, due_at}); they win over "
                        "what staff set"})
+    lms_learners = fields.Dict(keys=fields.String(), values=fields.Dict(keys=fields.String(), values=fields.DateTime()),
+                               required=True, metadata={
+        "description": "The dates the LMS sent learners at their own launches, where it sends each their own "
+                       "(Canvas: section and student overrides): {learner: {available_from, due_at}}; over the "
+                       "assignment's for that learner, under an extension"})
     in_force = fields.Nested(RulesOutSchema, required=True, metadata={"description": "The assignment's rules in force"})
     extensions = fields.List(fields.Nested(ExtensionSchema), required=True)
 

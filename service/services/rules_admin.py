@@ -13,7 +13,7 @@ from ..models import ApiClient, Exercise, LtiResourceLink
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
 from ..rules import Rules, resolve
-from .standing import Assignment, lms_dates
+from .standing import Assignment, learner_lms_dates, lms_dates
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class AssignmentRules:
     updated_by: str | None
     updated_at: datetime | None
     lms: dict[str, datetime]
+    #: The dates the platform sent learners at their own launches (Canvas), by learner.
+    lms_learners: dict[str, dict[str, datetime]]
     in_force: Rules
     extensions: list[Extension]
 
@@ -75,13 +77,14 @@ def describe(session: Session, assignment: Assignment, exercise: Exercise) -> As
     own = next((row for row in rows if row.learner is None), None)
     defaults = exercise.version.spec.get("rules", {})
     lms = lms_dates(session, assignment.link_id)
+    lms_learners = learner_lms_dates(session, assignment.link_id)
     layers = [defaults, None if own is None else own.rules, lms]
     extensions = [Extension(row.learner, row.rules, row.note, row.updated_by, row.updated_at,
-                            resolve([*layers, row.rules]))
+                            resolve([*layers, lms_learners.get(row.learner), row.rules]))
                   for row in rows if row.learner is not None]
     return AssignmentRules(exercise.slug, assignment.link_id, assignment.client_id, defaults,
                            None if own is None else own.rules, None if own is None else own.updated_by,
-                           None if own is None else own.updated_at, lms, resolve(layers), extensions)
+                           None if own is None else own.updated_at, lms, lms_learners, resolve(layers), extensions)
 
 
 def link_assignment(session: Session, link_id: int) -> tuple[Assignment, Exercise] | None:

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, literal, or_, select
 from sqlalchemy.orm import Session
 
-from ..models import Attempt, AttemptStatus, LtiResourceLink, Run
+from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
-from ..rules import Rules, Standing, resolve
+from ..rules import Standing, resolve
 
 
 @dataclass(frozen=True)
@@ -39,25 +39,27 @@ class Assignment:
                 or_(AssessmentRules.learner.is_(None), AssessmentRules.learner == learner)]
 
 
+def dates_layer(available_from: datetime | None, due_at: datetime | None) -> dict[str, datetime]:
+    """Dates an LMS sent, as a rules layer: a date it did not send sets nothing."""
+    return {key: value for key, value in (("available_from", available_from), ("due_at", due_at)) if value is not None}
+
+
 def lms_dates(session: Session, link_id: int | None) -> dict[str, datetime]:
     """The dates the platform sent at the link's latest launch, as a rules layer."""
     if link_id is None:
         return {}
     row = session.execute(select(LtiResourceLink.lms_available_from, LtiResourceLink.lms_due_at)
                           .where(LtiResourceLink.id == link_id)).one_or_none()
-    if row is None:
+    return {} if row is None else dates_layer(*row)
+
+
+def learner_lms_dates(session: Session, link_id: int | None) -> dict[str, dict[str, datetime]]:
+    """The dates the platform sent each learner at their own launches of the link (Canvas), by learner."""
+    if link_id is None:
         return {}
-    return {key: value for key, value in (("available_from", row[0]), ("due_at", row[1])) if value is not None}
-
-
-def rules_in_force(session: Session, assignment: Assignment, defaults: Mapping[str, Any],
-                   learner: str | None) -> Rules:
-    """The rules for `learner` (None: the assignment's, without any extension) at `assignment`;
-    `defaults`: the exercise version's [rules] table."""
-    rows = session.scalars(select(AssessmentRules).where(*assignment.rule_rows(learner))).all()
-    own = next((row.rules for row in rows if row.learner is None), None)
-    extension = next((row.rules for row in rows if row.learner is not None), None)
-    return resolve([defaults, own, lms_dates(session, assignment.link_id), extension])
+    rows = session.execute(select(LtiLearnerDates.learner, LtiLearnerDates.available_from, LtiLearnerDates.due_at)
+                           .where(LtiLearnerDates.link_id == link_id))
+    return {learner: layer for learner, *dates in rows if (layer := dates_layer(*dates))}
 
 
 def standing(session: Session, assignment: Assignment, defaults: Mapping[str, Any], learner: str, *,
@@ -70,7 +72,9 @@ def standing(session: Session, assignment: Assignment, defaults: Mapping[str, An
     attempts = assignment.attempts(learner)
     rules = select(AssessmentRules.rules).where(*assignment.rule_rows(learner))
     link = LtiResourceLink.id == assignment.link_id
-    used, last_number, passed, own, extension, lms_from, lms_due, runs_used = session.execute(select(
+    learner_dates = (LtiLearnerDates.link_id == assignment.link_id, LtiLearnerDates.learner == learner)
+    (used, last_number, passed, own, extension, lms_from, lms_due, own_from, own_due,
+     runs_used) = session.execute(select(
         select(func.count()).where(*attempts, Attempt.status != AttemptStatus.ERROR.value).scalar_subquery(),
         select(func.coalesce(func.max(Attempt.attempt_number), 0)).where(*attempts).scalar_subquery(),
         select(func.count()).where(*attempts, Attempt.correct.is_(True)).scalar_subquery(),
@@ -78,11 +82,14 @@ def standing(session: Session, assignment: Assignment, defaults: Mapping[str, An
         rules.where(AssessmentRules.learner == learner).scalar_subquery(),
         select(LtiResourceLink.lms_available_from).where(link).scalar_subquery(),
         select(LtiResourceLink.lms_due_at).where(link).scalar_subquery(),
+        select(LtiLearnerDates.available_from).where(*learner_dates).scalar_subquery(),
+        select(LtiLearnerDates.due_at).where(*learner_dates).scalar_subquery(),
         select(func.count(Run.id)).where(Run.client_id == assignment.client_id, Run.exercise_id == assignment.exercise_id,
                                          Run.learner == learner).scalar_subquery() if with_runs else literal(0),
     )).one()
-    lms = {key: value for key, value in (("available_from", lms_from), ("due_at", lms_due)) if value is not None}
-    return Standing(resolve([defaults, own, lms, extension]), now or utcnow(), int(used), int(last_number) + 1,
+    lms = dates_layer(lms_from, lms_due)
+    return Standing(resolve([defaults, own, lms, dates_layer(own_from, own_due), extension]), now or utcnow(),
+                    int(used), int(last_number) + 1,
                     bool(passed), int(runs_used or 0), exempt)
 
 

@@ -198,3 +198,27 @@ def test_an_instructors_launch_is_not_bound_by_the_rules(app, client, lms, staff
         link = db_session().scalar(select(LtiResourceLink).where(LtiResourceLink.id == link_id))
         assert link.lms_due_at is not None
     assert _count(app, ScorePassback) == 0  # an instructor's attempts send no score
+
+
+def test_on_canvas_each_learner_is_held_to_their_own_due_date(app, client, lms, staff_key):
+    """Canvas sends a student their own due date (their section's, their own override): it holds for
+    them alone, over the link's (an instructor's launch: the latest of all), under a staff extension."""
+    lms.product_family_code = "canvas"
+    past, future = utcnow() - timedelta(hours=2), utcnow() + timedelta(days=3)
+    lms.variables = {DUE: future.isoformat()}
+    _token(client, lms, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    lms.variables = {DUE: past.isoformat()}  # an early section's due date, passed
+    early = _token(client, lms, sub="student-early")
+    lms.variables = {DUE: future.isoformat()}
+    later = _token(client, lms, sub="student-later")
+    link_id = _link_id(client, staff_key)
+    refused = _answer(client, early)
+    assert (refused.status_code, refused.json["type"]) == (403, "/problems/attempt-refused/past-due")
+    assert _answer(client, later).status_code == 201
+    described = client.get(f"/api/v1/admin/links/{link_id}/rules", headers=_auth(staff_key)).json
+    assert set(described["lms_learners"]) == {"student-early", "student-later"}
+    assert described["in_force"]["due_at"].startswith(future.isoformat()[:16])
+    extended = client.put(f"/api/v1/admin/links/{link_id}/extensions/student-early", headers=_auth(staff_key),
+                          json={"rules": {"due_at": future.isoformat()}})
+    assert extended.status_code == 200, extended.json
+    assert _answer(client, early).status_code == 201
