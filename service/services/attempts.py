@@ -28,9 +28,10 @@ from ..models import (
     LtiResourceLink,
 )
 from ..models.attempt import FINISHED, grade_columns
-from ..quiz import QUIZ_KINDS, AnswerError
+from ..quiz import AnswerError
 from ..rules import Refusal, Standing, counted_score
 from ..ttl_cache import TtlCache
+from ..variants import grade_quiz_answer
 from .events import record_attempt_event
 from .standing import Assignment, standing
 
@@ -149,7 +150,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
         if answer is None:
             raise InvalidAnswer("answer", "required for this exercise")
         try:
-            grade = QUIZ_KINDS[kind].grade(version.spec, answer)
+            grade = grade_quiz_answer(exercise.slug, version, client.id, learner, answer)
         except AnswerError as exc:
             raise InvalidAnswer("answer", str(exc)) from None
         attempt.answer, attempt.status = answer, AttemptStatus.GRADED.value
