@@ -18,6 +18,10 @@ Sections (add one by writing a function `(ctx) -> dict` and registering it in SE
              values in a warm process, and the full (slow-mode) gradcheck for scale
   cold   (3) a cold subprocess per submission that imports torch, execs the code and runs gradcheck
   layers     (2) again with no sandbox layer, each layer alone, and all of them: what each costs
+  variants   a learner's first grade of an exercise version (their variant: the reference runs twice
+             on their own hidden inputs first) against their next grade (the variant cached), in
+             rounds of one new learner each, the spare warm; and the reference cache's estimate of
+             what one prepared variant holds
   rss        memory of the warm worker: the zygote (torch loaded), the judge (torch-free), spares
   http   (4) end to end through HTTP and the database with the workers of `make run`
              (bench/http_grading.py: gunicorn + `flask worker` on a fresh SQLite database)
@@ -303,6 +307,34 @@ def section_cold(ctx: dict) -> dict:
     return r
 
 
+def section_variants(ctx: dict) -> dict:
+    judge: Judge = ctx["judge"]
+    ex, code = ctx["exercise"], ctx["code"]
+    n = ctx.get("n_variants", 100)
+    judge.grade(ex, code, variant="bench:warm-up")
+    first, again, reference = [], [], []
+    kept0 = judge.info()["references"]
+    for k in range(n):
+        variant = f"bench:learner-{k}"
+        for out in (first, again):
+            judge.wait_warm()
+            time.sleep(0.002)
+            t = time.perf_counter()
+            r = judge.grade(ex, code, variant=variant)
+            out.append((time.perf_counter() - t) * 1000)
+            assert r["score"] == 1.0, r
+            if out is first:
+                reference.append(r["timings"]["reference_ms"])
+            else:
+                assert "reference_ms" not in r["timings"]
+    kept = judge.info()["references"]
+    res = {"first_grade_of_a_variant": stats(first), "next_grade_cached": stats(again),
+           "reference_runs_of_a_variant": stats(reference),
+           "estimated_bytes_per_variant": round((kept["bytes"] - kept0["bytes"]) / max(1, kept["kept"] - kept0["kept"]))}
+    ctx["variants"] = res
+    return res
+
+
 LAYER_CONFIGS = [("none", []), *[(name, [name]) for name in LAYERS], ("all", None)]
 
 
@@ -373,6 +405,7 @@ SECTIONS: dict[str, Callable[[dict], dict]] = {
     "large": section_large,
     "cold": section_cold,
     "layers": section_layers,
+    "variants": section_variants,
     "rss": section_rss,
     "http": section_http,
 }
@@ -413,6 +446,13 @@ def summary(ctx: dict) -> dict:  # noqa: C901
         if "bare" in ctx:
             r = ctx["layers"]["all"]["grade_p50_ms"] / ctx["bare"]["p50_ms"]
             out["(2)/(1) p50, all layers (this section), against the hot loop"] = f"{r:.2f}x"
+    if "variants" in ctx:
+        v = ctx["variants"]
+        f50, n50 = v["first_grade_of_a_variant"]["p50_ms"], v["next_grade_cached"]["p50_ms"]
+        out["a learner's first grade of a version vs their next"] = (
+            f"p50 {f50} ms vs {n50} ms (+{f50 - n50:.1f} ms: the reference's two runs on their inputs, "
+            f"{v['reference_runs_of_a_variant']['p50_ms']} ms); ~{v['estimated_bytes_per_variant'] // 1024} KiB kept "
+            "per variant")
     if "rss" in ctx:
         rss = ctx["rss"]
         warm = rss["warm_process_rss_mb (zygote)"]

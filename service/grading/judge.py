@@ -18,7 +18,12 @@ from typing import Any
 from .cases import task_cases
 from .errors import BadOutput, GraderFault
 from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
-from .references import PreparedExercise, ReferenceCache
+from .references import (
+    DEFAULT_MAX_BYTES as REFERENCE_CACHE_BYTES,
+    DEFAULT_SIZE as REFERENCE_CACHE_SIZE,
+    PreparedExercise,
+    ReferenceCache,
+)
 from .reports import ChildError, parse_report, torch_messages
 from .runs import plan_run, summarize_run
 from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES, CodeSpec
@@ -46,8 +51,10 @@ class Judge:
     """Grades code submissions and runs code. Thread-safe: up to `slots` tasks run at once.
 
     `secret` seeds the generated inputs and grad_outputs (keep it out of the exercise files and
-    the same across workers, so every worker grades one version identically). `layers` names the
-    sandbox layers to apply (sandbox.LAYERS); None: every layer the machine supports.
+    the same across workers, so every worker grades one version identically), with the learner's
+    variant when a grade names one. `cache_size` and `cache_bytes`: how many prepared (exercise
+    version, variant) pairs to keep, and about how much memory they may hold. `layers` names the sandbox layers to apply (sandbox.LAYERS); None: every layer
+    the machine supports.
     """
 
     def __init__(
@@ -59,7 +66,8 @@ class Judge:
         output_limit: int = OUTPUT_LIMIT,
         memory_mb: int = 1024,
         python: str | None = None,
-        cache_size: int = 512,
+        cache_size: int = REFERENCE_CACHE_SIZE,
+        cache_bytes: int = REFERENCE_CACHE_BYTES,
         layers: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(secret, (bytes, bytearray)) or len(secret) < 16:
@@ -67,7 +75,7 @@ class Judge:
         self.timeout = float(timeout)
         self._pool = ChildPool(slots=slots, timeout=self.timeout, output_limit=output_limit, memory_mb=memory_mb,
                                python=python, layers=layers)
-        self._references = ReferenceCache(self._pool, bytes(secret), size=cache_size)
+        self._references = ReferenceCache(self._pool, bytes(secret), size=cache_size, max_bytes=cache_bytes)
 
     def __enter__(self) -> Judge:
         return self
@@ -79,18 +87,20 @@ class Judge:
         self._pool.close()
 
     def info(self) -> dict[str, Any]:
-        """Process facts for health checks and the benchmark."""
-        return self._pool.info()
+        """Process facts for health checks and the benchmark; `references`: the prepared exercise
+        versions and variants kept, and the bytes they are estimated to hold."""
+        return {**self._pool.info(),
+                "references": {"kept": len(self._references), "bytes": self._references.footprint}}
 
     def wait_warm(self, timeout: float = 30.0) -> bool:
         """Block until every idle slot's spare child is forked and warmed up (benchmarks, tests)."""
         return self._pool.wait_warm(timeout)
 
-    def prepare(self, exercise: dict[str, Any]) -> float:
-        """Compute and cache the reference results of an exercise version (optional warm-up);
-        returns the milliseconds it took (0 when cached)."""
+    def prepare(self, exercise: dict[str, Any], *, variant: str | None = None) -> float:
+        """Compute and cache the reference results of an exercise version for a variant (optional
+        warm-up); returns the milliseconds it took (0 when cached)."""
         with self._pool.slot() as slot:
-            prepared, fresh = self._references.get(exercise, slot)
+            prepared, fresh = self._references.get(exercise, slot, variant)
         return prepared.reference_ms if fresh else 0.0
 
     # ------------------------------------------------------------------ grading
@@ -117,16 +127,19 @@ class Judge:
         return {"score": 0.0, "status": status, "checks": summary["checks"], "diagnostics": [], "likely_causes": [],
                 "feedback": [], "error": error}
 
-    def grade(self, exercise: dict[str, Any], source: str, *, timeout: float | None = None) -> dict[str, Any]:
-        """Grade the learner's `source` against `exercise` ({"slug", "spec", "files"}). Never
-        raises for the submission's faults; raises GraderFault for the grader's own."""
+    def grade(self, exercise: dict[str, Any], source: str, *, timeout: float | None = None,
+              variant: str | None = None) -> dict[str, Any]:
+        """Grade the learner's `source` against `exercise` ({"slug", "spec", "files"}), on the
+        hidden cases of the learner's `variant` (service/variants.py, variant_key; None: the
+        exercise's shared cases). Never raises for the submission's faults; raises GraderFault for
+        the grader's own."""
         t_start = time.perf_counter()
         if not isinstance(source, str):
             raise TypeError("source must be a string")
         with self._pool.slot() as slot:
             wait_ms = _perf_ms(t_start)
             try:
-                prepared, fresh = self._references.get(exercise, slot)
+                prepared, fresh = self._references.get(exercise, slot, variant)
             except GraderFault:
                 raise
             except (KeyError, TypeError, ValueError) as exc:

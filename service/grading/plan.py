@@ -1,8 +1,10 @@
 """What the judge asks a child to compute: inputs, grad_outputs, finite-difference points.
 
 Torch-free: values are plain Python numbers drawn from `random.Random` generators seeded with the
-judge's secret and attempt-independent data (the exercise's slug and [code] table), so every
-attempt at one version sees the same cases and nobody without the secret can predict them.
+judge's secret, the exercise (its slug and [code] table) and, when a grade names one, the learner's
+variant (service/variants.py, `variant_key`): every attempt of one learner at one version sees the
+same cases (a regrade too), two learners see different ones, and nobody without the secret can
+predict any. Without a variant the seeds, and so the cases, are what they always were.
 
 A plan is built in two steps. `base_cases` draws the inputs. The reference is then run on them
 once in "probe" mode (forward only) to learn its outputs, and `complete_cases` adds what depends on
@@ -29,6 +31,12 @@ def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
     msg = "\0".join(("gradquiz-v1", purpose, *parts)).encode("utf-8")
     digest = hmac.new(secret, msg, hashlib.sha256).digest()
     return random.Random(int.from_bytes(digest[:16], "big"))
+
+
+def variant_parts(variant: str | None) -> tuple[str, ...]:
+    """What a learner's variant adds to every seed's material (nothing without one). The seed is an
+    HMAC under the judge's secret, so knowing a variant's name does not tell its inputs."""
+    return () if variant is None else ("variant", variant)
 
 
 def canonical(obj: Any) -> str:
@@ -91,9 +99,10 @@ def _as_float32(a: Arg) -> Arg:
     return a
 
 
-def base_cases(code: CodeSpec, secret: bytes, slug: str) -> list[Case]:
-    """The cases of a grade (inputs only): random, variants, boundary, float32."""
-    rng = seeded(secret, "inputs", slug, canonical(code.as_dict()))
+def base_cases(code: CodeSpec, secret: bytes, slug: str, variant: str | None = None) -> list[Case]:
+    """The cases of a grade (inputs only): random, variants, boundary, float32; the random ones
+    drawn for the learner's `variant` (None: the exercise's shared cases)."""
+    rng = seeded(secret, "inputs", slug, canonical(code.as_dict()), *variant_parts(variant))
     cases = [Case(f"random-{k + 1}", "random", f"random inputs {k + 1}", _draw_args(code.inputs, rng))
              for k in range(code.random_cases)]
     cases += [Case(f"variant-{j + 1}", "variant", var.name, _draw_args(var.inputs, rng))
@@ -120,16 +129,17 @@ def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
 
 
 def complete_cases(code: CodeSpec, cases: list[Case], probe: Report, secret: bytes, slug: str, *,
-                   fd_case_ids: tuple[str, ...] = ("random-1",)) -> list[Case]:
-    """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs."""
-    rng = seeded(secret, "grad_outputs", slug, canonical(code.as_dict()))
+                   fd_case_ids: tuple[str, ...] = ("random-1",), variant: str | None = None) -> list[Case]:
+    """Add grad_outputs, finite-difference points and torch check options, from the probe's outputs
+    (grad_outputs drawn for the learner's `variant`, as base_cases draws the inputs)."""
+    rng = seeded(secret, "grad_outputs", slug, canonical(code.as_dict()), *variant_parts(variant))
     by_id = {c.id: c for c in probe.cases}
-    return [_complete(code, case, by_id[case.id].forward.outputs, rng, secret, slug, case.id in fd_case_ids)
-            for case in cases]
+    return [_complete(code, case, by_id[case.id].forward.outputs, rng, secret, slug, case.id in fd_case_ids,
+                      variant) for case in cases]
 
 
 def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Random, secret: bytes, slug: str,
-              fd: bool) -> Case:
+              fd: bool, variant: str | None) -> Case:
     """One case completed; the draws from `rng` in the order they have always been made."""
     diff_out = [k for k, o in enumerate(outs) if o.kind == "tensor" and o.requires_grad]
     diff_in = diff_inputs(case.args)
@@ -164,7 +174,7 @@ def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Ra
     if len(gg_points) <= MAX_JACOBIAN_SIDE:
         jacobian = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points=gg_points)
     else:
-        seed = seeded(secret, "projections", slug, case.id).getrandbits(62)
+        seed = seeded(secret, "projections", slug, case.id, *variant_parts(variant)).getrandbits(62)
         jacobian = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol,
                                 projections=ProjectionPlan(seed, PROJECTIONS, MAX_PROJECTED_ELEMENTS))
     return dataclasses.replace(done, gradgrad=GradgradPlan(jacobian, w, v=v), torch_gradgradcheck=True)

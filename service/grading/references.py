@@ -1,10 +1,13 @@
-"""The reference cache: each exercise version's plan and reference results, computed once.
+"""The reference cache: each exercise version's plan and reference results per learner's variant,
+computed once.
 
-Preparing an exercise version runs its reference.py twice in trusted children of the pool: once
-forward-only on the drawn inputs (a probe, to learn the outputs' shapes), then on the completed
-plan (grad_outputs, finite-difference points). The reference must pass its own grade; otherwise the
-exercise (or the grader) is broken and every grade of it raises GraderFault. The result is cached
-by the exercise's slug, [code] table and reference source, in an LRU of bounded size.
+Preparing an exercise version for a variant runs its reference.py twice in trusted children of the
+pool: once forward-only on the drawn inputs (a probe, to learn the outputs' shapes), then on the
+completed plan (grad_outputs, finite-difference points). The reference must pass its own grade;
+otherwise the exercise (or the grader) is broken and every grade of it raises GraderFault. The
+result is cached by the exercise's slug, [code] table and reference source and by the variant
+(plan.py: each learner has inputs of their own), in an LRU of bounded size: a learner's first
+grade of a version pays for the two reference runs, their next ones do not.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ from .reports import Report, parse_report
 from .spec import CodeSpec, load_code_spec
 from .verdict import Verdict, assemble
 
+#: Prepared (exercise version, variant) pairs a judge keeps at most: one per learner and code
+#: exercise they work on. The memory they hold is bounded too (DEFAULT_MAX_BYTES): whichever
+#: bound is reached first evicts the least recently used.
+DEFAULT_SIZE = 4096
+DEFAULT_MAX_BYTES = 128 * 1024 * 1024
+#: A prepared exercise's memory, estimated from its wire sizes (task prefix and reference report,
+#: as JSON): about 16 KiB of objects plus 3 bytes of Python objects per byte of JSON, measured
+#: with tracemalloc over the catalog's code exercises (33-91 KiB each).
+ENTRY_OVERHEAD, BYTES_PER_WIRE_BYTE = 16 * 1024, 3
+
 
 @dataclass(frozen=True)
 class PreparedExercise:
@@ -36,24 +49,42 @@ class PreparedExercise:
     task_prefix: bytes
     reference_report: Report
     reference_ms: float
+    #: estimated bytes held (ENTRY_OVERHEAD, BYTES_PER_WIRE_BYTE)
+    footprint: int = 0
 
 
 class ReferenceCache:
-    """Thread-safe: one preparation per exercise version at a time, others wait for it."""
+    """Thread-safe: one preparation per exercise version and variant at a time, others wait for it.
 
-    def __init__(self, pool: ChildPool, secret: bytes, *, size: int = 512) -> None:
+    Keeps at most `size` prepared exercises and about `max_bytes` of them (the newest is always
+    kept), evicting the least recently used."""
+
+    def __init__(self, pool: ChildPool, secret: bytes, *, size: int = DEFAULT_SIZE,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._pool = pool
         self._secret = secret
         self._size = size
-        self._cache: OrderedDict[str, PreparedExercise] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._cache: OrderedDict[tuple[str, str | None], PreparedExercise] = OrderedDict()
         self._lock = threading.Lock()
-        self._building: dict[str, threading.Lock] = {}
+        self._building: dict[tuple[str, str | None], threading.Lock] = {}
 
-    def get(self, exercise: dict[str, Any], slot: Slot) -> tuple[PreparedExercise, bool]:
-        """The prepared exercise ({"slug", "spec", "files"}) and whether it was built just now."""
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    @property
+    def footprint(self) -> int:
+        """The estimated bytes the kept preparations hold."""
+        return self._bytes
+
+    def get(self, exercise: dict[str, Any], slot: Slot, variant: str | None = None) -> tuple[PreparedExercise, bool]:
+        """The prepared exercise ({"slug", "spec", "files"}) for the learner's `variant` (None: the
+        shared cases), and whether it was built just now."""
         spec, files, slug = exercise["spec"], exercise["files"], exercise["slug"]
         reference = files.get("reference.py")
-        key = hashlib.sha256(canonical({"slug": slug, "code": spec.get("code"), "reference": reference}).encode()).hexdigest()
+        version = hashlib.sha256(canonical({"slug": slug, "code": spec.get("code"), "reference": reference}).encode()).hexdigest()
+        key = (version, variant)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -64,12 +95,16 @@ class ReferenceCache:
             with self._lock:
                 if key in self._cache:
                     return self._cache[key], False
-            prepared = self._build(slug, spec, reference, slot)
+            try:
+                prepared = self._build(slug, spec, reference, slot, variant)
+            finally:
+                with self._lock:
+                    self._building.pop(key, None)
             with self._lock:
                 self._cache[key] = prepared
-                while len(self._cache) > self._size:
-                    self._cache.popitem(last=False)
-                self._building.pop(key, None)
+                self._bytes += prepared.footprint
+                while len(self._cache) > 1 and (len(self._cache) > self._size or self._bytes > self._max_bytes):
+                    self._bytes -= self._cache.popitem(last=False)[1].footprint
             return prepared, True
 
     def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case]) -> Any:
@@ -86,7 +121,8 @@ class ReferenceCache:
             if not session.child.closed:
                 session.finish()
 
-    def _build(self, slug: str, spec: dict[str, Any], reference: str | None, slot: Slot) -> PreparedExercise:
+    def _build(self, slug: str, spec: dict[str, Any], reference: str | None, slot: Slot,
+               variant: str | None) -> PreparedExercise:
         t0 = time.perf_counter()
         code, problems = load_code_spec(spec)
         if code is None:
@@ -94,17 +130,19 @@ class ReferenceCache:
         if not reference:
             raise GraderFault(f"exercise {slug}: no reference.py")
         ep = code.entry_point
-        cases0 = base_cases(code, self._secret, slug)
+        cases0 = base_cases(code, self._secret, slug, variant)
         probe = _check_reference(slug, self._trusted_run(slot, reference, ep, cases0), cases0)
-        cases = complete_cases(code, cases0, probe, self._secret, slug)
-        ref = _check_reference(slug, self._trusted_run(slot, reference, ep, cases), cases)
+        cases = complete_cases(code, cases0, probe, self._secret, slug, variant=variant)
+        ref_frame = self._trusted_run(slot, reference, ep, cases)
+        ref = _check_reference(slug, ref_frame, cases)
         verdict = _check_reference_passes(slug, code, cases, ref, reference)
         _check_expected_gradients(slug, code, cases, verdict)
         cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
         memory_mb = min(code.memory_mb, self._pool.memory_mb)
         prefix = (f'{{"op":"grade","entry_point":{json.dumps(ep)},"module_name":"submission","torch_checks":"wait",'
                   f'"memory_mb":{memory_mb},"cases":{cases_json},"source":').encode()
-        return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3))
+        footprint = ENTRY_OVERHEAD + BYTES_PER_WIRE_BYTE * (len(prefix) + len(json.dumps(ref_frame, separators=(",", ":"))))
+        return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3), footprint)
 
 
 def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:

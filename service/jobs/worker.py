@@ -30,6 +30,7 @@ from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..rules import counted_score
 from ..services import regrades
+from ..variants import attempt_variant
 from . import db_lease
 from .counters import CounterFolder
 
@@ -47,7 +48,8 @@ def exercise_payload(attempt: Attempt) -> dict[str, Any]:
 
 def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
     """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
-    result = judge.grade(exercise_payload(attempt), attempt.code or "")
+    # The learner's own hidden inputs (service/variants.py); a regrade passes the same variant.
+    result = judge.grade(exercise_payload(attempt), attempt.code or "", variant=attempt_variant(attempt))
     score, correct = float(result["score"]), result["status"] == "passed"
     return {"score": counted_score(score, attempt.penalties), "grader_score": score, "correct": correct, "result": result,
             **grade_columns(result, correct, is_code=True)}

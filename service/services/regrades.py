@@ -34,8 +34,9 @@ from ..models import (
 )
 from ..models.attempt import grade_columns
 from ..models.base import utcnow
-from ..quiz import QUIZ_KINDS, AnswerError
+from ..quiz import AnswerError
 from ..rules import counted_score
+from ..variants import regrade_quiz_answer, variant_key
 from . import progress
 from .events import record_attempt_event
 
@@ -117,27 +118,31 @@ def grade_item(judge: Any, item: RegradeItem) -> dict[str, Any]:
     """
     session = Session.object_session(item)
     assert session is not None  # the item was loaded by the worker's session
-    code, answer, version_id, digest = session.execute(
-        select(Attempt.code, Attempt.answer, Regrade.exercise_version_id, ExerciseVersion.digest)
+    code, answer, stored, client_id, learner, version_id, digest = session.execute(
+        select(Attempt.code, Attempt.answer, Attempt.result, Attempt.client_id, Attempt.learner,
+               Regrade.exercise_version_id, ExerciseVersion.digest)
         .join(RegradeItem, RegradeItem.attempt_id == Attempt.id).join(Regrade, Regrade.id == RegradeItem.regrade_id)
         .join(ExerciseVersion, ExerciseVersion.id == Regrade.exercise_version_id)
         .where(RegradeItem.id == item.id)).one()
     version = _version(session, version_id, digest)
     if version.spec["kind"] == "code" and code is not None:
-        result = judge.grade({"slug": version.slug, "spec": version.spec, "files": version.files}, code)
+        # The attempt's own variant: the hidden inputs of its learner, as when it was first graded.
+        result = judge.grade({"slug": version.slug, "spec": version.spec, "files": version.files}, code,
+                             variant=variant_key(client_id, learner))
         return {"new_score": float(result["score"]), "new_correct": result["status"] == "passed", "result": result}
-    values = _grade_quiz(version, code, answer)
+    values = _grade_quiz(version, code, answer, stored)
     if version.spec["kind"] != "code":
         _grade_quiz_batch(session, item, version)
     return values
 
 
-def _grade_quiz(version: _Version, code: str | None, answer: Any) -> dict[str, Any]:
+def _grade_quiz(version: _Version, code: str | None, answer: Any, stored: dict[str, Any] | None) -> dict[str, Any]:
     kind = version.spec["kind"]
     if (kind == "code") != (code is not None):
         return _not_gradable(f"the attempt is not a {kind} answer")
     try:
-        grade = QUIZ_KINDS[kind].grade(version.spec, answer)
+        # In the variant the attempt's result kept (its choice order, its [params] values).
+        grade = regrade_quiz_answer(version.spec, answer, stored)
     except AnswerError as exc:
         return _not_gradable(f"the answer does not fit version {version.number}: {exc}")
     return {"new_score": grade.score, "new_correct": grade.correct, "result": grade.as_result()}
@@ -148,13 +153,14 @@ def _grade_quiz_batch(session: Session, item: RegradeItem, version: _Version) ->
 
     The transaction is their lease: they go from queued to graded in it, or stay queued. A task
     the Celery backend sent for one of them finds it graded, and does nothing."""
-    stmt = (select(RegradeItem.id, Attempt.code, Attempt.answer).join(Attempt, Attempt.id == RegradeItem.attempt_id)
+    stmt = (select(RegradeItem.id, Attempt.code, Attempt.answer, Attempt.result)
+            .join(Attempt, Attempt.id == RegradeItem.attempt_id)
             .where(RegradeItem.regrade_id == item.regrade_id, RegradeItem.status == QUEUED).limit(QUIZ_BATCH))
     if _postgresql(session):
         stmt = stmt.with_for_update(of=RegradeItem.__table__, skip_locked=True)
     now = utcnow()
     graded = [{"id": item_id, "status": GRADED, "started_at": now, "graded_at": now, "tries": 1,
-               **_grade_quiz(version, code, answer)} for item_id, code, answer in session.execute(stmt)]
+               **_grade_quiz(version, code, answer, stored)} for item_id, code, answer, stored in session.execute(stmt)]
     if graded:
         session.execute(update(RegradeItem), graded)
 
