@@ -1,8 +1,10 @@
 """The learner's pages: the lesson at /learn and one page per exercise at /learn/{slug}.
 
 The pages are clients of the public API and nothing else: what they do, any frontend can do.
-The server sends the exercise's public detail (the JSON of GET /api/v1/exercises/{slug}) inside
-the page, and the page's script (frontend/src/learn/, bundled into service/static/vendor/learn/)
+The server sends the exercise's detail (the JSON of GET /api/v1/exercises/{slug}: the learner's
+own variant when a launch names the learner, else the shared one) inside the page, and the page's
+script (which asks the API for the signed-in learner's variant when the shared one came and the
+exercise varies per learner) (frontend/src/learn/, bundled into service/static/vendor/learn/)
 renders it, runs code (POST /api/v1/runs) and submits attempts (POST .../attempts) with a learner
 token. The token comes from an LTI launch (`render_exercise_page(slug, launch=...)` embeds it in a
 JSON block), from the address's fragment (`#token=...`, never sent to a server), or from the
@@ -20,7 +22,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template
 
 from ..extensions import db_session
-from ..resources.exercises import _detail_json
+from ..learner_tokens import read_learner_token
+from ..resources.exercises import learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
 from .lesson import render_lesson_page
 from .pages import API_BASE, not_found_page, page_response
@@ -28,11 +31,15 @@ from .pages import API_BASE, not_found_page, page_response
 blp = Blueprint("learn", __name__)
 
 
-def _exercise_detail(slug: str) -> dict[str, Any]:
-    # The public API's own detail (and its per-process cache), so the page shows exactly what
-    # GET /api/v1/exercises/{slug} answers.
-    body = current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
-    return json.loads(body)
+def _exercise_detail(slug: str, launch: dict | None) -> dict[str, Any]:
+    # The public API's own detail, so the page shows exactly what GET /api/v1/exercises/{slug}
+    # answers: with a launch's valid token for this exercise, what it answers that token (the
+    # learner's variant, never kept in the shared cache); else the shared detail (and its cache).
+    token = (launch or {}).get("token")
+    scope = read_learner_token(current_app.config["SECRET_KEY"], token) if isinstance(token, str) else None
+    if scope is not None and scope.allows(slug):
+        return learner_detail(slug, scope.client_id, scope.learner)
+    return json.loads(shared_detail_json(slug))
 
 
 LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "role", "api", "refresh", "refresh_url")
@@ -50,7 +57,7 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
         exercise = published_exercise(db_session(), slug)
     except ExerciseNotFound:
         return not_found_page(f"There is no published exercise called “{slug}”.")
-    detail = _exercise_detail(exercise.slug)
+    detail = _exercise_detail(exercise.slug, launch)
     handoff = None
     if launch is not None:
         handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}

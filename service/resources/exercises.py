@@ -1,26 +1,32 @@
 from __future__ import annotations
 
-from flask import Flask, Response, current_app
+from typing import Any
+
+from flask import Flask, Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
+from ..auth import BEARER, authenticate
 from ..catalog import public_view
-from ..errors import problem_abort
+from ..errors import Problem, problem_abort
 from ..extensions import db_session
 from ..models import Exercise, ExerciseTopic
 from ..schemas.exercises import (
+    ExerciseDetailQuerySchema,
     ExerciseQuerySchema,
     ExerciseSchema,
     ExerciseSummarySchema,
 )
 from ..services.attempts import ExerciseNotFound, published_exercise
 from ..ttl_cache import TtlCache
-from .docs import problems
+from ..variants import personalise_detail, quiz_variant, variant_key, varies_per_learner
+from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("exercises", __name__, url_prefix="/api/v1/exercises",
-                description="The catalog: quiz and code exercises. Public, no key needed.")
+                description="The catalog: quiz and code exercises. Public, no key needed; a learner token (or "
+                            "an API key and ?learner=) gets the learner's own variant of an exercise.")
 
 
 @blp.route("")
@@ -48,27 +54,92 @@ def init_exercise_caches(app: Flask) -> None:
     app.extensions["gradquiz.current_versions"] = TtlCache(seconds)
 
 
-def _detail_json(slug: str) -> bytes:
+def _exercise(slug: str) -> Exercise:
     try:
-        exercise = published_exercise(db_session(), slug)
+        return published_exercise(db_session(), slug)
     except ExerciseNotFound:
         problem_abort(404, f"No exercise with slug {slug!r}.")
+
+
+def _detail(exercise: Exercise) -> dict[str, Any]:
+    """The shared detail, as every learner may read it (choices as written, {name} placeholders)."""
     spec = exercise.version.spec
-    detail = ExerciseSchema().dump({
+    return ExerciseSchema().dump({
         "slug": exercise.slug, "title": exercise.title, "kind": exercise.kind,
         "topic_names": exercise.topic_names, "difficulty": exercise.difficulty,
         "current_version": exercise.current_version, "prompt": spec["prompt"],
         "hints": spec.get("hints", []), "score_policy": spec.get("score_policy", "best"),
+        "per_learner": varies_per_learner(spec),
         **public_view(exercise.version.content),
     })
-    return current_app.json.dumps(detail).encode()
+
+
+def _detail_json(slug: str) -> bytes:
+    return current_app.json.dumps(_detail(_exercise(slug))).encode()
+
+
+def shared_detail_json(slug: str) -> bytes:
+    """The shared detail's JSON, from the process's cache (EXERCISE_CACHE_SECONDS)."""
+    return current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
+
+
+def learner_detail(slug: str, client_id: int, learner: str) -> dict[str, Any]:
+    """The exercise as `learner` of client `client_id` sees it (their choice order, their
+    parameters' values), from the current version; built for each request, never kept in the
+    process's shared cache."""
+    exercise = _exercise(slug)
+    version = exercise.version
+    variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(client_id, learner), exercise.slug,
+                           version.digest, version.spec)
+    return personalise_detail(_detail(exercise), version.spec, variant, learner)
+
+
+def _learner_asked(query: dict[str, Any], slug: str) -> tuple[int, str] | None:
+    """(client id, learner) whose variant the request asks for, or None for the shared detail: a
+    learner token's own learner (or, for an instructor's token, ?learner=), an API key's ?learner=.
+
+    The shared detail stays public: credentials that are not valid (a revoked key, an expired
+    token) get it, as no credentials do; only ?learner= needs valid ones (else 401)."""
+    if "Authorization" not in request.headers:
+        if "learner" in query:
+            problem_abort(401, "?learner= needs an API key (or a learner token): send it as "
+                               "'Authorization: Bearer <key>'.", headers={"WWW-Authenticate": 'Bearer realm="gradquiz"'})
+        return None
+    try:
+        client, scope = authenticate(db_session(), allow_learner_token=True)
+    except Problem as problem:
+        if problem.code == 401 and "learner" not in query:
+            return None
+        raise
+    if scope is None:
+        return (client.id, query["learner"]) if "learner" in query else None
+    if not scope.allows(slug):
+        problem_abort(403, f"This learner token is not for exercise {slug!r}.")
+    learner = query.get("learner", scope.learner)
+    if learner != scope.learner and not scope.is_instructor:
+        problem_abort(403, "A learner token reads its own learner's variant only.")
+    return scope.client_id, learner
 
 
 @blp.route("/<slug:slug>")
 class ExerciseDetail(MethodView):
+    @blp.doc(security=[{}, *BEARER])
+    @blp.arguments(ExerciseDetailQuerySchema, location="query")
     @blp.response(200, ExerciseSchema)
-    @problems(blp, (404, "No published exercise has this slug"))
-    def get(self, slug: str):
-        """One exercise, with everything a learner needs to answer it and nothing that gives it away."""
-        body = current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
-        return Response(body, mimetype="application/json")
+    @problems(blp, UNAUTHORIZED, (403, "A learner token for another exercise or learner"),
+              (404, "No published exercise has this slug"))
+    def get(self, query: dict[str, Any], slug: str):
+        """One exercise, with everything a learner needs to answer it and nothing that gives it away.
+
+        Without credentials: the shared detail (cached). With a learner token, or an API key and
+        `?learner=`: that learner's variant (their order of the choices, their values of the
+        parameters), which their answers are graded in; never stored by a cache."""
+        asked = _learner_asked(query, slug)
+        if asked is None:
+            response = Response(shared_detail_json(slug), mimetype="application/json")
+        else:
+            response = Response(current_app.json.dumps(learner_detail(slug, *asked)), mimetype="application/json")
+            response.headers["Cache-Control"] = "private, no-store"
+        # The body depends on the credentials: a cache must not hand one caller's answer to another.
+        response.vary.add("Authorization")
+        return response

@@ -3,6 +3,7 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..catalog.loader import KINDS, TOPIC_PATTERN
+from .attempts import LEARNER_PATTERN
 from .request import Pattern, RequestSchema
 
 
@@ -12,6 +13,17 @@ class ExerciseQuerySchema(RequestSchema):
 
     topic = fields.String(validate=Pattern(TOPIC_PATTERN), metadata={"description": "Only exercises with this tag"})
     kind = fields.String(validate=validate.OneOf(KINDS), metadata={"description": "Only exercises of this kind"})
+
+
+class ExerciseDetailQuerySchema(RequestSchema):
+    class Meta:
+        unknown = EXCLUDE  # as before ?learner= existed: other query parameters are ignored
+
+    learner = fields.String(
+        validate=Pattern(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
+        metadata={"description": "With an API key: answer this learner's variant (their order of the choices, "
+                                 "their values of the parameters). A learner token answers its own learner's "
+                                 "variant without it"})
 
 
 class ExerciseSummarySchema(Schema):
@@ -38,3 +50,11 @@ class ExerciseSchema(ExerciseSummarySchema):
     answer_length = fields.Integer(allow_none=True,
                                    metadata={"description": "numeric: how many numbers the answer has, null for one number"})
     code = fields.Dict(metadata={"description": "code: entry point, starter code and what the Function receives"})
+    per_learner = fields.Boolean(required=True, metadata={
+        "description": "Whether each learner sees a variant of their own (choices in their own order; numeric "
+                       "parameters, written {name} in the prompt, with their own values): ask with a learner "
+                       "token, or an API key and ?learner=, to get it. Graded in the learner's variant"})
+    learner = fields.String(metadata={"description": "Present in a learner's variant: whose it is"})
+    params = fields.Dict(keys=fields.String(), values=fields.Raw(), metadata={
+        "description": "numeric with parameters, in a learner's variant: their values, already written into "
+                       "the prompt and hints"})

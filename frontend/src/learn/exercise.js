@@ -1,5 +1,11 @@
 // The exercise page (/learn/{slug}): the prompt, hints one at a time, the answer form or the code
 // editor with Run and Submit, the grade, and the learner's earlier attempts.
+//
+// The page shows the learner's own variant of the exercise (their order of the choices, their
+// values of a numeric item's parameters), which their answers are graded in. The server embeds it
+// when it knows the learner (an LTI launch); otherwise the embedded detail is the shared one and,
+// for an exercise that varies per learner (`per_learner`), the page asks the API for the signed-in
+// learner's variant (GET exercises/{slug} with the token) before it shows the question.
 
 import { h, clear, uid, values } from "./dom.js";
 import { markdownBlock, markdownInline } from "./markdown.js";
@@ -18,15 +24,41 @@ function section(title, ...children) {
   return h("section", { "aria-labelledby": id, class: "panel" }, h("h2", { id }, title), ...children);
 }
 
-export function initExercise({ api, session }) {
-  const detail = JSON.parse(document.getElementById("gradquiz-exercise").textContent);
+// The detail to show: the embedded one, or the signed-in learner's variant when it is not that.
+async function learnersDetail(api, session, embedded, root) {
+  const wanted = embedded.per_learner && session.token && session.learner && session.allows(embedded.slug)
+    && embedded.learner !== session.learner;
+  if (!wanted) return { detail: embedded, problem: null };
+  clear(root);
+  root.append(h("p", { class: "muted", role: "status" }, "Loading your version of this exercise…"));
+  try {
+    const { data } = await api.call("GET", `exercises/${encodeURIComponent(embedded.slug)}`);
+    if (data && data.slug === embedded.slug && data.learner === session.learner) return { detail: data, problem: null };
+    return { detail: embedded, problem: "Your own version of this exercise could not be loaded." };
+  } catch (error) {
+    return { detail: embedded, problem: `Your own version of this exercise could not be loaded. ${errorText(error)}` };
+  }
+}
+
+export async function initExercise({ api, session }) {
+  const embedded = JSON.parse(document.getElementById("gradquiz-exercise").textContent);
   const root = document.getElementById("exercise");
+  const { detail, problem } = await learnersDetail(api, session, embedded, root);
+  renderExercise({ api, session, detail, root, problem });
+}
+
+function renderExercise({ api, session, detail, root, problem }) {
   clear(root);
   const slug = detail.slug;
   const isCode = detail.kind === "code";
   const controls = []; // buttons that need a token
   const notice = h("div", { class: "session-notice" });
   root.append(notice);
+  if (problem) root.append(h("div", { class: "notice warn", role: "alert" }, h("p", {}, problem)));
+  else if (detail.per_learner && !detail.learner && detail.kind === "numeric") {
+    root.append(h("div", { class: "notice" }, h("p", {},
+      "Each learner answers this question with values of their own (the names in braces below): sign in to see yours.")));
+  }
 
   // --- the prompt --------------------------------------------------------------------------
   root.append(h("div", { class: "prompt" }, markdownBlock(detail.prompt)));

@@ -11,5 +11,5 @@ const apiBase = document.body.dataset.api || "/api/v1";
 const session = new LearnerSession(apiBase).start();
 const api = makeApi(apiBase, session);
 
-if (page === "exercise") initExercise({ api, session });
+if (page === "exercise") initExercise({ api, session }).catch((error) => console.error(error));
 else if (page === "lesson") initLesson({ api, session });
