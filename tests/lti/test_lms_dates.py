@@ -18,26 +18,18 @@ from sqlalchemy import select
 from service.extensions import db_session
 from service.lti import claims as c
 from service.lti.dates import CUSTOM_VARIABLES, not_sent, parse_date
-from service.lti.platforms import platform_keys
 from service.models import LtiResourceLink
 
 from .platform import INSTRUCTOR_ROLES, TestPlatform
-from .test_lti import LAUNCH_URL, QUIZ, _auth, _handoff, _launch, _trust_tool_keys
+from .test_lti import LAUNCH_URL, QUIZ, _handoff, _launch
 
 AVAILABLE, DUE = "ResourceLink.available.startDateTime", "ResourceLink.submission.endDateTime"
 ASKING = {"exercise": QUIZ, **CUSTOM_VARIABLES}  # what a Deep Linking link's launches carry, unexpanded
 
 
 @pytest.fixture
-def lms(app, client, admin_key):
-    """The test platform, registered with the tool, which it trusts (as test_lti.py's `lms`)."""
-    with TestPlatform() as platform:
-        response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
-                               json={"name": "Test LMS", **platform.registration()})
-        assert response.status_code == 201, response.json
-        _trust_tool_keys(client, platform)
-        platform_keys.forget(response.json["id"])
-        yield platform
+def lms(registered_platform):
+    return registered_platform
 
 
 def _window(app, link_id: str = "link-1") -> tuple[datetime | None, datetime | None]:

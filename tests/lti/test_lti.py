@@ -49,20 +49,9 @@ LAUNCH_URL = "http://localhost/lti/launch"
 
 
 @pytest.fixture
-def platform():
-    with TestPlatform() as running:
-        yield running
-
-
-@pytest.fixture
-def lms(app, client, platform, admin_key):
-    """The test platform registered with the tool, which trusts the tool's current JWKS."""
-    response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
-                           json={"name": "Test LMS", **platform.registration()})
-    assert response.status_code == 201, response.json
-    _trust_tool_keys(client, platform)
-    platform_keys.forget(response.json["id"])
-    return response.json
+def lms(registration):
+    """The test platform's registration with the tool (tests/lti/conftest.py)."""
+    return registration
 
 
 def _trust_tool_keys(client, platform: TestPlatform) -> None:

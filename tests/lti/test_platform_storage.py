@@ -15,7 +15,7 @@ from service.lti.launch import STATE_COOKIE
 from service.models import LtiNonce, LtiResourceLink
 
 from .platform import STORAGE_FRAME
-from .test_lti import LAUNCH_URL, QUIZ, _count, _handoff, _rejected, lms, platform  # noqa: F401 (fixtures)
+from .test_lti import LAUNCH_URL, QUIZ, _count, _handoff, _rejected, lms  # noqa: F401 (a fixture)
 
 SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
 

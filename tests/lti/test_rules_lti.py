@@ -12,7 +12,6 @@ from sqlalchemy import select
 
 from service.extensions import db_session
 from service.lti.dates import CUSTOM_VARIABLES
-from service.lti.platforms import platform_keys
 from service.models import Attempt, AttemptEvent, LtiPlatform, LtiResourceLink, Role, ScorePassback
 from service.models.base import utcnow
 
@@ -29,7 +28,6 @@ from .test_lti import (
     _runner,
     _score,
     _submitted_hours_ago,
-    _trust_tool_keys,
 )
 
 DUE = "ResourceLink.submission.endDateTime"
@@ -37,15 +35,8 @@ ASKING = {"exercise": QUIZ, **CUSTOM_VARIABLES}  # a Deep Linking link's custom 
 
 
 @pytest.fixture
-def lms(app, client, admin_key):
-    """The test platform, registered with the tool, which it trusts (as test_lti.py's `lms`)."""
-    with TestPlatform() as platform:
-        response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
-                               json={"name": "Test LMS", **platform.registration()})
-        assert response.status_code == 201, response.json
-        _trust_tool_keys(client, platform)
-        platform_keys.forget(response.json["id"])
-        yield platform
+def lms(registered_platform):
+    return registered_platform
 
 
 @pytest.fixture

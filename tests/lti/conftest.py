@@ -1,0 +1,33 @@
+"""The test platform, and its registration with the tool, for every LTI test."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.lti.platforms import platform_keys
+
+from .platform import TestPlatform
+from .test_lti import _auth, _trust_tool_keys
+
+
+@pytest.fixture
+def platform():
+    with TestPlatform() as running:
+        yield running
+
+
+@pytest.fixture
+def registration(app, client, platform, admin_key) -> dict:
+    """The test platform registered with the tool (the platform's row), trusting the tool's current JWKS."""
+    response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
+                           json={"name": "Test LMS", **platform.registration()})
+    assert response.status_code == 201, response.json
+    _trust_tool_keys(client, platform)
+    platform_keys.forget(response.json["id"])
+    return response.json
+
+
+@pytest.fixture
+def registered_platform(registration, platform) -> TestPlatform:
+    """The test platform, registered with the tool."""
+    return platform
