@@ -16,6 +16,7 @@ from typing import Any
 from marshmallow import ValidationError
 
 from ..quiz import QUIZ_KINDS, Problem
+from ..rules import RulesLayerSchema, rules_json
 from ..scores import POLICIES as SCORE_POLICIES, policy_of
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -111,13 +112,11 @@ def _common_problems(spec: Mapping[str, Any]) -> list[Problem]:  # noqa: C901
 
 
 def _rules_problems(table: Any) -> list[Problem]:
-    """The [rules] table's problems: the same schema as the admin API's (schemas/rules.py)."""
-    from ..schemas.rules import RulesSchema
-
+    """The [rules] table's problems: the same schema as the admin API's (service/rules.py)."""
     if not isinstance(table, dict):
         return [("rules", "must be a table")]
     try:
-        RulesSchema().load(table)
+        RulesLayerSchema().load(table)
     except ValidationError as exc:
         return [(f"rules.{key}" if key != "_schema" else "rules", " ".join(_messages(messages)))
                 for key, messages in sorted(_by_field(exc.messages).items())]
@@ -138,9 +137,7 @@ def _rules_as_json(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec as stored (JSON): a [rules] table's TOML dates as ISO strings."""
     if "rules" not in spec:
         return spec
-    from ..schemas.rules import RulesSchema, rules_json
-
-    return {**spec, "rules": rules_json(RulesSchema().load(spec["rules"]))}
+    return {**spec, "rules": rules_json(RulesLayerSchema().load(spec["rules"]))}
 
 
 def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Problem]:

@@ -10,13 +10,13 @@ from ..auth import BEARER, current_client, require_staff
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import ApiClient, Exercise, LtiResourceLink
+from ..rules import rules_json
 from ..schemas.rules import (
     AssignmentRulesSchema,
     ExtensionSetSchema,
     LinksQuerySchema,
     LinkSummarySchema,
     RulesSchema,
-    rules_json,
 )
 from ..services import catalog_admin, rules_admin
 from ..services.standing import Assignment

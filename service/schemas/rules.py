@@ -1,70 +1,19 @@
-"""The assessment rules as staff and exercise authors write them: one schema for an exercise.toml
-[rules] table (service/catalog/loader.py), the admin API's body, and its documentation."""
+"""The assessment rules in the API: the body staff send (the layer schema of service/rules.py,
+which exercise.toml's [rules] table is checked with too), the rules in force, the learner's
+standing, and an assignment's layers."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
-from ..rules import LATE_POLICIES, SHOW_EXPLANATION
+from ..rules import LATE_POLICIES, SHOW_EXPLANATION, RulesLayerSchema
 from .request import RequestSchema
 
-FRACTION = validate.Range(min=0, max=1)
 
-
-class RulesSchema(RequestSchema):
-    """Every key is optional: a layer sets only what it changes (service/rules.py)."""
-
-    max_attempts = fields.Integer(allow_none=True, validate=validate.Range(min=1, max=1000), metadata={
-        "description": "Attempts a learner has (null: unlimited). Attempts the grader failed on are not counted."})
-    attempt_penalty = fields.Float(validate=FRACTION, metadata={
-        "description": "The fraction of the score taken off per attempt after the first: 0.1 counts the second "
-                       "attempt at most 90%, the third 80%. Not with attempt_maxima."})
-    attempt_maxima = fields.List(fields.Float(validate=FRACTION), allow_none=True,
-                                 validate=validate.Length(min=1, max=100), metadata={
-        "description": "The most each attempt counts, in order, as fractions (the last stands for every later "
-                       "attempt): [1, 0.8, 0.5]. Not with attempt_penalty."})
-    available_from = fields.AwareDateTime(allow_none=True, metadata={
-        "description": "When attempts open (ISO 8601 with a time zone). The LMS's date wins where it sends one."})
-    due_at = fields.AwareDateTime(allow_none=True, metadata={
-        "description": "The due date (ISO 8601 with a time zone). The LMS's date wins where it sends one; a learner's "
-                       "extension wins over both."})
-    grace_minutes = fields.Integer(validate=validate.Range(min=0, max=7 * 24 * 60), metadata={
-        "description": "Minutes after due_at during which an attempt is still on time"})
-    late = fields.String(validate=validate.OneOf(LATE_POLICIES), metadata={
-        "description": "After due_at (and the grace): refuse attempts, or accept them marked late (with late_penalty)"})
-    late_penalty = fields.Float(validate=FRACTION, metadata={
-        "description": "With late = accept: the fraction taken off a late attempt's score"})
-    show_explanation = fields.String(validate=validate.OneOf(SHOW_EXPLANATION), metadata={
-        "description": "When the explanation (for code, the walk-through of the reference) is shown to a learner: "
-                       "always (once graded), after_pass (once they passed, or can no longer submit), "
-                       "after_attempts (once they can no longer submit), after_due (once the due date and grace "
-                       "passed)"})
-    runs = fields.Boolean(metadata={"description": "Whether the exercise page's Run is allowed (code exercises)"})
-    max_runs = fields.Integer(allow_none=True, validate=validate.Range(min=0, max=100_000), metadata={
-        "description": "Runs a learner has at this exercise (null: unlimited)"})
-
-    @pre_load
-    def _toml_datetimes(self, data: Any, **_kwargs: Any) -> Any:
-        # exercise.toml writes dates as TOML datetimes: read them as the API's ISO strings.
-        if isinstance(data, dict):
-            return {key: value.isoformat() if isinstance(value, datetime) else value for key, value in data.items()}
-        return data
-
-    @validates_schema
-    def _consistent(self, data: dict[str, Any], **_kwargs: Any) -> None:
-        if "attempt_maxima" in data and "attempt_penalty" in data:
-            raise ValidationError("Give attempt_penalty or attempt_maxima, not both.", "attempt_maxima")
-        opens, due = data.get("available_from"), data.get("due_at")
-        if opens is not None and due is not None and opens >= due:
-            raise ValidationError("Must be before due_at.", "available_from")
-
-
-def rules_json(loaded: dict[str, Any]) -> dict[str, Any]:
-    """A loaded rules layer as stored (JSON): dates as ISO strings."""
-    return {key: value.isoformat() if isinstance(value, datetime) else value for key, value in loaded.items()}
+class RulesSchema(RequestSchema, RulesLayerSchema):
+    """A rules layer as the admin API takes it (service/rules.py's RulesLayerSchema, with no NUL in it)."""
 
 
 class RulesOutSchema(Schema):
