@@ -12,6 +12,7 @@ import { markdownBlock, markdownInline } from "./markdown.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
 import { renderCodeGrade, renderQuizGrade, renderRun } from "./results.js";
 import { debounce, errorText, loadDraft, runCode, saveDraft, showSession } from "./common.js";
+import { standingPanel } from "./standing.js";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -100,6 +101,27 @@ function renderExercise({ api, session, detail, root, problem }) {
     root.append(section("Hints", list, button));
   }
 
+  // --- the rules as they stand for the learner -------------------------------------------------
+  const rules = standingPanel();
+  let standing = null; // the latest known; its refusal keeps Submit off, runs: false keeps Run off
+  const submits = []; // the Submit button
+  const runs = []; // the Run button
+  const showStanding = (latest) => {
+    standing = latest || null;
+    rules.show(standing);
+    setBusy(false);
+  };
+  const loadStanding = async () => {
+    if (session.state !== "active" || !session.allows(slug)) return showStanding(null);
+    try {
+      const { data } = await api.call("GET", `exercises/${encodeURIComponent(slug)}/standing`);
+      showStanding(data);
+    } catch {
+      showStanding(null); // the rules still hold on Submit: its refusal says why
+    }
+  };
+  root.append(rules.element);
+
   // --- the answer ----------------------------------------------------------------------------
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
   const resultBox = h("div", { class: "result", tabindex: "-1" });
@@ -107,7 +129,15 @@ function renderExercise({ api, session, detail, root, problem }) {
   let loadAttempts = async () => {};
 
   const setBusy = (busy) => {
-    for (const button of controls) button.disabled = busy || session.state !== "active" || !session.allows(slug);
+    for (const button of controls) {
+      button.disabled = busy || session.state !== "active" || !session.allows(slug)
+        || (submits.includes(button) && Boolean(standing && standing.refused))
+        || (runs.includes(button) && Boolean(standing && standing.rules && standing.rules.runs === false));
+    }
+  };
+  // A refused submission (problem+json /problems/attempt-refused/...) carries the learner's standing.
+  const refusedStanding = (error) => {
+    if (error && error.problem && error.problem.standing) showStanding(error.problem.standing);
   };
 
   if (isCode) {
@@ -123,6 +153,8 @@ function renderExercise({ api, session, detail, root, problem }) {
     const resetButton = h("button", { type: "button", class: "secondary" }, "Start again from the starter code");
     const runBox = h("div", { class: "run-box", tabindex: "-1" });
     controls.push(runButton, submitButton);
+    submits.push(submitButton);
+    runs.push(runButton);
     root.append(section("Your answer",
       h("p", { id: labelId, class: "label" }, "Code"),
       h("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
@@ -156,6 +188,7 @@ function renderExercise({ api, session, detail, root, problem }) {
               : r.forward ? "Run finished, with no numerical check (see why below)." : "Run finished.";
       } catch (error) {
         status.textContent = `Run failed. ${errorText(error)}`;
+        refusedStanding(error);
       } finally {
         setBusy(false);
       }
@@ -172,6 +205,7 @@ function renderExercise({ api, session, detail, root, problem }) {
         let { data } = await api.call("POST", `exercises/${encodeURIComponent(slug)}/attempts`,
           { body: { code }, headers: { "Idempotency-Key": newKey() } });
         status.textContent = "Submitted: grading…";
+        showStanding(data.standing);
         for (let tries = 0; (data.status === "queued" || data.status === "running") && tries < 8; tries += 1) {
           ({ data } = await api.call("GET", `attempts/${data.id}?wait=25`));
           if (data.status === "queued" || data.status === "running") await sleep(300);
@@ -180,11 +214,13 @@ function renderExercise({ api, session, detail, root, problem }) {
           status.textContent = "Still grading: your attempt is stored, and its grade will show under your earlier attempts.";
         } else {
           resultBox.append(renderCodeGrade(data));
+          showStanding(data.standing);
           status.textContent = data.status === "graded" ? `Graded: score ${Math.round((data.score ?? 0) * 100)}%.` : "The grader failed: try again later.";
         }
         loadAttempts(); // not awaited: the buttons come back at once
       } catch (error) {
         status.textContent = `Submit failed. ${errorText(error)}`;
+        refusedStanding(error);
       } finally {
         setBusy(false);
       }
@@ -200,6 +236,7 @@ function renderExercise({ api, session, detail, root, problem }) {
     const form = quizForm(detail);
     const submitButton = h("button", { type: "submit", class: "primary" }, "Submit");
     controls.push(submitButton);
+    submits.push(submitButton);
     form.element.append(h("div", { class: "buttons" }, submitButton));
     root.append(section("Your answer", form.element, status, resultBox));
     const choiceText = (id) => {
@@ -221,10 +258,12 @@ function renderExercise({ api, session, detail, root, problem }) {
         const { data } = await api.call("POST", `exercises/${encodeURIComponent(slug)}/attempts`,
           { body: { answer: answer.value }, headers: { "Idempotency-Key": newKey() } });
         resultBox.append(renderQuizGrade(data, choiceText));
+        showStanding(data.standing);
         status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${Math.round((data.score ?? 0) * 100)}%.`;
         loadAttempts(); // not awaited: the buttons come back at once
       } catch (error) {
         status.textContent = `Submit failed. ${errorText(error)}`;
+        refusedStanding(error);
       } finally {
         setBusy(false);
       }
@@ -277,7 +316,7 @@ function renderExercise({ api, session, detail, root, problem }) {
     const score = attempt.score === null || attempt.score === undefined ? attempt.status : `${Math.round(attempt.score * 100)}%`;
     const panelId = uid("attempt");
     const open = h("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": panelId },
-      `Attempt ${number}: ${score}, ${when}`);
+      `Attempt ${number}: ${score}${attempt.late ? " (late)" : ""}, ${when}`);
     const panel = h("div", { id: panelId, class: "attempt-detail", hidden: true });
     open.addEventListener("click", () => {
       const expanded = open.getAttribute("aria-expanded") === "true";
@@ -304,6 +343,7 @@ function renderExercise({ api, session, detail, root, problem }) {
   const update = () => {
     showSession(session, [notice], slug);
     setBusy(false);
+    loadStanding();
   };
   session.addEventListener("change", update);
   update();

@@ -1,6 +1,7 @@
 // Results as the learner reads them: a run's output, values and numerical check, and a grade's
 // score, checks, worst element, likely cause and explanation. Everything from the server is text.
 
+import { penaltyNote } from "./standing.js";
 import { h, num, values } from "./dom.js";
 import { markdownBlock } from "./markdown.js";
 
@@ -157,8 +158,10 @@ export function renderCodeGrade(attempt) {
     box.append(h("h3", {}, "Not graded"), h("p", { class: "bad" }, VERDICTS.internal_error));
     return box;
   }
-  box.append(h("h3", {}, `Score: ${percent(attempt.score ?? 0)}`),
-    h("p", { class: report.status === "passed" ? "ok summary" : "bad summary" },
+  box.append(h("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
+  const codePenalty = penaltyNote(attempt);
+  if (codePenalty) box.append(codePenalty);
+  box.append(h("p", { class: report.status === "passed" ? "ok summary" : "bad summary" },
       report.status === "passed" ? "Every check passed." : `Not yet: ${VERDICTS[report.status] || report.status}.`));
   if (report.checks) {
     box.append(h("h4", {}, "Checks"), h("ul", { class: "checks" }, report.checks.map((c) => h("li", { class: c.passed ? "ok" : "bad" },
@@ -179,8 +182,10 @@ export function renderCodeGrade(attempt) {
 // A graded quiz attempt; choiceText looks a choice id up (choice kinds).
 export function renderQuizGrade(attempt, choiceText) {
   const box = h("div", { class: "grade" });
-  box.append(h("h3", {}, `Score: ${percent(attempt.score ?? 0)}`),
-    h("p", { class: attempt.correct ? "ok summary" : "bad summary" }, attempt.correct ? "Correct." : "Not quite."));
+  box.append(h("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
+  const quizPenalty = penaltyNote(attempt);
+  if (quizPenalty) box.append(quizPenalty);
+  box.append(h("p", { class: attempt.correct ? "ok summary" : "bad summary" }, attempt.correct ? "Correct." : "Not quite."));
   const feedback = attempt.feedback || [];
   if (feedback.length) {
     box.append(h("h4", {}, "Feedback"), h("ul", { class: "feedback" }, feedback.map((f) => {
