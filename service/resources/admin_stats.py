@@ -82,6 +82,7 @@ class LearnerProgress(MethodView):
             client = session.scalar(select(ApiClient).where(ApiClient.name == query["client"]))
             if client is None:
                 problem_abort(404, "No API client with this name.")
+        as_of = progress.counters_as_of(session)  # before the counters (stats.exercise_stats says why)
         exercises = stats.learner_progress(session, learner, client) if LEARNER.match(learner) else []
         return {"learner": learner, "client": client.name if client else None, "exercises": exercises,
-                "counters_as_of": progress.counters_as_of(session)}
+                "counters_as_of": as_of}

@@ -118,6 +118,9 @@ def _top(session: Session, exercise_id: int, kind: str) -> list[dict[str, Any]]:
 
 def exercise_stats(session: Session, exercise: Exercise, today: date | None = None) -> dict[str, Any]:
     """The statistics of one exercise; `attempts_by_day` covers the DAYS days up to `today` (UTC)."""
+    # Read first: a fold committed between two of the statements below shows in the counters read
+    # after it, so "caught up as of this" never goes with counters from before it.
+    as_of = progress.counters_as_of(session)
     totals = session.get(ExerciseProgress, exercise.id)
     graded, passed_attempts, learners, passed_learners = (
         (totals.attempts, totals.passed_attempts, totals.learners, totals.passed_learners) if totals else (0, 0, 0, 0))
@@ -142,7 +145,7 @@ def exercise_stats(session: Session, exercise: Exercise, today: date | None = No
         "score_histogram": histogram, "mean_best_score": mean_best, "mean_best_raw_score": mean_best_raw,
         "median_attempts_to_first_pass": median_attempts, "median_seconds_to_first_pass": median_seconds,
         "failing_checks": _top(session, exercise.id, CHECK), "likely_causes": _top(session, exercise.id, CAUSE),
-        "attempts_by_day": by_day, "counters_as_of": progress.counters_as_of(session),
+        "attempts_by_day": by_day, "counters_as_of": as_of,
     }
 
 
