@@ -3,12 +3,13 @@ service/rules.py) and what the learner has used of them."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, literal, or_, select
+from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, or_, select
 from sqlalchemy.orm import Session
 
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
@@ -25,12 +26,6 @@ class Assignment:
     client_id: int
     exercise_id: int
     link_id: int | None
-
-    def attempts(self, learner: str) -> list[ColumnElement[bool]]:
-        """The learner's attempts in this assignment."""
-        link = Attempt.lti_link_id.is_(None) if self.link_id is None else Attempt.lti_link_id == self.link_id
-        return [Attempt.client_id == self.client_id, Attempt.exercise_id == self.exercise_id,
-                Attempt.learner == learner, link]
 
     def rule_rows(self, learner: str | None) -> list[ColumnElement[bool]]:
         """The assignment's own rules and, with `learner`, that learner's extension."""
@@ -62,35 +57,46 @@ def learner_lms_dates(session: Session, link_id: int | None) -> dict[str, dict[s
     return {learner: layer for learner, *dates in rows if (layer := dates_layer(*dates))}
 
 
-def standing(session: Session, assignment: Assignment, defaults: Mapping[str, Any], learner: str, *,
-             exempt: bool = False, with_runs: bool = False, now: datetime | None = None) -> Standing:
-    """Where `learner` stands at `assignment` now. `exempt`: the rules do not bind them (an
-    instructor trying the exercise out); `with_runs`: count their runs too.
-
-    One statement (every part a scalar subquery): it runs before each attempt is written, on the
-    write path a class hits at once before a deadline."""
-    attempts = assignment.attempts(learner)
-    rules = select(AssessmentRules.rules).where(*assignment.rule_rows(learner))
-    link = LtiResourceLink.id == assignment.link_id
-    learner_dates = (LtiLearnerDates.link_id == assignment.link_id, LtiLearnerDates.learner == learner)
-    (used, last_number, passed, own, extension, lms_from, lms_due, own_from, own_due,
-     runs_used) = session.execute(select(
+@functools.cache
+def _standing_statement(with_runs: bool) -> Select[Any]:
+    """The standing's one statement (every part a scalar subquery), built once per process: it runs
+    before each attempt is written, on the write path a class hits at once before a deadline, and
+    building a statement this size costs more CPU than running it. Its parameters: client_id,
+    exercise_id, link_id (0: no link, as in the attempts' unique index) and learner."""
+    client, exercise, link = (bindparam(name, type_=Integer()) for name in ("client_id", "exercise_id", "link_id"))
+    learner = bindparam("learner", type_=String())
+    attempts = (Attempt.client_id == client, Attempt.exercise_id == exercise,
+                func.coalesce(Attempt.lti_link_id, 0) == link, Attempt.learner == learner)
+    rules = select(AssessmentRules.rules).where(
+        AssessmentRules.client_id == client, AssessmentRules.exercise_id == exercise,
+        func.coalesce(AssessmentRules.lti_link_id, 0) == link)
+    learner_dates = (LtiLearnerDates.link_id == link, LtiLearnerDates.learner == learner)
+    runs = (select(func.count(Run.id)).where(Run.client_id == client, Run.exercise_id == exercise,
+                                             Run.learner == learner).scalar_subquery() if with_runs else literal(0))
+    return select(
         select(func.count()).where(*attempts, Attempt.status != AttemptStatus.ERROR.value).scalar_subquery(),
         select(func.coalesce(func.max(Attempt.attempt_number), 0)).where(*attempts).scalar_subquery(),
         select(func.count()).where(*attempts, Attempt.correct.is_(True)).scalar_subquery(),
         rules.where(AssessmentRules.learner.is_(None)).scalar_subquery(),
         rules.where(AssessmentRules.learner == learner).scalar_subquery(),
-        select(LtiResourceLink.lms_available_from).where(link).scalar_subquery(),
-        select(LtiResourceLink.lms_due_at).where(link).scalar_subquery(),
+        select(LtiResourceLink.lms_available_from).where(LtiResourceLink.id == link).scalar_subquery(),
+        select(LtiResourceLink.lms_due_at).where(LtiResourceLink.id == link).scalar_subquery(),
         select(LtiLearnerDates.available_from).where(*learner_dates).scalar_subquery(),
         select(LtiLearnerDates.due_at).where(*learner_dates).scalar_subquery(),
-        select(func.count(Run.id)).where(Run.client_id == assignment.client_id, Run.exercise_id == assignment.exercise_id,
-                                         Run.learner == learner).scalar_subquery() if with_runs else literal(0),
-    )).one()
-    lms = dates_layer(lms_from, lms_due)
-    return Standing(resolve([defaults, own, lms, dates_layer(own_from, own_due), extension]), now or utcnow(),
-                    int(used), int(last_number) + 1,
-                    bool(passed), int(runs_used or 0), exempt)
+        runs)
+
+
+def standing(session: Session, assignment: Assignment, defaults: Mapping[str, Any], learner: str, *,
+             exempt: bool = False, with_runs: bool = False, now: datetime | None = None) -> Standing:
+    """Where `learner` stands at `assignment` now, in one statement. `exempt`: the rules do not bind
+    them (an instructor trying the exercise out); `with_runs`: count their runs too."""
+    (used, last_number, passed, own, extension, lms_from, lms_due, own_from, own_due,
+     runs_used) = session.execute(_standing_statement(with_runs), {
+        "client_id": assignment.client_id, "exercise_id": assignment.exercise_id,
+        "link_id": assignment.link_id or 0, "learner": learner}).one()
+    layers = [defaults, own, dates_layer(lms_from, lms_due), dates_layer(own_from, own_due), extension]
+    return Standing(resolve(layers), now or utcnow(), int(used), int(last_number) + 1, bool(passed),
+                    int(runs_used or 0), exempt)
 
 
 def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bool = False,
