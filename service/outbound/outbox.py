@@ -12,10 +12,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.orm import Session
 
 from ..models import ApiClient, Attempt, AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
+
+# The client's active endpoints, built once (every graded attempt runs it; building costs more than
+# running it). A revoked client's endpoints get nothing more: it can no longer see or manage them.
+ACTIVE_ENDPOINTS = (select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
+                    .where(WebhookEndpoint.client_id == bindparam("client_id", type_=Integer()),
+                           WebhookEndpoint.disabled_at.is_(None), ApiClient.revoked_at.is_(None)))
 
 
 def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_id: int | None,
@@ -27,11 +33,8 @@ def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_
     session.add(event)
     # The deliveries name their event through the relationship: the session writes the attempt,
     # the event and the deliveries in its next flush, in that order, with no flush forced here.
-    # A revoked client's endpoints get nothing more: it can no longer see or manage them.
     with session.no_autoflush:
-        endpoints = session.scalars(select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
-                                    .where(WebhookEndpoint.client_id == client_id, WebhookEndpoint.disabled_at.is_(None),
-                                           ApiClient.revoked_at.is_(None))).all()
+        endpoints = session.scalars(ACTIVE_ENDPOINTS, {"client_id": client_id}).all()
     session.add_all(WebhookDelivery(endpoint_id=endpoint_id, event=event, next_attempt_at=at, created_at=at)
                     for endpoint_id in endpoints)
     if lti_link_id is not None:
