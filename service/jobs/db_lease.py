@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, CursorResult, and_, bindparam, exists, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from ..models import GRADED_EVENT, Attempt, AttemptStatus, GradingJob
 from ..models.base import utcnow
@@ -55,7 +56,7 @@ def _oldest_statements(model: type[GradingJob], locked: bool) -> tuple[Any, ...]
     if key not in _OLDEST:
         statements = []
         for branch in _claimable_branches(model, *_params(model)):
-            stmt = select(model.id, model.created_at).where(branch).order_by(model.created_at).limit(1)
+            stmt = select(model.id, model.created_at).where(branch).order_by(model.created_at).limit(2)
             statements.append(stmt.with_for_update(skip_locked=True) if locked else stmt)
         _OLDEST[key] = tuple(statements)
     return _OLDEST[key]
@@ -90,26 +91,36 @@ def _locked(session: Session, stmt: Any) -> Any:
 def claim(session: Session, model: type[Job], worker_id: str, lease: timedelta, max_tries: int,
           now: datetime | None = None) -> Job | None:
     """Take the oldest claimable job and commit the claim (the database backend's queue)."""
+    return claim_next(session, model, worker_id, lease, max_tries, now)[0]
+
+
+def claim_next(session: Session, model: type[Job], worker_id: str, lease: timedelta, max_tries: int,
+               now: datetime | None = None) -> tuple[Job | None, bool]:
+    """claim(), and whether another claimable job of the table was waiting behind the one taken
+    (from the same two index scans: the grading pool then forks its next child without the
+    warm-up, which only pays while a child waits idle for its task)."""
     clock = (lambda: now) if now is not None else utcnow
     while True:
-        job_id = _oldest_claimable(session, model, worker_id, clock())
+        job_id, more = _oldest_claimable(session, model, worker_id, clock())
         if job_id is None:
             session.rollback()
-            return None
+            return None, False
         job = _take(session, model, job_id, worker_id, lease, max_tries, clock)
         if job is not None:
-            return job
+            return job, more
 
 
-def _oldest_claimable(session: Session, model: type[GradingJob], worker_id: str, now: datetime) -> uuid.UUID | None:
+def _oldest_claimable(session: Session, model: type[GradingJob], worker_id: str,
+                      now: datetime) -> tuple[uuid.UUID | None, bool]:
     """The oldest claimable job, from two index scans on (status, created_at) rather than one
     scan of the table: a queue of 100,000 jobs (a regrade of a whole course) is not sorted anew
-    at each claim."""
+    at each claim; and whether there is another (each scan reads up to two rows)."""
     locked = session.get_bind().dialect.name == "postgresql"  # see _locked
     params = {"worker_id": worker_id, "now": now}
-    oldest = [session.execute(stmt, params).first() for stmt in _oldest_statements(model, locked)]
-    found = [row for row in oldest if row is not None]
-    return min(found, key=lambda row: row.created_at).id if found else None
+    found = [row for stmt in _oldest_statements(model, locked) for row in session.execute(stmt, params).all()]
+    if not found:
+        return None, False
+    return min(found, key=lambda row: row.created_at).id, len(found) > 1
 
 
 def claim_job(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str, lease: timedelta,
@@ -134,7 +145,7 @@ def _take(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str,
     """Claim a job selected as claimable. A job already claimed `max_tries` times is stored as
     an internal error instead (None): its workers keep dying on it, and a learner must not
     wait forever."""
-    job = session.get_one(model, job_id, populate_existing=True)
+    job = session.get_one(model, job_id, populate_existing=True, options=_WITHOUT_RELATIONSHIPS.get(model, ()))
     # Read the clock after the row is ours: it cannot predate the job's submission.
     claimed_at = clock()
     if job.tries >= max_tries:
@@ -150,6 +161,13 @@ def _take(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str,
     return job
 
 
+#: A claimed attempt is loaded without its exercise and version (joined by default, with the
+#: version's whole content and the exercise's current version and topics): the worker reads
+#: what the judge needs of the version once per process (worker.exercise_payload).
+_WITHOUT_RELATIONSHIPS: dict[type[GradingJob], tuple[Any, ...]] = {
+    Attempt: (lazyload(Attempt.exercise), lazyload(Attempt.exercise_version))}
+
+
 def _store_internal_error(job: GradingJob, at: datetime) -> None:
     job.status, job.result, job.graded_at = ERROR, INTERNAL_ERROR_RESULT, at
     job.lease_owner = job.lease_expires_at = None
@@ -158,24 +176,33 @@ def _store_internal_error(job: GradingJob, at: datetime) -> None:
 
 
 def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worker_id: str,
-             values: dict[str, Any]) -> bool:
+             values: dict[str, Any], job: GradingJob | None = None) -> bool:
     """Store a result, only if this worker still holds the lease; False if it lost it.
 
     The guard makes storing idempotent: a job graded again after a lost lease, or whose task
     was delivered twice, gets one result and one `attempt.graded` event, written together.
+    `job`: the job as claimed in this session, if the caller holds it; an attempt's event is then
+    written from it and the stored values, without reading the row back (its client and link do
+    not change, and the event takes the rest from the values stored here).
     """
     graded_at = utcnow()
+    stored_values = {**values, "status": GRADED, "graded_at": graded_at, "lease_owner": None, "lease_expires_at": None}
     result = cast(CursorResult[Any], session.execute(
-        update(model)
-        .where(model.id == job_id, model.lease_owner == worker_id, model.status == RUNNING)
-        .values(**values, status=GRADED, graded_at=graded_at, lease_owner=None, lease_expires_at=None)
+        update(model).where(model.id == job_id, model.lease_owner == worker_id, model.status == RUNNING)
+        .values(**stored_values)
     ))
     stored = result.rowcount == 1
     if stored and model is Attempt:
-        client_id, lti_link_id = session.execute(
-            select(Attempt.client_id, Attempt.lti_link_id).where(Attempt.id == job_id)).one()
+        attempt = job if isinstance(job, Attempt) and job.id == job_id else None
+        if attempt is not None:
+            for name, value in stored_values.items():  # as stored: no UPDATE of its own at the flush
+                set_committed_value(attempt, name, value)
+            client_id, lti_link_id = attempt.client_id, attempt.lti_link_id
+        else:
+            client_id, lti_link_id = session.execute(
+                select(Attempt.client_id, Attempt.lti_link_id).where(Attempt.id == job_id)).one()
         record_attempt_event(session, attempt_id=job_id, client_id=client_id, lti_link_id=lti_link_id,
-                             type=GRADED_EVENT, at=graded_at, data={
+                             type=GRADED_EVENT, at=graded_at, attempt=attempt, data={
                                  "status": GRADED, "score": values.get("score"), "correct": values.get("correct")})
     session.commit()
     return stored

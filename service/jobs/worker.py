@@ -15,18 +15,20 @@ import sys
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session, object_session, sessionmaker
 
 from .. import metrics
 from ..config import Settings
 from ..database import READ_ONLY, engine_for
 from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
-from ..models import Attempt, GradingJob, RegradeItem, Run
+from ..models import Attempt, Exercise, ExerciseVersion, GradingJob, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..rules import counted_score
 from ..services import regrades
@@ -40,10 +42,38 @@ IDLE_SLEEP_MIN, IDLE_SLEEP_MAX = 0.005, 0.05
 EXIT_SANDBOX_MISSING = 3
 
 
+#: Exercise versions' payloads kept per process (a version is immutable: content-addressed).
+PAYLOAD_CACHE_SIZE = 256
+_payloads: OrderedDict[int, dict[str, Any]] = OrderedDict()
+_payloads_lock = threading.Lock()
+
+
 def exercise_payload(attempt: Attempt) -> dict[str, Any]:
-    """What the judge needs of the version the attempt answered (not the current one)."""
-    content = attempt.exercise_version.content
-    return {"slug": attempt.exercise.slug, "spec": content["spec"], "files": content["files"]}
+    """What the judge needs of the version the attempt answered (not the current one), read once
+    per version and process: a version never changes, and reading it (its whole content, as JSON)
+    with every claimed attempt cost more CPU than the rest of the claim. The judge only reads it."""
+    version_id = attempt.exercise_version_id
+    with _payloads_lock:
+        payload = _payloads.get(version_id)
+        if payload is not None:
+            _payloads.move_to_end(version_id)
+            return payload
+    session = object_session(attempt)
+    assert session is not None  # the attempt was loaded by the worker's session
+    # On a connection of its own that reads without a lock: in the session it would open a
+    # transaction, which on SQLite holds the database's write lock through the whole grade.
+    engine = session.get_bind()
+    assert isinstance(engine, Engine)
+    with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+        slug, content = connection.execute(
+            select(Exercise.slug, ExerciseVersion.content).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
+            .where(ExerciseVersion.id == version_id)).one()
+    payload = {"slug": slug, "spec": content["spec"], "files": content["files"]}
+    with _payloads_lock:
+        _payloads[version_id] = payload
+        while len(_payloads) > PAYLOAD_CACHE_SIZE:
+            _payloads.popitem(last=False)
+    return payload
 
 
 def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
@@ -97,7 +127,7 @@ def _process_job(settings: Settings, judge: Any, session: Session, model: type[G
             metrics.observe_job(model.JOB_KIND, job_label(job), time.perf_counter() - started, "internal_error")
         return outcome
     seconds = time.perf_counter() - started
-    stored = db_lease.complete(session, model, job.id, worker_id, values)
+    stored = db_lease.complete(session, model, job.id, worker_id, values, job=job)
     log.info("%s %s %s in %.1f ms", model.JOB_KIND, job.id, "graded" if stored else "lease lost, result dropped",
              seconds * 1000)
     if not stored:
@@ -110,7 +140,7 @@ def job_label(job: Any) -> str:
     """The exercise a job's metrics are filed under."""
     if isinstance(job, RegradeItem):
         return "regrade"  # not the exercise's: a regrade's timings are not its learners' waits
-    return job.exercise.slug if isinstance(job, Attempt) else "run"
+    return exercise_payload(job)["slug"] if isinstance(job, Attempt) else "run"
 
 
 class Worker:
@@ -140,8 +170,14 @@ class Worker:
         did not finish in its request); False when there was nothing to do."""
         with self.sessions() as session:
             for model in self._models_to_claim():
-                job = db_lease.claim(session, model, self.worker_id, self.lease, self.settings.grading_max_tries)
+                job, more = db_lease.claim_next(session, model, self.worker_id, self.lease,
+                                                self.settings.grading_max_tries)
                 if job is not None:
+                    # Another job waits: the child forked after this grade takes it at once, and
+                    # skips the warm-up that only pays while a child waits idle (pool.py).
+                    set_backlog = getattr(self.judge, "set_backlog", None)  # a test's judge may have none
+                    if set_backlog is not None:
+                        set_backlog(more)
                     process_job(self.settings, self.judge, session, model, job, self.worker_id)
                     return True
             return regrades.continue_applying(session, regrades.APPLY_WORKER_SECONDS)
