@@ -304,3 +304,19 @@ def test_links_are_listed_for_staff(client, staff_key):
     assert client.get("/api/v1/admin/links", headers=bearer(staff_key)).json == []
     assert client.get("/api/v1/admin/links/12345/rules", headers=bearer(staff_key)).status_code == 404
 
+
+
+def test_a_code_attempt_graded_by_a_worker_counts_under_its_penalties(app, client, client_key, staff_key, client_id,
+                                                                      worker):
+    from service.config import PROJECT_ROOT
+
+    reference = (PROJECT_ROOT / "exercises" / "clamp-function" / "reference.py").read_text()
+    set_rules(client, staff_key, client_id, "clamp-function", attempt_maxima=[1, 0.6])
+    bodies = []
+    for _ in range(2):
+        queued = client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
+                             json={"learner": "ada", "code": reference})
+        assert queued.status_code == 202, queued.json
+        bodies.append(client.get(queued.headers["Location"] + "?wait=20", headers=bearer(client_key)).json)
+    assert [(b["status"], b["raw_score"], b["score"]) for b in bodies] == [("graded", 1.0, 1.0), ("graded", 1.0, 0.6)]
+    assert bodies[1]["penalties"] == [{"reason": "attempt", "factor": 0.6}]
