@@ -23,7 +23,7 @@ from flask import Blueprint, Response, current_app, render_template
 
 from ..extensions import db_session
 from ..learner_tokens import read_learner_token
-from ..resources.exercises import learner_detail, shared_detail_json
+from ..resources.exercises import AskedLearner, learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
 from .lesson import render_lesson_page
 from .pages import API_BASE, not_found_page, page_response
@@ -38,7 +38,8 @@ def _exercise_detail(slug: str, launch: dict | None) -> dict[str, Any]:
     token = (launch or {}).get("token")
     scope = read_learner_token(current_app.config["SECRET_KEY"], token) if isinstance(token, str) else None
     if scope is not None and scope.allows(slug):
-        return learner_detail(slug, scope.client_id, scope.learner)
+        asked = AskedLearner.of_token(scope, scope.learner)
+        return learner_detail(slug, asked.client_id, asked.learner, link_id=asked.link_id, exempt=asked.exempt)
     return json.loads(shared_detail_json(slug))
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, current_app, request
@@ -11,6 +12,7 @@ from ..auth import BEARER, authenticate
 from ..catalog import public_view
 from ..errors import Problem, problem_abort
 from ..extensions import db_session
+from ..learner_tokens import LearnerScope
 from ..models import Exercise, ExerciseTopic
 from ..schemas.exercises import (
     ExerciseDetailQuerySchema,
@@ -18,7 +20,9 @@ from ..schemas.exercises import (
     ExerciseSchema,
     ExerciseSummarySchema,
 )
+from ..schemas.rules import StandingSchema
 from ..services.attempts import ExerciseNotFound, published_exercise
+from ..services.standing import Assignment, standing
 from ..ttl_cache import TtlCache
 from ..variants import personalise_detail, quiz_variant, variant_key, varies_per_learner
 from .docs import UNAUTHORIZED, problems
@@ -83,18 +87,41 @@ def shared_detail_json(slug: str) -> bytes:
     return current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
 
 
-def learner_detail(slug: str, client_id: int, learner: str) -> dict[str, Any]:
+def learner_detail(slug: str, client_id: int, learner: str, *, link_id: int | None = None,
+                   exempt: bool = False) -> dict[str, Any]:
     """The exercise as `learner` of client `client_id` sees it (their choice order, their
-    parameters' values), from the current version; built for each request, never kept in the
-    process's shared cache."""
+    parameters' values), from the current version, with their standing under its rules in the
+    assignment `link_id` (None: the client's own use of it; `exempt`: an instructor trying it out);
+    built for each request, never kept in the process's shared cache."""
     exercise = _exercise(slug)
     version = exercise.version
     variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(client_id, learner), exercise.slug,
                            version.digest, version.spec)
-    return personalise_detail(_detail(exercise), version.spec, variant, learner)
+    where = standing(db_session(), Assignment(client_id, exercise.id, link_id), version.spec.get("rules", {}), learner,
+                     exempt=exempt, with_runs=exercise.kind == "code")
+    return {**personalise_detail(_detail(exercise), version.spec, variant, learner),
+            "standing": StandingSchema().dump(where)}
 
 
-def _learner_asked(query: dict[str, Any], slug: str) -> tuple[int, str] | None:
+@dataclass(frozen=True)
+class AskedLearner:
+    """Whose variant a request asks for, and in which assignment their standing is."""
+
+    client_id: int
+    learner: str
+    link_id: int | None = None
+    exempt: bool = False
+
+    @classmethod
+    def of_token(cls, scope: LearnerScope, learner: str) -> AskedLearner:
+        """A token's own learner in the link it launched (an instructor trying the exercise out: in
+        none, bound by no rule), or, for an instructor's token, another learner of its link."""
+        if learner == scope.learner:
+            return cls(scope.client_id, learner, None if scope.is_instructor else scope.link_id, scope.is_instructor)
+        return cls(scope.client_id, learner, scope.link_id)
+
+
+def _learner_asked(query: dict[str, Any], slug: str) -> AskedLearner | None:
     """(client id, learner) whose variant the request asks for, or None for the shared detail: a
     learner token's own learner (or, for an instructor's token, ?learner=), an API key's ?learner=.
 
@@ -112,13 +139,13 @@ def _learner_asked(query: dict[str, Any], slug: str) -> tuple[int, str] | None:
             return None
         raise
     if scope is None:
-        return (client.id, query["learner"]) if "learner" in query else None
+        return AskedLearner(client.id, query["learner"]) if "learner" in query else None
     if not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     learner = query.get("learner", scope.learner)
     if learner != scope.learner and not scope.is_instructor:
         problem_abort(403, "A learner token reads its own learner's variant only.")
-    return scope.client_id, learner
+    return AskedLearner.of_token(scope, learner)
 
 
 @blp.route("/<slug:slug>")
@@ -138,7 +165,8 @@ class ExerciseDetail(MethodView):
         if asked is None:
             response = Response(shared_detail_json(slug), mimetype="application/json")
         else:
-            response = Response(current_app.json.dumps(learner_detail(slug, *asked)), mimetype="application/json")
+            detail = learner_detail(slug, asked.client_id, asked.learner, link_id=asked.link_id, exempt=asked.exempt)
+            response = Response(current_app.json.dumps(detail), mimetype="application/json")
             response.headers["Cache-Control"] = "private, no-store"
         # The body depends on the credentials: a cache must not hand one caller's answer to another.
         response.vary.add("Authorization")

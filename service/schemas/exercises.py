@@ -5,6 +5,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from ..catalog.loader import KINDS, TOPIC_PATTERN
 from .attempts import LEARNER_PATTERN
 from .request import Pattern, RequestSchema
+from .rules import StandingSchema
 
 
 class ExerciseQuerySchema(RequestSchema):
@@ -55,6 +56,10 @@ class ExerciseSchema(ExerciseSummarySchema):
                        "parameters, written {name} in the prompt, with their own values): ask with a learner "
                        "token, or an API key and ?learner=, to get it. Graded in the learner's variant"})
     learner = fields.String(metadata={"description": "Present in a learner's variant: whose it is"})
+    standing = fields.Nested(StandingSchema, metadata={
+        "description": "Present in a learner's variant: where they stand under the exercise's rules (attempts "
+                       "used and left, the due date, the next attempt's penalties, a refusal): as "
+                       "GET /api/v1/exercises/{slug}/standing answers"})
     params = fields.Dict(keys=fields.String(), values=fields.Raw(), metadata={
         "description": "numeric with parameters, in a learner's variant: their values, already written into "
                        "the prompt and hints"})

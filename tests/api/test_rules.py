@@ -125,6 +125,19 @@ def test_statistics_show_raw_and_counted_scores_apart(app, client, client_key, s
     assert stats["mean_best_score"] == pytest.approx(0.75) and stats["mean_best_raw_score"] == pytest.approx(1.0)
 
 
+def test_the_learners_exercise_detail_carries_their_standing(client, client_key, staff_key, client_id):
+    set_rules(client, staff_key, client_id, max_attempts=3)
+    answer(client, client_key)
+    shared = client.get(f"/api/v1/exercises/{QUIZ}").json
+    assert "standing" not in shared
+    mine = client.get(f"/api/v1/exercises/{QUIZ}?learner=ada", headers=bearer(client_key)).json
+    assert (mine["standing"]["attempts_used"], mine["standing"]["attempts_left"]) == (1, 2)
+    token = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                        json={"learner": "bob", "exercises": [QUIZ]}).json["token"]
+    bobs = client.get(f"/api/v1/exercises/{QUIZ}", headers=bearer(token)).json
+    assert (bobs["learner"], bobs["standing"]["attempts_left"]) == ("bob", 3)
+
+
 def test_dates_open_close_and_grace(app, client, client_key, staff_key, client_id):
     now = utcnow()
     set_rules(client, staff_key, client_id, available_from=iso(now + timedelta(hours=1)),
