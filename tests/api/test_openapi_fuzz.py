@@ -277,22 +277,6 @@ STORED_DATA_RULES: dict[str, list[Rule]] = {
         Rule(422, VALIDATION_ERROR, r"query\.learner", "learner is required with an API key and implied by a "
              "learner token: a query's schema cannot depend on the credential"),
     ],
-    "PUT /api/v1/admin/links/{link_id}/rules": [
-        Rule(422, VALIDATION_ERROR, r"json\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
-        Rule(422, VALIDATION_ERROR, r"json\.attempt_maxima", ONE_PENALTY_FORM),
-    ],
-    "PUT /api/v1/admin/exercises/{slug}/clients/{client_id}/rules": [
-        Rule(422, VALIDATION_ERROR, r"json\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
-        Rule(422, VALIDATION_ERROR, r"json\.attempt_maxima", ONE_PENALTY_FORM),
-    ],
-    "PUT /api/v1/admin/links/{link_id}/extensions/{learner}": [
-        Rule(422, VALIDATION_ERROR, r"json\.rules\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
-        Rule(422, VALIDATION_ERROR, r"json\.rules\.attempt_maxima", ONE_PENALTY_FORM),
-    ],
-    "PUT /api/v1/admin/exercises/{slug}/clients/{client_id}/extensions/{learner}": [
-        Rule(422, VALIDATION_ERROR, r"json\.rules\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
-        Rule(422, VALIDATION_ERROR, r"json\.rules\.attempt_maxima", ONE_PENALTY_FORM),
-    ],
     "GET /api/v1/admin/attempts": [
         Rule(400, VALIDATION_ERROR, r"query\.cursor", "a cursor is opaque: only a next_cursor this search "
              "returned, for the same sort, is taken"),
@@ -331,6 +315,17 @@ STORED_DATA_RULES: dict[str, list[Rule]] = {
                      r"integer|integer inputs take an integer range|an int\d+ tensor takes integers"),
     ],
 }
+
+
+def _rules_layer_refusals(field: str) -> list[Rule]:
+    """A rules layer's two-field refusals, its fields under `field` (json or json.rules)."""
+    return [Rule(422, VALIDATION_ERROR, rf"{field}\.available_from", f"available_from < due_at: {BETWEEN_FIELDS}"),
+            Rule(422, VALIDATION_ERROR, rf"{field}\.attempt_maxima", ONE_PENALTY_FORM)]
+
+
+for _assignment in ("/api/v1/admin/links/{link_id}", "/api/v1/admin/exercises/{slug}/clients/{client_id}"):
+    STORED_DATA_RULES[f"PUT {_assignment}/rules"] = _rules_layer_refusals(r"json")
+    STORED_DATA_RULES[f"PUT {_assignment}/extensions/{{learner}}"] = _rules_layer_refusals(r"json\.rules")
 
 
 def _refused_for_stored_data(case, response) -> bool:
