@@ -92,6 +92,12 @@ class Judge:
         return {**self._pool.info(),
                 "references": {"kept": len(self._references), "bytes": self._references.footprint}}
 
+    def set_backlog(self, waiting: bool) -> None:
+        """Say whether more tasks are waiting for this judge (a worker that claimed a job with
+        another queued behind it): while they are, the children forked next skip the warm-up,
+        which only pays while a child waits idle for its task. The sandbox layers are the same."""
+        self._pool.backlog = bool(waiting)
+
     def wait_warm(self, timeout: float = 30.0) -> bool:
         """Block until every idle slot's spare child is forked and warmed up (benchmarks, tests)."""
         return self._pool.wait_warm(timeout)

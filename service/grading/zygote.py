@@ -8,14 +8,15 @@ Command line: `zygote.py <control-fd> <config JSON>`, the config being {"layers"
 null for every layer, "cpu_seconds": n}.
 
 Control channel: a SOCK_SEQPACKET socket (fd given on the command line), one JSON object per
-message. Judge -> zygote: {"op": "spawn", "id": n, "memory_mb": m, "slot": s} and {"op": "exit"}.
+message. Judge -> zygote: {"op": "spawn", "id": n, "memory_mb": m, "slot": s, "warm": bool} and
+{"op": "exit"}.
 Zygote -> judge: {"op": "ready", ...} once; {"op": "spawned", "id": n, "pid": p} with four fds
 attached (SCM_RIGHTS): the write end of the child's task pipe and the read ends of its result,
 stdout and stderr pipes; {"op": "exited", "pid": p, "code"|"signal": n} when a child ends.
 
 Each child: its own session and process group (the judge kills the group), stdin from /dev/null,
 stdout/stderr on pipes, every other fd closed, parent-death signal, one trusted pass through the
-harness to warm up, then the sandbox layers (sandbox.py: namespaces, empty root, own uid, limits,
+harness to warm up (unless the spawn says warm: false, its task being ready), then the sandbox layers (sandbox.py: namespaces, empty root, own uid, limits,
 seccomp); then it blocks reading one task frame, runs it (harness.run_task), writes its result
 frames to the dedicated result pipe and exits. A child whose layers cannot all be applied exits at
 once: it never runs a task with fewer layers than the zygote reported.
@@ -138,7 +139,7 @@ def _close_fds_except(keep: set[int]) -> None:
 
 
 def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers: Any, uid: int, memory_mb: int,
-                cpu_seconds: int, libc: Any, harness: Any, protocol: Any) -> None:
+                cpu_seconds: int, libc: Any, harness: Any, protocol: Any, warm: bool = True) -> None:
     try:
         os.setsid()
         os.nice(5)  # the judge, at nice 0, wins the core back when it wakes (e.g. to kill us)
@@ -158,8 +159,10 @@ def _child_main(task_r: int, result_w: int, out_w: int, err_w: int, layers: Any,
         # Trusted code, at once, before the layers. Measured (bench/grading.py, runs interleaved):
         # the isolated grade 2.28-2.33x bare gradcheck this way, 2.75-3.13x when the spare first
         # waited 50 ms for a task and warmed up only if none came (which saved a burst's children
-        # their warm-up's CPU): a learner's wait comes first.
-        harness.warm_up(gradcheck=False)
+        # their warm-up's CPU): a learner's wait comes first. A child whose task is already
+        # waiting (the judge says so: warm is false) skips it; the layers are the same.
+        if warm:
+            harness.warm_up(gradcheck=False)
         try:
             layers.apply(uid, memory_mb, cpu_seconds)
         except BaseException:
@@ -251,7 +254,8 @@ class _Server:
         if pid == 0:
             uid = self.sandbox.child_uid(self.pid, int(msg.get("slot", 0)))
             _child_main(task_r, result_w, out_w, err_w, self.layers, uid, int(msg.get("memory_mb", 0)),
-                        self.cpu_seconds, self.libc, self.harness, self.protocol)  # never returns
+                        self.cpu_seconds, self.libc, self.harness, self.protocol,
+                        warm=msg.get("warm", True) is not False)  # never returns
         self.children.add(pid)
         for fd in (task_r, result_w, out_w, err_w):
             os.close(fd)
