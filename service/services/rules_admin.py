@@ -45,7 +45,7 @@ class AssignmentRules:
 
 
 def _row(session: Session, assignment: Assignment, learner: str | None) -> AssessmentRules | None:
-    return session.scalar(select(AssessmentRules).where(*assignment.rule_rows(learner)).where(
+    return session.scalar(select(AssessmentRules).where(*assignment.rule_rows()).where(
         AssessmentRules.learner.is_(None) if learner is None else AssessmentRules.learner == learner))
 
 
@@ -70,10 +70,8 @@ def clear_rules(session: Session, assignment: Assignment, learner: str | None) -
 
 
 def describe(session: Session, assignment: Assignment, exercise: Exercise) -> AssignmentRules:
-    rows = session.scalars(select(AssessmentRules).where(
-        AssessmentRules.client_id == assignment.client_id, AssessmentRules.exercise_id == assignment.exercise_id,
-        AssessmentRules.lti_link_id.is_(None) if assignment.link_id is None
-        else AssessmentRules.lti_link_id == assignment.link_id).order_by(AssessmentRules.learner)).all()
+    rows = session.scalars(select(AssessmentRules).where(*assignment.rule_rows())
+                           .order_by(AssessmentRules.learner)).all()
     own = next((row for row in rows if row.learner is None), None)
     defaults = exercise.version.spec.get("rules", {})
     lms = lms_dates(session, assignment.link_id)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, or_, select
+from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, select
 from sqlalchemy.orm import Session
 
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
@@ -27,11 +27,10 @@ class Assignment:
     exercise_id: int
     link_id: int | None
 
-    def rule_rows(self, learner: str | None) -> list[ColumnElement[bool]]:
-        """The assignment's own rules and, with `learner`, that learner's extension."""
+    def rule_rows(self) -> list[ColumnElement[bool]]:
+        """The assignment's rules rows: its own (no learner) and its learners' extensions."""
         return [AssessmentRules.client_id == self.client_id, AssessmentRules.exercise_id == self.exercise_id,
-                func.coalesce(AssessmentRules.lti_link_id, 0) == (self.link_id or 0),
-                or_(AssessmentRules.learner.is_(None), AssessmentRules.learner == learner)]
+                func.coalesce(AssessmentRules.lti_link_id, 0) == (self.link_id or 0)]
 
 
 def dates_layer(available_from: datetime | None, due_at: datetime | None) -> dict[str, datetime]:

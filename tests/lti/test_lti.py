@@ -502,6 +502,16 @@ def _make_due(app) -> None:
         db_session().commit()
 
 
+def _delivered_after_one_failure(app, platform: TestPlatform) -> None:
+    """The LMS refuses the first score sent (a 500); the retry, made due at once, is delivered."""
+    platform.fail_next_scores = 1
+    runner = _runner(app)
+    runner.run_once()
+    assert platform.scores == []
+    _make_due(app)
+    runner.run_once()
+
+
 def _score(learner: str, given: float, timestamp: str, submitted: str, new_submission: bool, **extra) -> dict:
     return {"userId": learner, "scoreGiven": given, "scoreMaximum": 100, "activityProgress": "Submitted",
             "gradingProgress": "FullyGraded", "timestamp": timestamp, "submission": {"submittedAt": submitted},
@@ -513,12 +523,7 @@ def test_a_score_sent_hours_late_and_retried_says_when_the_learner_submitted(app
     token = _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["token"]
     attempt = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT}).json
     submitted, graded = _submitted_hours_ago(app, attempt["id"], 3)
-    platform.fail_next_scores = 1
-    runner = _runner(app)
-    runner.run_once()
-    assert platform.scores == []
-    _make_due(app)
-    runner.run_once()
+    _delivered_after_one_failure(app, platform)
     # The retry, three hours after the learner submitted: their submission time, the grade's time,
     # and the LMS's first submission of this attempt (the refused try made none).
     assert [s["body"] for s in platform.scores] == [_score("learner-1", 100, graded, submitted, True)]

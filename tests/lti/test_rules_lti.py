@@ -22,9 +22,9 @@ from .test_lti import (
     WRONG,
     _auth,
     _count,
+    _delivered_after_one_failure,
     _handoff,
     _launch,
-    _make_due,
     _runner,
     _score,
     _submitted_hours_ago,
@@ -152,12 +152,7 @@ def test_late_work_accepted_sends_the_penalised_score_with_the_learners_submissi
     # The learner submitted three hours ago (late already) and the LMS was down since: the
     # passback's retry, sent now, says when they submitted and carries the penalised score.
     submitted, graded = _submitted_hours_ago(app, body["id"], 3)
-    lms.fail_next_scores = 1
-    runner = _runner(app)
-    runner.run_once()
-    assert lms.scores == []
-    _make_due(app)
-    runner.run_once()
+    _delivered_after_one_failure(app, lms)
     assert [s["body"] for s in lms.scores] == [_score("student-1", 75, graded, submitted, True)]
     assert submitted == graded and datetime.fromisoformat(submitted) < utcnow() - timedelta(hours=2)
     assert lms.submissions == [{"lineitem": lms.lineitem_url(), "userId": "student-1", "submitted_at": submitted}]
