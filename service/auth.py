@@ -149,3 +149,11 @@ def current_client() -> ApiClient:
 def learner_scope() -> LearnerScope | None:
     """The learner token's scope, or None when the caller presented an API key."""
     return g.get("learner_scope")
+
+
+def staff_course_id() -> int | None:
+    """The one course a staff caller is limited to (a course key, or the staff session an
+    instructor's LTI launch opened), or None for an instructor or admin API key, which sees every
+    course. Every staff route that reads or changes a course's data applies it."""
+    return g.get("staff_course_id")
+

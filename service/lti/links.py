@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import Exercise, LtiResourceLink
+from ..models import Course, Exercise, LtiResourceLink
 from ..models.base import utcnow
 from . import claims as c
 from .dates import record_dates
@@ -53,9 +53,29 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
         session.add(link)
     ags: dict[str, Any] = claims.get(c.AGS_ENDPOINT) or {}
     link.exercise, link.deployment_id, link.updated_at = exercise, launch.deployment_id, now
-    link.context_id = (claims.get(c.CONTEXT) or {}).get("id")
+    context = claims.get(c.CONTEXT) if isinstance(claims.get(c.CONTEXT), dict) else {}
+    link.context_id = context.get("id")
+    link.course = course_of(session, launch, context, link_id)
     link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")
     link.ags_scopes = list(ags.get("scope") or [])
     record_dates(session, link, launch)
     session.flush()
     return link
+
+
+def course_of(session: Session, launch: Launch, context: dict[str, Any], resource_link_id: str | None) -> Course:
+    """The course of a launch's context, made at its first launch and kept up to date (title,
+    label). A launch without a context (allowed by LTI) is a course of its own per link."""
+    external_id = str(context.get("id") or f"resource-link:{resource_link_id}")[:255]
+    client_id = launch.platform.api_client_id
+    course = session.scalar(select(Course).where(Course.client_id == client_id, Course.external_id == external_id))
+    title = str(context.get("title") or context.get("label") or external_id)[:255]
+    label = str(context["label"])[:255] if context.get("label") else None
+    now = utcnow()
+    if course is None:
+        course = Course(client_id=client_id, platform_id=launch.platform.id, external_id=external_id, title=title,
+                        label=label, created_at=now, updated_at=now)
+        session.add(course)
+    elif (course.title, course.label) != (title, label):
+        course.title, course.label, course.updated_at = title, label, now
+    return course

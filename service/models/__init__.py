@@ -13,6 +13,7 @@ from .attempt import (
 )
 from .base import Base
 from .client import ApiClient, Role
+from .course import Course, CourseKey
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
 from .lti import LtiLearnerDates, LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
@@ -30,6 +31,8 @@ __all__ = [
     "Attempt",
     "AttemptEvent",
     "AttemptStatus",
+    "Course",
+    "CourseKey",
     "Base",
     "DeliveryStatus",
     "Exercise",

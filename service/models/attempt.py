@@ -89,6 +89,8 @@ class Attempt(GradingJob, Base):
         # ?client= (and ?exercise=, above): a client or exercise with no recent attempts is not
         # behind every newer row (migration 0009).
         Index("ix_attempts_client_created", "client_id", "created_at", "id"),
+        # A course's attempts, newest first: what course staff read (migration 0015).
+        Index("ix_attempts_course_created", "course_id", "created_at", "id"),
         # One sequence of attempt numbers per learner and assignment (migration 0014): of two
         # requests racing for the last allowed attempt, the second's insert fails here.
         Index("ux_attempts_number", "client_id", "exercise_id", func.coalesce(text("lti_link_id"), 0), "learner",
@@ -117,6 +119,9 @@ class Attempt(GradingJob, Base):
     # The LTI resource link a learner launched to make this attempt: its score goes back to
     # that link's line item. Null for attempts made through the REST API.
     lti_link_id: Mapped[int | None] = mapped_column(ForeignKey("lti_resource_links.id"))
+    # The course it was made in (service/models/course.py); None: made outside any course (an
+    # instructor trying an exercise out, a client's learner with no course).
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("courses.id"))
     # Its place among the learner's attempts in its assignment (1, 2, ...; service/rules.py), whether
     # it came after the due date, and the penalties its rules applied ([{"reason", "factor"}]; null:
     # none): `score` is `grader_score` times their factors, in a regrade too.

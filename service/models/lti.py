@@ -13,6 +13,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from .attempt import Attempt, AttemptEvent
 from .base import Base, JSONType, utcnow
 from .client import ApiClient
+from .course import Course
 from .delivery import OutboundDelivery
 from .exercise import Exercise
 
@@ -77,6 +78,8 @@ class LtiResourceLink(Base):
     deployment_id: Mapped[str] = mapped_column(String(255))
     resource_link_id: Mapped[str] = mapped_column(String(255))
     context_id: Mapped[str | None] = mapped_column(String(255))
+    # The course of that context (null only for links made before courses and never launched since).
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("courses.id"))
     exercise_id: Mapped[int] = mapped_column(ForeignKey("exercises.id"))
     # Assignment and Grade Services, from the latest launch: the line item scores go to (or
     # the container to find or make it in) and the scopes the platform granted.
@@ -92,6 +95,7 @@ class LtiResourceLink(Base):
 
     platform: Mapped[LtiPlatform] = relationship(lazy="joined", innerjoin=True)
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
+    course: Mapped[Course | None] = relationship()
 
 
 class LtiLearnerDates(Base):
