@@ -5,7 +5,8 @@ Revises: 0014
 A course is an LTI context of a platform, or a client's own course made through the API
 (service/models/course.py). Existing links get the course of their context (a link launched
 without one is a course of its own), and existing attempts the course of their link. Course keys
-are keys of one course's staff, stored hashed.
+are keys of one course's staff, stored hashed. A regrade by a course's staff regrades that course's
+attempts only.
 """
 from collections.abc import Sequence
 
@@ -17,6 +18,25 @@ revision: str = '0015'
 down_revision: str | Sequence[str] | None = '0014'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+
+def _add_course_column(table: str) -> None:
+    if op.get_bind().dialect.name == 'sqlite':
+        # Not a batch (a copy of the table): reflecting `attempts`, itself or through a foreign key,
+        # would lose its expression index ux_attempts_number.
+        op.execute(f'ALTER TABLE {table} ADD COLUMN course_id INTEGER '
+                   f'CONSTRAINT fk_{table}_course_id_courses REFERENCES courses (id)')
+    else:
+        op.add_column(table, sa.Column('course_id', sa.Integer(), nullable=True))
+        op.create_foreign_key(f'fk_{table}_course_id_courses', table, 'courses', ['course_id'], ['id'])
+
+
+def _drop_course_column(table: str) -> None:
+    if op.get_bind().dialect.name == 'sqlite':
+        op.execute(f'ALTER TABLE {table} DROP COLUMN course_id')
+    else:
+        op.drop_constraint(f'fk_{table}_course_id_courses', table, type_='foreignkey')
+        op.drop_column(table, 'course_id')
 
 
 def upgrade() -> None:
@@ -47,14 +67,9 @@ def upgrade() -> None:
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.add_column(sa.Column('course_id', sa.Integer(), nullable=True))
         batch_op.create_foreign_key('fk_lti_resource_links_course_id_courses', 'courses', ['course_id'], ['id'])
-    if op.get_bind().dialect.name == 'sqlite':
-        # Not a batch (a copy of the table): its reflection would lose the expression index ux_attempts_number.
-        op.execute('ALTER TABLE attempts ADD COLUMN course_id INTEGER '
-                   'CONSTRAINT fk_attempts_course_id_courses REFERENCES courses (id)')
-    else:
-        op.add_column('attempts', sa.Column('course_id', sa.Integer(), nullable=True))
-        op.create_foreign_key('fk_attempts_course_id_courses', 'attempts', 'courses', ['course_id'], ['id'])
+    _add_course_column('attempts')
     op.create_index('ix_attempts_course_created', 'attempts', ['course_id', 'created_at', 'id'])
+    _add_course_column('regrades')
     # Existing links' courses: one per platform and context, or per link launched without one.
     op.execute(
         "INSERT INTO courses (client_id, platform_id, external_id, title, created_at, updated_at) "
@@ -73,11 +88,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index('ix_attempts_course_created', table_name='attempts')
-    if op.get_bind().dialect.name == 'sqlite':
-        op.execute('ALTER TABLE attempts DROP COLUMN course_id')  # SQLite 3.35+: no FK checks on drop
-    else:
-        op.drop_constraint('fk_attempts_course_id_courses', 'attempts', type_='foreignkey')
-        op.drop_column('attempts', 'course_id')
+    _drop_course_column('attempts')
+    _drop_course_column('regrades')
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.drop_constraint('fk_lti_resource_links_course_id_courses', type_='foreignkey')
         batch_op.drop_column('course_id')

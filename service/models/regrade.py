@@ -28,6 +28,8 @@ class Regrade(Base):
     # known), applying (new grades being stored on the attempts, by chunks), applied.
     status: Mapped[str] = mapped_column(String(16))
     requested_by: Mapped[str] = mapped_column(String(100))
+    # The course whose attempts it regrades (course staff's regrade); null: every course's.
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("courses.id"))
     # Set when one attempt was asked for; null: every attempt of the exercise.
     attempt_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("attempts.id"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
