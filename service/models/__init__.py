@@ -16,7 +16,7 @@ from .client import ApiClient, Role
 from .course import Course, CourseKey
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
-from .lti import LtiLearnerDates, LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
+from .lti import LtiLearnerDates, LtiLinkExercise, LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
 from .progress import ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 from .regrade import GradeOverride, Regrade, RegradeItem
 from .rules import AssessmentRules
@@ -46,6 +46,7 @@ __all__ = [
     "IdempotencyRecord",
     "LearnerProgress",
     "LtiLearnerDates",
+    "LtiLinkExercise",
     "LtiNonce",
     "LtiPlatform",
     "LtiResourceLink",

@@ -90,12 +90,35 @@ class LtiResourceLink(Base):
     # win over the rules staff set (service/rules.py).
     lms_available_from: Mapped[datetime | None]
     lms_due_at: Mapped[datetime | None]
+    # An assignment of several exercises (Deep Linking, service/lti/assignments.py): how their scores
+    # make the one score sent ("mean" or "sum" of points); null: a link of one exercise. Its
+    # exercises are `assignment_exercises`, the first of them `exercise`.
+    scoring: Mapped[str | None] = mapped_column(String(8))
+    # The link's title as the LMS sent it at the latest launch (the one the instructor gave it).
+    title: Mapped[str | None] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     platform: Mapped[LtiPlatform] = relationship(lazy="joined", innerjoin=True)
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
     course: Mapped[Course | None] = relationship()
+    assignment_exercises: Mapped[list[LtiLinkExercise]] = relationship(
+        order_by="LtiLinkExercise.position", cascade="all, delete-orphan")
+
+
+class LtiLinkExercise(Base):
+    """One exercise of an assignment link, at its place in the assignment, with its points (the sum
+    rule's weight)."""
+
+    __tablename__ = "lti_link_exercises"
+    __table_args__ = (UniqueConstraint("link_id", "exercise_id"),)
+
+    link_id: Mapped[int] = mapped_column(ForeignKey("lti_resource_links.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    exercise_id: Mapped[int] = mapped_column(ForeignKey("exercises.id"))
+    points: Mapped[float]
+
+    exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
 
 
 class LtiLearnerDates(Base):
