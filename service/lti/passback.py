@@ -11,15 +11,12 @@ and `new_submission` true only for the first accepted send of an attempt's grade
 following the attempt; an override's comment for the learner (never its reason) as `comment`.
 A passback whose event is older than one already delivered for the link and learner, with the
 same score, is superseded: not sent. Access tokens come from the platform's token
-endpoint (OAuth2 client credentials with a JWT client assertion signed by the tool's key) and
-are cached per platform until shortly before they expire.
+endpoint (service/lti/tokens.py).
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import time
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -30,13 +27,12 @@ from sqlalchemy.orm import Session
 from .. import scores
 from ..config import Settings
 from ..models import GRADED_EVENT, OVERRIDDEN_EVENT, Attempt, AttemptStatus, DeliveryStatus, GradeOverride, ScorePassback
-from ..outbound.http import HttpError, HttpResponse, send
+from ..outbound.http import HttpError, send
 from ..outbound.runner import Outcome, SendStep
-from . import claims as c, keys
+from . import claims as c
 from .deep_linking import SCORE_MAXIMUM
+from .tokens import TokenRefused, token_request
 
-CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-TOKEN_MARGIN_SECONDS = 60
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 
 
@@ -126,46 +122,6 @@ def score_body(session: Session, row: ScorePassback, score: float | None) -> dic
     return body
 
 
-class AccessTokens:
-    """AGS access tokens per platform registration and scope, fetched with a signed client
-    assertion and cached; one fetch at a time, so concurrent passbacks share one token."""
-
-    def __init__(self) -> None:
-        self._tokens: dict[tuple[str, str, str], tuple[str, float]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, token_url: str, client_id: str, scope: str, assertion: str, timeout: float) -> str:
-        with self._lock:
-            cached = self._tokens.get((token_url, client_id, scope))
-            if cached is not None and cached[1] > time.monotonic():
-                return cached[0]
-            form = {"grant_type": "client_credentials", "client_assertion_type": CLIENT_ASSERTION_TYPE,
-                    "client_assertion": assertion, "scope": scope}
-            response = send("POST", token_url, body=urlencode(form).encode(), timeout=timeout, headers={
-                "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
-            if not response.ok:
-                raise TokenRefused(response)
-            body = json.loads(response.body)
-            lifetime = float(body.get("expires_in", 3600))
-            self._tokens[(token_url, client_id, scope)] = (
-                body["access_token"], time.monotonic() + max(lifetime - TOKEN_MARGIN_SECONDS, 0))
-            return body["access_token"]
-
-    def forget(self, token_url: str, client_id: str) -> None:
-        with self._lock:
-            for key in [k for k in self._tokens if k[:2] == (token_url, client_id)]:
-                del self._tokens[key]
-
-
-class TokenRefused(Exception):
-    def __init__(self, response: HttpResponse) -> None:
-        super().__init__(f"the platform's token endpoint answered {response.status}: {response.body[:200]!r}")
-        self.response = response
-
-
-access_tokens = AccessTokens()
-
-
 class ScorePassbacks:
     """The outbound runner's kind for score passbacks."""
 
@@ -191,19 +147,16 @@ class ScorePassbacks:
         body = score_body(session, row, score)
         if body is None:  # the LMS has this score already, with a newer timestamp
             return Outcome(True, error="superseded: a newer event's score, the same, was sent", values={"sent_score": None})
-        # The assertion is signed now (the key is read from the database); it lives 5 minutes.
-        assertion = keys.sign(session, self.settings, {"iss": platform.client_id, "sub": platform.client_id,
-                                                       "aud": platform.auth_token_url})
         new_lineitem = {"scoreMaximum": SCORE_MAXIMUM, "label": link.exercise.title,
                         "resourceId": link.exercise.slug, "resourceLinkId": link.resource_link_id}
-        token_url, client_id = platform.auth_token_url, platform.client_id
         lineitem_url, lineitems_url = link.lineitem_url, link.lineitems_url
         scope = c.SCOPE_SCORE if lineitem_url else f"{c.SCOPE_LINEITEM} {c.SCOPE_SCORE}"
-        timeout = self.settings.outbound_timeout_seconds
+        tokens = token_request(session, self.settings, platform, scope)
+        timeout = tokens.timeout
 
         def post_score() -> Outcome:
             try:
-                token = access_tokens.get(token_url, client_id, scope, assertion, timeout)
+                token = tokens.token()
                 headers = {"Authorization": f"Bearer {token}"}
                 if lineitem_url:
                     lineitem = lineitem_url
@@ -217,7 +170,7 @@ class ScorePassbacks:
             except (HttpError, LineItemRefused) as exc:
                 return Outcome(False, error=str(exc))
             if response.status == 401:
-                access_tokens.forget(token_url, client_id)  # revoked or expired early: the next try gets a new one
+                tokens.forget()  # revoked or expired early: the next try gets a new one
             return Outcome(response.ok, status_code=response.status, values={"sent_score": body},
                            error=None if response.ok else f"the platform answered {response.status}: "
                                                           f"{response.body[:200]!r}")

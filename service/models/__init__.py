@@ -13,7 +13,7 @@ from .attempt import (
 )
 from .base import Base
 from .client import ApiClient, Role
-from .course import Course, CourseKey
+from .course import Course, CourseKey, CourseMember, MemberStatus
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
 from .lti import LtiLearnerDates, LtiLinkExercise, LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
@@ -33,6 +33,7 @@ __all__ = [
     "AttemptStatus",
     "Course",
     "CourseKey",
+    "CourseMember",
     "Base",
     "DeliveryStatus",
     "Exercise",
@@ -51,6 +52,7 @@ __all__ = [
     "LtiPlatform",
     "LtiResourceLink",
     "LtiToolKey",
+    "MemberStatus",
     "OutboundDelivery",
     "Run",
     "Regrade",
