@@ -138,6 +138,10 @@ class Settings:
     # How long a learner's session lasts from its first token: POST /api/v1/learner-tokens/refresh
     # renews a token until then, never after (the learner launches again).
     learner_session_max_seconds: int = 12 * 3600
+    # Whether an LMS that registers itself through a registration link (LTI Dynamic Registration)
+    # waits, pending, for an admin's approval before its first launch. Off: the link, which only an
+    # admin can make and which works once, is the approval (docs/lti.md#dynamic-registration).
+    lti_registration_approval: bool = False
     # How long a rotated-out tool key stays in the JWKS (platforms cache the JWKS).
     lti_retired_key_seconds: int = 86400
     # Score passback and webhook deliveries: tries before a delivery is marked failed, the
@@ -152,7 +156,7 @@ class Settings:
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
     PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "int | None": lambda name, raw: _int(name, raw, minimum=0), "float": _float,
-                                         "bool | None": _bool, "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
+                                         "bool": _bool, "bool | None": _bool, "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -16,7 +16,16 @@ from .client import ApiClient, Role
 from .course import Course, CourseKey, CourseMember, MemberStatus
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
-from .lti import LtiLearnerDates, LtiLinkExercise, LtiNonce, LtiPlatform, LtiResourceLink, LtiToolKey, ScorePassback
+from .lti import (
+    LtiLearnerDates,
+    LtiLinkExercise,
+    LtiNonce,
+    LtiPlatform,
+    LtiRegistrationLink,
+    LtiResourceLink,
+    LtiToolKey,
+    ScorePassback,
+)
 from .progress import ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 from .regrade import GradeOverride, Regrade, RegradeItem
 from .rules import AssessmentRules
@@ -50,6 +59,7 @@ __all__ = [
     "LtiLinkExercise",
     "LtiNonce",
     "LtiPlatform",
+    "LtiRegistrationLink",
     "LtiResourceLink",
     "LtiToolKey",
     "MemberStatus",

@@ -18,8 +18,12 @@ from .delivery import OutboundDelivery
 from .exercise import Exercise
 
 
+PENDING, ACTIVE, DISABLED = "pending", "active", "disabled"
+
+
 class LtiPlatform(Base):
-    """An LMS registered by an admin: the values its LTI 1.3 registration shows."""
+    """An LMS registered by an admin, or by itself through a registration link an admin made
+    (LTI Dynamic Registration, service/lti/registration.py): the values its LTI 1.3 registration shows."""
 
     __tablename__ = "lti_platforms"
     __table_args__ = (UniqueConstraint("issuer", "client_id"),)
@@ -36,9 +40,35 @@ class LtiPlatform(Base):
     # The API client that owns this platform's learners and attempts, made at registration.
     api_client_id: Mapped[int] = mapped_column(ForeignKey("api_clients.id"), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # None: pending, registered dynamically while LTI_REGISTRATION_APPROVAL is on; no login or
+    # launch until an admin approves it.
+    approved_at: Mapped[datetime | None]
     disabled_at: Mapped[datetime | None]
 
     api_client: Mapped[ApiClient] = relationship(lazy="joined", innerjoin=True)
+
+    @property
+    def status(self) -> str:
+        if self.disabled_at is not None:
+            return DISABLED
+        return PENDING if self.approved_at is None else ACTIVE
+
+
+class LtiRegistrationLink(Base):
+    """A registration URL an admin made for one LMS's admin to paste into the LMS (LTI Dynamic
+    Registration): its code is shown once and stored hashed, works once, and expires."""
+
+    __tablename__ = "lti_registration_links"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # Whom or which LMS the admin made it for, for the admins' own list.
+    label: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    # When a registration used it up, and the platform it registered (or registered again).
+    used_at: Mapped[datetime | None]
+    platform_id: Mapped[int | None] = mapped_column(ForeignKey("lti_platforms.id"))
 
 
 class LtiToolKey(Base):
