@@ -160,8 +160,16 @@ def _platform(session: Session, issuer: str, client_id: str | None) -> LtiPlatfo
     if platform is None:
         raise LaunchRejected(f"No platform is registered with issuer {issuer!r}"
                              + (f" and client id {client_id!r}." if client_id else "."))
-    if platform.disabled_at is not None:
+    return usable(platform)
+
+
+def usable(platform: LtiPlatform | None) -> LtiPlatform:
+    """The platform, if it may log in and launch: neither disabled nor waiting for approval."""
+    if platform is None or platform.disabled_at is not None:
         raise LaunchRejected("This platform's registration is disabled.")
+    if platform.approved_at is None:
+        raise LaunchRejected("This LMS registered itself with gradquiz and waits for an administrator of gradquiz "
+                             "to approve it (in the dashboard's LTI platforms). Launch again once it is approved.")
     return platform
 
 
@@ -200,9 +208,7 @@ def verify_launch(session: Session, secret_key: str, id_token: str | None, state
         raise LaunchRejected("The launch did not come back to the browser that started it (neither the state "
                              "cookie nor the LMS's storage holds its state). If the LMS shows the exercise in a "
                              "frame, allow this site's cookies or open it in a new window.")
-    platform = session.get(LtiPlatform, issued.platform_id)
-    if platform is None or platform.disabled_at is not None:
-        raise LaunchRejected("This platform's registration is disabled.")
+    platform = usable(session.get(LtiPlatform, issued.platform_id))
     claims = _verified_claims(platform, id_token)
     if not hmac.compare_digest(str(claims["nonce"]), issued.nonce):
         raise LaunchRejected("The id_token's nonce is not the one this login issued.")

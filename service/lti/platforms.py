@@ -25,14 +25,16 @@ class PlatformExists(Exception):
     pass
 
 
-def register(session: Session, values: dict[str, Any]) -> LtiPlatform:
+def register(session: Session, values: dict[str, Any], *, approved: bool = True) -> LtiPlatform:
     """A new platform, with the API client its learners' attempts belong to (it has no usable
-    key: a platform reaches the API only through its launches' learner tokens)."""
+    key: a platform reaches the API only through its launches' learner tokens). Not `approved`:
+    pending, refused at login until an admin approves it."""
     if find(session, values["issuer"], values["client_id"]) is not None:
         raise PlatformExists(f"{values['issuer']} with client id {values['client_id']} is already registered")
     client, _unused_key = create_client(session, f"lti:{values['name']}:{secrets.token_hex(3)}", Role.CLIENT)
+    now = utcnow()
     platform = LtiPlatform(**{name: values[name] for name in PLATFORM_FIELDS}, api_client=client,
-                           created_at=utcnow())
+                           created_at=now, approved_at=now if approved else None)
     session.add(platform)
     session.flush()
     return platform
@@ -43,6 +45,12 @@ def update(platform: LtiPlatform, values: dict[str, Any]) -> None:
         if name in values and name not in ("issuer", "client_id"):
             setattr(platform, name, values[name])
     platform_keys.forget(platform.id)
+
+
+def approve(platform: LtiPlatform) -> None:
+    """A pending platform may launch from now on (an approved one stays as it is)."""
+    if platform.approved_at is None:
+        platform.approved_at = utcnow()
 
 
 def disable(platform: LtiPlatform) -> None:
