@@ -1,4 +1,5 @@
-"""Deep Linking: the instructor picks exercises; they go back to the LMS as resource links.
+"""Deep Linking: the instructor picks exercises; they go back to the LMS as resource links, one
+per exercise, or one link for an assignment of several (service/lti/assignments.py).
 
 The request's settings travel to the picker and back in a signed, short-lived token, so the
 tool keeps no session; the response is a JWT signed with the tool's key, posted by the
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session
 from ..config import Settings
 from ..models import Exercise, LtiPlatform
 from . import claims as c, keys
+from .assignments import AssignmentSpec
 from .dates import CUSTOM_VARIABLES
 from .launch import Launch, LaunchRejected
 
@@ -57,13 +59,28 @@ def content_item(exercise: Exercise, launch_url: str) -> dict[str, Any]:
     }
 
 
+def assignment_item(title: str, spec: AssignmentSpec, launch_url: str) -> dict[str, Any]:
+    """One ltiResourceLink for an assignment of several exercises (service/lti/assignments.py): its
+    custom parameters name the exercises in order, the scoring rule and the points, signed with the
+    response so that only the instructor's picker sets them; its line item is out of the rule's
+    maximum (100 for a mean, the points for a sum)."""
+    return {
+        "type": "ltiResourceLink",
+        "title": title,
+        "url": launch_url,
+        "custom": {**spec.custom(), **CUSTOM_VARIABLES},
+        "lineItem": {"scoreMaximum": spec.score_maximum, "label": title, "resourceId": "assignment:" + spec.slugs[0]},
+    }
+
+
 def response_jwt(session: Session, settings: Settings, platform: LtiPlatform, picked: dict[str, Any],
-                 exercises: list[Exercise], launch_url: str) -> str:
-    """The LtiDeepLinkingResponse for the exercises picked (none: the instructor cancelled)."""
+                 exercises: list[Exercise], launch_url: str, items: list[dict[str, Any]] | None = None) -> str:
+    """The LtiDeepLinkingResponse for the exercises picked, one link each (none: the instructor
+    cancelled), or for the content `items` given (an assignment's)."""
     claims: dict[str, Any] = {
         "iss": platform.client_id, "aud": platform.issuer, "nonce": secrets.token_urlsafe(16),
         c.MESSAGE_TYPE: c.DEEP_LINKING_RESPONSE, c.VERSION: c.LTI_VERSION, c.DEPLOYMENT_ID: picked["deployment_id"],
-        c.CONTENT_ITEMS: [content_item(exercise, launch_url) for exercise in exercises],
+        c.CONTENT_ITEMS: items if items is not None else [content_item(exercise, launch_url) for exercise in exercises],
     }
     if picked.get("data") is not None:
         claims[c.DEEP_LINKING_DATA] = picked["data"]

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from ..models import Course, Exercise, LtiResourceLink
 from ..models.base import utcnow
 from . import claims as c
+from .assignments import BadAssignment, record_assignment, spec_from_custom
 from .dates import record_dates
 from .launch import Launch
 
@@ -36,7 +37,12 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     link_id = claims[c.RESOURCE_LINK]["id"]
     link = session.scalar(select(LtiResourceLink).where(LtiResourceLink.platform_id == launch.platform.id,
                                                         LtiResourceLink.resource_link_id == link_id))
-    slug = _named_exercise(launch)
+    try:  # an assignment of several exercises (service/lti/assignments.py): its first is the link's exercise
+        assignment = spec_from_custom(launch.custom)
+    except BadAssignment as exc:
+        raise LinkWithoutExercise(f"This link's assignment is not valid: {exc}") from None
+    assigned = _published(session, assignment.slugs) if assignment is not None else {}
+    slug = assignment.slugs[0] if assignment is not None else _named_exercise(launch)
     exercise = None
     if slug is not None:
         exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True)))
@@ -59,8 +65,20 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")
     link.ags_scopes = list(ags.get("scope") or [])
     record_dates(session, link, launch)
+    link.title = str(claims[c.RESOURCE_LINK].get("title") or "")[:255] or None
+    record_assignment(session, link, assignment, assigned)
     session.flush()
     return link
+
+
+def _published(session: Session, slugs: tuple[str, ...]) -> dict[str, Exercise]:
+    """The assignment's exercises by slug; every one must be published."""
+    found = {e.slug: e for e in session.scalars(select(Exercise).where(Exercise.slug.in_(slugs),
+                                                                      Exercise.published.is_(True)))}
+    missing = [slug for slug in slugs if slug not in found]
+    if missing:
+        raise LinkWithoutExercise(f"This link opens exercise {missing[0]!r}, which is not published.")
+    return found
 
 
 def course_of(session: Session, launch: Launch, context: dict[str, Any], resource_link_id: str | None) -> Course:

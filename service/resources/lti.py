@@ -29,7 +29,7 @@ from ..config import Settings
 from ..errors import problem_response
 from ..extensions import db_session
 from ..learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, mint_learner_token
-from ..lti import claims as c, deep_linking, keys
+from ..lti import assignments, claims as c, deep_linking, keys
 from ..lti.launch import (
     STATE_COOKIE,
     STATE_SECONDS,
@@ -184,7 +184,7 @@ def _open_exercise(launch: Launch, settings: Settings) -> BaseResponse:
     except LinkWithoutExercise as exc:
         raise LaunchRejected(str(exc)) from None
     scope = LearnerScope(client_id=launch.platform.api_client_id, learner=launch.claims["sub"],
-                         exercises=[link.exercise.slug], role=INSTRUCTOR if launch.is_instructor else LEARNER,
+                         exercises=assignments.slugs_of(link), role=INSTRUCTOR if launch.is_instructor else LEARNER,
                          link_id=link.id)
     issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                 settings.learner_session_max_seconds)
@@ -195,8 +195,12 @@ def _open_exercise(launch: Launch, settings: Settings) -> BaseResponse:
     if settings.lti_frontend_url:
         # In the fragment: browsers never send it to a server, so the token stays out of logs.
         return redirect(f"{settings.lti_frontend_url}#{urlencode(handoff)}", code=303)
-    # The learner's page (service/learn/), the token in a JSON block of the page, never in its URL.
-    page = current_app.extensions["gradquiz.exercise_page"](link.exercise.slug, launch=handoff)
+    # The learner's page (service/learn/), the token in a JSON block of the page, never in its URL:
+    # an assignment's page lists its exercises, each opened with the same token.
+    if link.scoring is not None:
+        page = current_app.extensions["gradquiz.assignment_page"](launch={**handoff, "assignment": True})
+    else:
+        page = current_app.extensions["gradquiz.exercise_page"](link.exercise.slug, launch=handoff)
     page.headers["Cache-Control"] = "no-store"
     return framed_by(page, _frame_ancestors(launch))
 
@@ -223,6 +227,8 @@ def deep_link_return() -> Response:
     if platform is None or platform.disabled_at is not None:
         raise LaunchRejected("This platform's registration is disabled.")
     slugs = [] if request.form.get("cancel") else request.form.getlist("exercise")
+    if slugs and request.form.get("mode") == "assignment":
+        return _assignment_return(session, platform, picked, slugs)
     if not picked["accept_multiple"]:
         slugs = slugs[:1]
     found = {e.slug: e for e in session.scalars(
@@ -232,6 +238,23 @@ def deep_link_return() -> Response:
         return problem_response(422, "Unknown exercise", f"No published exercise {unknown[0]!r}.")
     token = deep_linking.response_jwt(session, _settings(), platform, picked, [found[s] for s in slugs],
                                       public_url("lti.launch"))
+    return _autopost(picked["return_url"], {"JWT": token})
+
+
+def _assignment_return(session: Any, platform: LtiPlatform, picked: dict[str, Any], slugs: list[str]) -> Response:
+    """The picker's exercises as one assignment (service/lti/assignments.py): in the order the
+    instructor numbered them (ties: as listed), with the title, rule and points the form gives."""
+    try:
+        spec, title = assignments.spec_from_picker(request.form, slugs)
+    except assignments.BadAssignment as exc:
+        return problem_response(422, "Invalid assignment", str(exc))
+    found = set(session.scalars(select(Exercise.slug).where(Exercise.slug.in_(spec.slugs),
+                                                            Exercise.published.is_(True))))
+    unknown = [slug for slug in spec.slugs if slug not in found]
+    if unknown:
+        return problem_response(422, "Unknown exercise", f"No published exercise {unknown[0]!r}.")
+    item = deep_linking.assignment_item(title, spec, public_url("lti.launch"))
+    token = deep_linking.response_jwt(session, _settings(), platform, picked, [], public_url("lti.launch"), [item])
     return _autopost(picked["return_url"], {"JWT": token})
 
 
