@@ -17,6 +17,7 @@ endpoint (service/lti/tokens.py).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -26,10 +27,19 @@ from sqlalchemy.orm import Session
 
 from .. import scores
 from ..config import Settings
-from ..models import GRADED_EVENT, OVERRIDDEN_EVENT, Attempt, AttemptStatus, DeliveryStatus, GradeOverride, ScorePassback
+from ..models import (
+    GRADED_EVENT,
+    OVERRIDDEN_EVENT,
+    Attempt,
+    AttemptStatus,
+    DeliveryStatus,
+    GradeOverride,
+    LtiResourceLink,
+    ScorePassback,
+)
 from ..outbound.http import HttpError, send
 from ..outbound.runner import Outcome, SendStep
-from . import claims as c
+from . import assignments, claims as c
 from .deep_linking import SCORE_MAXIMUM
 from .tokens import TokenRefused, token_request
 
@@ -42,6 +52,29 @@ def learner_score(session: Session, attempt: Attempt, link_id: int) -> float | N
     policy = scores.policy_of(attempt.exercise.version.spec)
     return session.scalar(scores.score_query(policy, Attempt.client_id == attempt.client_id,
                                              Attempt.learner == attempt.learner, Attempt.lti_link_id == link_id))
+
+
+@dataclass(frozen=True)
+class LinkScore:
+    """What the link's line item gets for a learner now: the score as a fraction of `maximum` (None:
+    no graded attempt counts yet), and whether every exercise of the link has a counted score."""
+
+    score: float | None
+    maximum: float
+    complete: bool
+
+
+def link_score(session: Session, attempt: Attempt, link: LtiResourceLink) -> LinkScore:
+    """The learner's score at the link, read when it is sent: a link of one exercise, its score
+    (out of 100); an assignment's, its rule over each exercise's counted score, an exercise not
+    tried counting 0 (service/lti/assignments.py)."""
+    if link.scoring is None:
+        score = learner_score(session, attempt, link.id)
+        return LinkScore(score, SCORE_MAXIMUM, score is not None)
+    parts = assignments.learner_parts(session, link, attempt.client_id, attempt.learner, link.id)
+    return LinkScore(assignments.assignment_score(link.scoring, parts),
+                     assignments.score_maximum(link.scoring, [part.points for part in parts]),
+                     assignments.all_graded(parts))
 
 
 def scores_url(lineitem_url: str) -> str:
@@ -59,16 +92,21 @@ def _iso(at: datetime) -> str:
     return _utc(at).isoformat(timespec="milliseconds")
 
 
-def _progress(attempt: Attempt, score: float | None) -> tuple[str, str]:
+def _progress(attempt: Attempt, score: float | None, complete: bool = True) -> tuple[str, str]:
     """(activityProgress, gradingProgress). The learner submitted (attempts are not limited, so
     the activity stays open: Submitted, not Completed). The score sent is fully graded when
     the learner has one that counts; else the attempt says why there is none: still waiting for
     its grade (Pending) or the grader failed on it (Failed). Passbacks are written at graded,
     regraded and overridden events only, so today the first case is the one sent; the others
     keep an LMS that reads them (Canvas ignores scoreGiven and clears its score) from showing a
-    grade that is not there."""
+    grade that is not there.
+
+    An assignment of several exercises (`complete`: every one has a counted score) sends its score
+    as FullyGraded as soon as one exercise has one, the others counting 0 (an LMS that reads
+    Pending would hide a grade the learner has earned); its activity is InProgress until every
+    exercise has a graded attempt, then Submitted."""
     if score is not None:
-        return "Submitted", "FullyGraded"
+        return ("Submitted" if complete else "InProgress"), "FullyGraded"
     if attempt.status == AttemptStatus.ERROR.value:
         return "Submitted", "Failed"
     return "Submitted", "Pending"
@@ -93,24 +131,26 @@ def _override_comment(session: Session, row: ScorePassback) -> str | None:
         .order_by(GradeOverride.created_at.desc(), GradeOverride.id.desc()).limit(1))
 
 
-def score_body(session: Session, row: ScorePassback, score: float | None) -> dict[str, Any] | None:
-    """The AGS score to send for this passback, or None when it is superseded: a passback of a
-    newer event for this link and learner was delivered with the same score."""
+def score_body(session: Session, row: ScorePassback, score: float | None, maximum: float = SCORE_MAXIMUM,
+               complete: bool = True) -> dict[str, Any] | None:
+    """The AGS score to send for this passback (`score`: a fraction of `maximum`), or None when it
+    is superseded: a passback of a newer event for this link and learner was delivered with the
+    same score."""
     attempt, event = row.attempt, row.event
     before = delivered_before(session, row)
     newer_sent = [sent for event_id, sent in before if event_id > row.event_id]
-    given = None if score is None else round(score * SCORE_MAXIMUM, 4)
+    given = None if score is None else round(score * maximum, 4)
     if any(sent.get("scoreGiven") == given for sent in newer_sent):
         return None
     # The time the score changed, never older than a timestamp the LMS already has for this
     # line item and learner (a late commit, or clocks of two processes apart): the latest wins.
     timestamp = max([_utc(event.created_at), *(datetime.fromisoformat(sent["timestamp"]) for _, sent in before)])
-    activity, grading = _progress(attempt, score)
+    activity, grading = _progress(attempt, score, complete)
     submitted_at = _iso(attempt.created_at)
     # A new LMS submission only for an attempt's grade the LMS has not accepted yet (a retry
     # after a refusal is still the first), and not once a newer event reached it.
     new_submission = event.type == GRADED_EVENT and row.delivered_at is None and not newer_sent
-    body: dict[str, Any] = {"userId": attempt.learner, "scoreMaximum": SCORE_MAXIMUM,
+    body: dict[str, Any] = {"userId": attempt.learner, "scoreMaximum": maximum,
                             "activityProgress": activity, "gradingProgress": grading, "timestamp": _iso(timestamp),
                             "submission": {"submittedAt": submitted_at},
                             CANVAS_SUBMISSION: {"new_submission": new_submission, "submitted_at": submitted_at}}
@@ -141,13 +181,13 @@ class ScorePassbacks:
         if c.SCOPE_SCORE not in link.ags_scopes or not (link.lineitem_url or can_make_lineitem):
             return Outcome(False, permanent=True, error="the platform's launches grant no line item with the "
                                                         "score scope for this link")
-        score = learner_score(session, attempt, link.id)
-        if score is None and attempt.status == AttemptStatus.GRADED.value:
+        now = link_score(session, attempt, link)
+        if now.score is None and attempt.status == AttemptStatus.GRADED.value:
             return Outcome(False, permanent=True, error="the learner has no graded attempt at this link")
-        body = score_body(session, row, score)
+        body = score_body(session, row, now.score, now.maximum, now.complete)
         if body is None:  # the LMS has this score already, with a newer timestamp
             return Outcome(True, error="superseded: a newer event's score, the same, was sent", values={"sent_score": None})
-        new_lineitem = {"scoreMaximum": SCORE_MAXIMUM, "label": link.exercise.title,
+        new_lineitem = {"scoreMaximum": now.maximum, "label": link.title or link.exercise.title,
                         "resourceId": link.exercise.slug, "resourceLinkId": link.resource_link_id}
         lineitem_url, lineitems_url = link.lineitem_url, link.lineitems_url
         scope = c.SCOPE_SCORE if lineitem_url else f"{c.SCOPE_LINEITEM} {c.SCOPE_SCORE}"
