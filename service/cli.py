@@ -176,12 +176,12 @@ def lti_rotate_key() -> None:
 
 @click.command("outbound")
 def outbound_command() -> None:
-    """Send score passbacks and webhook deliveries and fold new grades into the statistics
-    (`flask worker` does both too), until stopped."""
+    """Send score passbacks and webhook deliveries, read course rosters from the LMSs and fold new
+    grades into the statistics (`flask worker` does all three too), until stopped."""
     import signal
     import threading
 
-    from .deliveries import outbound_runner
+    from .deliveries import outbound_runner, roster_syncer
     from .jobs.counters import CounterFolder
 
     settings = _settings()
@@ -190,6 +190,7 @@ def outbound_command() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     CounterFolder(settings).start_thread(stop)
+    roster_syncer(settings).start_thread(stop)
     outbound_runner(settings).serve(stop)
 
 

@@ -149,6 +149,9 @@ class Settings:
     outbound_max_tries: int = 12
     outbound_retry_seconds: float = 10.0
     outbound_timeout_seconds: int = 10
+    # How often each course's roster is read again from the LMS (NRPS; an instructor's launch
+    # reads it sooner): service/lti/roster.py.
+    roster_sync_seconds: int = 6 * 3600
     # Webhook URLs on loopback or private networks (and plain http): allowed in development
     # and testing, refused in production unless set to true.
     webhook_allow_private: bool | None = None

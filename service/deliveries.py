@@ -4,13 +4,15 @@ thread, `flask outbound` alone).
 The runner (service/outbound/runner.py) claims, sends and retries any kind of delivery it is
 given; the kinds build on it: LTI score passbacks (service/lti/passback.py) and webhook events
 (service/outbound/webhooks.py). Naming them here, above both, keeps service/outbound/ free of
-any import of the LTI code.
+any import of the LTI code. Course rosters (service/lti/roster.py) are read from the LMSs beside
+them, by a syncer of their own.
 """
 
 from __future__ import annotations
 
 from .config import Settings
 from .lti.passback import ScorePassbacks
+from .lti.roster import RosterSyncer
 from .outbound.runner import DeliveryKind, OutboundRunner
 from .outbound.webhooks import WebhookDeliveries
 
@@ -23,3 +25,8 @@ def delivery_kinds(settings: Settings) -> list[DeliveryKind]:
 def outbound_runner(settings: Settings) -> OutboundRunner:
     """The runner that sends every kind of delivery."""
     return OutboundRunner(settings, delivery_kinds(settings))
+
+
+def roster_syncer(settings: Settings) -> RosterSyncer:
+    """The syncer that reads the courses' rosters from their LMSs when due."""
+    return RosterSyncer(settings)

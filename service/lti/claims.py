@@ -1,4 +1,4 @@
-"""Names from the IMS specs (LTI Core 1.3, Deep Linking 2.0, AGS 2.0)."""
+"""Names from the IMS specs (LTI Core 1.3, Deep Linking 2.0, AGS 2.0, NRPS 2.0)."""
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 MESSAGE_TYPE = LTI + "message_type"
@@ -15,6 +15,7 @@ DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linki
 CONTENT_ITEMS = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
 DEEP_LINKING_DATA = "https://purl.imsglobal.org/spec/lti-dl/claim/data"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NAMES_ROLE_SERVICE = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 LTI_VERSION = "1.3.0"
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
@@ -26,6 +27,8 @@ SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 LINEITEM_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 LINEITEMS_MEDIA_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
+SCOPE_MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+MEMBERSHIPS_MEDIA_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 
 # Roles that make a launch an instructor's (membership roles of the context, and admins).
 INSTRUCTOR_ROLES = frozenset({

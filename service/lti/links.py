@@ -14,6 +14,7 @@ from . import claims as c
 from .assignments import BadAssignment, record_assignment, spec_from_custom
 from .dates import record_dates
 from .launch import Launch
+from .roster import note_launch
 
 
 class LinkWithoutExercise(Exception):
@@ -83,7 +84,8 @@ def _published(session: Session, slugs: tuple[str, ...]) -> dict[str, Exercise]:
 
 def course_of(session: Session, launch: Launch, context: dict[str, Any], resource_link_id: str | None) -> Course:
     """The course of a launch's context, made at its first launch and kept up to date (title,
-    label). A launch without a context (allowed by LTI) is a course of its own per link."""
+    label, and its roster: service/lti/roster.py). A launch without a context (allowed by LTI) is a
+    course of its own per link."""
     external_id = str(context.get("id") or f"resource-link:{resource_link_id}")[:255]
     client_id = launch.platform.api_client_id
     course = session.scalar(select(Course).where(Course.client_id == client_id, Course.external_id == external_id))
@@ -96,4 +98,5 @@ def course_of(session: Session, launch: Launch, context: dict[str, Any], resourc
         session.add(course)
     elif (course.title, course.label) != (title, label):
         course.title, course.label, course.updated_at = title, label, now
+    note_launch(session, course, launch)  # its roster: the NRPS URL, the launching user's name
     return course

@@ -59,8 +59,9 @@ def check_public_url(url: str) -> None:
 
 
 def send(method: str, url: str, *, body: bytes | None = None, headers: Mapping[str, str] | None = None,
-         timeout: float, public_only: bool = False) -> HttpResponse:
-    """One request; any HTTP status comes back as a response, no answer at all as HttpError."""
+         timeout: float, public_only: bool = False, max_bytes: int = MAX_RESPONSE_BYTES) -> HttpResponse:
+    """One request; any HTTP status comes back as a response, no answer at all as HttpError.
+    The body read is cut at `max_bytes`."""
     if public_only:
         check_public_url(url)
     elif urlsplit(url).scheme not in ("http", "https"):
@@ -69,10 +70,10 @@ def send(method: str, url: str, *, body: bytes | None = None, headers: Mapping[s
                                      headers={"User-Agent": USER_AGENT, **(headers or {})})
     try:
         with _opener.open(request, timeout=timeout) as response:
-            return HttpResponse(response.status, dict(response.headers), response.read(MAX_RESPONSE_BYTES))
+            return HttpResponse(response.status, dict(response.headers), response.read(max_bytes))
     except urllib.error.HTTPError as exc:
         with exc:
-            return HttpResponse(exc.code, dict(exc.headers or {}), exc.read(MAX_RESPONSE_BYTES))
+            return HttpResponse(exc.code, dict(exc.headers or {}), exc.read(max_bytes))
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         parts = urlsplit(url)  # host and port only: a netloc may carry user:password
