@@ -124,13 +124,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     from . import frontend, learn
     from .cli import register_cli
-    from .resources import dashboard, exercises, lti, register_blueprints
+    from .resources import dashboard, exercises, lti, lti_registration, register_blueprints
 
     register_blueprints(api)
     exercises.init_exercise_caches(app)
     init_client_cache(app)
     # Browser and platform pages, outside the OpenAPI document.
     app.register_blueprint(lti.blp)
+    app.register_blueprint(lti_registration.blp)  # /lti/register, LTI Dynamic Registration
     app.register_blueprint(dashboard.blp)
     app.register_blueprint(frontend.blp)
     app.register_blueprint(learn.blp)  # the learner's pages, /learn

@@ -10,7 +10,9 @@ Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cr
   `$Name` becomes `variables[Name]` when the test set one, and stays as written otherwise (a
   variable the platform does not support, or a date the assignment does not have).
 * HTTP (`with TestPlatform() as platform:`): GET /jwks, POST /token (client credentials with a JWT
-  client assertion), and the AGS line item container, line items and score endpoints.
+  client assertion), the AGS line item container, line items and score endpoints, and the NRPS
+  memberships of each course (GET /courses/<context>/memberships, `rosters`, in pages of
+  `members_page_size` with `Link: <...>; rel="next"`; launches carry its claim unless nrps=False).
 * `read_deep_linking_response()` verifies the tool's LtiDeepLinkingResponse JWT.
 * For a browser (tests/browser): GET /course/<mode> is a course page showing the tool in a frame,
   as an LMS does, its login initiated by the frame's address; GET /auth is the authorization
@@ -54,7 +56,10 @@ SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
 SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
-SUPPORTED_SCOPES = (SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY, SCOPE_RESULT_READONLY, SCOPE_SCORE)
+SCOPE_MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+SUPPORTED_SCOPES = (SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY, SCOPE_RESULT_READONLY, SCOPE_SCORE, SCOPE_MEMBERSHIPS)
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+MEMBERSHIPS_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
@@ -66,6 +71,17 @@ DEEP_LINK_DATA = "opaque-data-123"
 LEARNER_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"]
 INSTRUCTOR_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"]
 LINEITEMS_PATH = "/courses/c1/lineitems"
+# The default roster of course c1 (NRPS members): learner-1 is the default launch's sub; the
+# platform shares e-mail for some members only.
+DEFAULT_ROSTER = (
+    {"user_id": "learner-1", "status": "Active", "name": "Ada Lovelace", "given_name": "Ada",
+     "family_name": "Lovelace", "email": "ada@example.invalid", "roles": LEARNER_ROLES},
+    {"user_id": "learner-2", "status": "Active", "given_name": "Grace", "family_name": "Hopper", "roles": LEARNER_ROLES},
+    {"user_id": "learner-3", "status": "Active", "name": "Alan Turing", "email": "alan@example.invalid",
+     "roles": LEARNER_ROLES},
+    {"user_id": "teacher-1", "status": "Active", "name": "Prof. Emmy Noether", "email": "emmy@example.invalid",
+     "roles": INSTRUCTOR_ROLES},
+)
 STORAGE_FRAME = "lti_storage_frame"
 STORAGE_MODES = ("frame", "parent", "none")
 _DEFAULT: Any = object()  # "use the default line item" for id_token(lineitem=...)
@@ -161,7 +177,10 @@ class TestPlatform:
     (the tool_platform claim's: "canvas" to play Canvas),
     and the records `token_requests`, `scores`, `rejected` (refused AGS requests: method, path,
     status, reason, body, authorization), `lineitems`, `access_tokens` (token -> {"scopes",
-    "expires_at"}; clear it to revoke every token) and `jwks_requests`. For the course page:
+    "expires_at"}; clear it to revoke every token) and `jwks_requests`. NRPS: `rosters` (context id ->
+    its members as the memberships endpoint sends them; change it for a learner who leaves),
+    `members_page_size`, `fail_memberships_page` (that page answers 500) and the record
+    `membership_requests` (path, query, accept, authorization). For the course page:
     `tool_login_url` and `tool_origin` (the tool's address as the browser reaches it; the storage
     answers that origin only) and `launch_claims` (the claims /auth puts in the id_token).
     """
@@ -184,6 +203,10 @@ class TestPlatform:
         self.rejected: list[dict] = []
         self.lineitems: list[dict] = []
         self.access_tokens: dict[str, dict] = {}
+        self.rosters: dict[str, list[dict]] = {"c1": [dict(member) for member in DEFAULT_ROSTER]}
+        self.members_page_size = 2
+        self.fail_memberships_page: int | None = None
+        self.membership_requests: list[dict] = []
         self._keys: list[tuple[str, rsa.RSAPrivateKey]] = []
         self._used_jtis: set[str] = set()
         self._logins: dict[tuple[str, str | None], dict[str, str]] = {}
@@ -236,6 +259,10 @@ class TestPlatform:
     def lineitems_url(self) -> str:
         """The AGS line item container of course c1."""
         return self.issuer + LINEITEMS_PATH
+
+    def memberships_url(self, context: str = "c1") -> str:
+        """The NRPS memberships of a course (context id): `rosters[context]`."""
+        return f"{self.issuer}/courses/{context}/memberships"
 
     def lineitem_url(self, name: str = "li1") -> str:
         """A line item URL of course c1 ("li1" exists from the start; others once POSTed)."""
@@ -310,12 +337,14 @@ class TestPlatform:
                  target_link_uri: str = "http://localhost/lti/launch", custom: dict | None = None,
                  lineitem: str | None = _DEFAULT, deep_link_return_url: str | None = None,
                  kid: str | None = None, key: rsa.RSAPrivateKey | None = None, exp_in: int = 300,
-                 iat_offset: int = 0, overrides: dict | None = None, remove: tuple[str, ...] = ()) -> str:
+                 iat_offset: int = 0, overrides: dict | None = None, remove: tuple[str, ...] = (),
+                 nrps: bool = True) -> str:
         """A complete LTI 1.3 id_token, RS256 with the current key (header kid).
 
         Resource link launches carry resource_link and the AGS endpoint claim (its "lineitem" is
         `lineitem`, the default line item unless given, omitted when None); LtiDeepLinkingRequest
-        carries deep_linking_settings instead. For broken tokens: `key` signs with another key,
+        carries deep_linking_settings instead; both carry the NRPS claim (course c1's memberships)
+        unless `nrps` is False. For broken tokens: `key` signs with another key,
         `kid` replaces the header kid, `iat_offset`/`exp_in` move iat and exp, then `overrides`
         sets and `remove` deletes top-level claims (e.g. LTI + "deployment_id")."""
         iat = int(time.time()) + iat_offset
@@ -332,6 +361,8 @@ class TestPlatform:
             LTI + "tool_platform": {"guid": "test-platform", "name": "Test Platform", "version": "1.0",
                                     "product_family_code": self.product_family_code},
         }
+        if nrps:
+            claims[NRPS_CLAIM] = {"context_memberships_url": self.memberships_url("c1"), "service_versions": ["2.0"]}
         if custom is not None:
             claims[LTI + "custom"] = self.expand(custom)
         if message_type == "LtiResourceLinkRequest":
@@ -425,6 +456,8 @@ class TestPlatform:
                     return 200, {"Content-Type": LINEITEM_TYPE}, item
                 if (method, tail) == ("POST", "scores"):
                     return self._score(name, headers, body)
+            if method == "GET" and path.startswith("/courses/") and path.endswith("/memberships"):
+                return self._memberships(path.split("/")[2], query, headers)
             raise _Reject(404, "not_found", f"no {method} {path}")
         except _Reject as exc:
             if path != "/token":
@@ -566,6 +599,37 @@ class TestPlatform:
         if not grant["scopes"] & set(scopes):
             raise _Reject(403, "insufficient_scope", f"the token grants none of {scopes}",
                           {"WWW-Authenticate": 'Bearer error="insufficient_scope"'})
+
+    def _memberships(self, context: str, query: str, headers: Message) -> tuple[int, dict[str, str], Any]:
+        """NRPS 2.0 membership container of a course, a page at a time (?limit, at most
+        members_page_size; ?page), the next page in `Link: <...>; rel="next"`."""
+        with self._lock:
+            self.membership_requests.append({"path": f"/courses/{context}/memberships", "query": query,
+                                             "accept": headers.get("Accept"),
+                                             "authorization": headers.get("Authorization")})
+            roster = [dict(member) for member in self.rosters.get(context, ())] if context in self.rosters else None
+        self._check_bearer(headers, SCOPE_MEMBERSHIPS)
+        if MEMBERSHIPS_TYPE not in (headers.get("Accept") or ""):
+            raise _Reject(406, "invalid_request", f"Accept must name {MEMBERSHIPS_TYPE}")
+        if roster is None:
+            raise _Reject(404, "not_found", f"no course {context!r}")
+        params = {key: values[0] for key, values in urllib.parse.parse_qs(query).items()}
+        try:
+            limit = min(int(params.get("limit", self.members_page_size)), self.members_page_size)
+            page = int(params.get("page", 1))
+        except ValueError:
+            raise _Reject(400, "invalid_request", "limit and page must be integers") from None
+        if limit < 1 or page < 1:
+            raise _Reject(400, "invalid_request", "limit and page must be at least 1")
+        if page == self.fail_memberships_page:
+            raise _Reject(500, "server_error", f"injected failure of page {page}")
+        start = (page - 1) * limit
+        answer = {"Content-Type": MEMBERSHIPS_TYPE}
+        if start + limit < len(roster):
+            following = urllib.parse.urlencode({"limit": limit, "page": page + 1})
+            answer["Link"] = f'<{self.memberships_url(context)}?{following}>; rel="next"'
+        return 200, answer, {"id": self.memberships_url(context), "members": roster[start:start + limit],
+                             "context": {"id": context, "label": "DL101", "title": "Deep Learning 101"}}
 
     def _lineitem(self, name: str) -> dict:
         with self._lock:
