@@ -11,7 +11,13 @@ PASS_RATE = "passed_learners / learners (null without learners)"
 
 
 AS_OF = ("null when the figures are up to date; else they hold every grade made before this time (the workers "
-         "fold new grades into them within about a second)")
+         "fold new grades into them within about a second). A course's figures (?course=, or a course's staff) "
+         "are counted from its attempts when asked: always null")
+#: A course's id, bounded like its column (PostgreSQL integer).
+COURSE_ID = validate.Range(min=1, max=2**31 - 1)
+COURSE = ("Only this course's attempts (an instructor's or admin's key; a course's own staff always get their "
+          "course's, and a 404 for another's)")
+
 
 class ExerciseOverviewSchema(Schema):
     exercise = fields.String(required=True, metadata={"description": "The exercise's slug"})
@@ -104,7 +110,11 @@ class LearnerProgressSchema(Schema):
     counters_as_of = fields.DateTime(required=True, allow_none=True, metadata={"description": AS_OF})
 
 
-class LearnerProgressQuerySchema(RequestSchema):
+class CourseQuerySchema(RequestSchema):
+    course = fields.Integer(validate=COURSE_ID, metadata={"description": COURSE})
+
+
+class LearnerProgressQuerySchema(CourseQuerySchema):
     client = fields.String(validate=validate.Length(min=1, max=100),
                            metadata={"description": "The API client's name: learner ids are unique only within a "
                                                     "client (default: the learner under every client)"})

@@ -293,34 +293,39 @@ SELECT exercise_id, 'cause', substr(likely_cause, 1, 100), count(*)
 FROM attempts WHERE status = 'graded' AND likely_cause IS NOT NULL AND likely_cause <> ''
 GROUP BY exercise_id, substr(likely_cause, 1, 100)
 """
-_CHECKS = {
+#: The failing checks of graded attempts: a row per attempt and check it failed, with the attempt's
+#: exercise (`exercise_id`) and the check's name cut to NAME_LENGTH (`name`), as failed_checks reads
+#: them; `{where}` adds conditions on the attempt `a`. The rebuild counts them per exercise, a
+#: course's statistics (service/services/stats.py) per exercise of the course.
+FAILED_CHECKS = {
     "postgresql": """
-INSERT INTO exercise_outcome_counts (exercise_id, kind, name, count)
-SELECT a.exercise_id, 'check', substr(c.value->>'name', 1, 100), count(*)
+SELECT a.exercise_id AS exercise_id, substr(c.value->>'name', 1, 100) AS name
 FROM attempts AS a
 CROSS JOIN LATERAL jsonb_array_elements(
     CASE WHEN jsonb_typeof(a.result->'checks') = 'array' THEN a.result->'checks' ELSE '[]'::jsonb END) AS c(value)
-WHERE a.status = 'graded' AND c.value->'passed' = 'false'::jsonb AND jsonb_typeof(c.value->'name') = 'string'
-GROUP BY a.exercise_id, substr(c.value->>'name', 1, 100)
+WHERE a.status = 'graded' AND c.value->'passed' = 'false'::jsonb AND jsonb_typeof(c.value->'name') = 'string'{where}
 """,
     "sqlite": """
-INSERT INTO exercise_outcome_counts (exercise_id, kind, name, count)
-SELECT a.exercise_id, 'check', substr(json_extract(c.value, '$.name'), 1, 100), count(*)
-FROM attempts AS a, json_each(CASE WHEN json_type(a.result, '$.checks') = 'array' THEN a.result ELSE '{"checks": []}' END,
+SELECT a.exercise_id AS exercise_id, substr(json_extract(c.value, '$.name'), 1, 100) AS name
+FROM attempts AS a, json_each(CASE WHEN json_type(a.result, '$.checks') = 'array' THEN a.result ELSE '{{"checks": []}}' END,
                               '$.checks') AS c
 WHERE a.status = 'graded' AND c.type = 'object'
   AND (CASE WHEN c.type = 'object' THEN json_type(c.value, '$.passed') END) = 'false'
-  AND (CASE WHEN c.type = 'object' THEN json_type(c.value, '$.name') END) = 'text'
-GROUP BY a.exercise_id, substr(json_extract(c.value, '$.name'), 1, 100)
+  AND (CASE WHEN c.type = 'object' THEN json_type(c.value, '$.name') END) = 'text'{where}
 """,
 }
+_CHECKS = """
+INSERT INTO exercise_outcome_counts (exercise_id, kind, name, count)
+SELECT exercise_id, 'check', name, count(*) FROM ({failed}) AS failed GROUP BY exercise_id, name
+"""
 COUNTER_TABLES = ("exercise_outcome_counts", "exercise_daily_counts", "exercise_progress", "learner_progress")
 
 
 def rebuild_statements(dialect: str) -> list[str]:
     """The SQL that recomputes every counter from the attempts table, in order."""
+    checks = _CHECKS.format(failed=FAILED_CHECKS[dialect].format(where=""))
     return ([f"DELETE FROM {name}" for name in COUNTER_TABLES]
-            + [_LEARNERS, _DAYS.format(day=_DAY[dialect]), _EXERCISES, _CAUSES, _CHECKS[dialect]])
+            + [_LEARNERS, _DAYS.format(day=_DAY[dialect]), _EXERCISES, _CAUSES, checks])
 
 
 def rebuild(connection: Session | Connection) -> None:

@@ -14,6 +14,11 @@ Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cr
   memberships of each course (GET /courses/<context>/memberships, `rosters`, in pages of
   `members_page_size` with `Link: <...>; rel="next"`; launches carry its claim unless nrps=False).
 * `read_deep_linking_response()` verifies the tool's LtiDeepLinkingResponse JWT.
+* LTI Dynamic Registration, the platform's side: GET /.well-known/openid-configuration (its OpenID
+  configuration, `openid_configuration()`, changed by `openid_configuration_overrides` or replaced by
+  the page `openid_configuration_page`) and POST /register, which takes the tool's registration with
+  `registration_token` as its bearer, records it in `registrations` and answers with `client_id` and
+  `deployment_id`. `registration_url(tool_url)` is the address the LMS opens for its admin.
 * For a browser (tests/browser): GET /course/<mode> is a course page showing the tool in a frame,
   as an LMS does, its login initiated by the frame's address; GET /auth is the authorization
   endpoint the tool sends the browser to, answering with a form that posts the launch to the
@@ -207,6 +212,11 @@ class TestPlatform:
         self.members_page_size = 2
         self.fail_memberships_page: int | None = None
         self.membership_requests: list[dict] = []
+        self.registration_token = "registration-" + secrets.token_urlsafe(16)
+        self.registrations: list[dict] = []
+        self.openid_configuration_requests: list[dict] = []
+        self.openid_configuration_overrides: dict[str, Any] = {}
+        self.openid_configuration_page: str | None = None
         self._keys: list[tuple[str, rsa.RSAPrivateKey]] = []
         self._used_jtis: set[str] = set()
         self._logins: dict[tuple[str, str | None], dict[str, str]] = {}
@@ -272,6 +282,41 @@ class TestPlatform:
         """What an administrator enters in the tool to register this platform."""
         return {"issuer": self.issuer, "client_id": self.client_id, "deployment_ids": [self.deployment_id],
                 "auth_login_url": self.login_url, "auth_token_url": self.token_url, "jwks_url": self.jwks_url}
+
+    # -- dynamic registration -----------------------------------------------------------------------
+
+    @property
+    def openid_configuration_url(self) -> str:
+        return self.issuer + "/.well-known/openid-configuration"
+
+    def registration_url(self, tool_registration_url: str) -> str:
+        """What the LMS opens for its admin: the tool's registration URL (its query kept) with
+        openid_configuration and registration_token added, as Moodle and Canvas do."""
+        query = urllib.parse.urlencode({"openid_configuration": self.openid_configuration_url,
+                                        "registration_token": self.registration_token})
+        return tool_registration_url + ("&" if "?" in tool_registration_url else "?") + query
+
+    def openid_configuration(self) -> dict:
+        """The platform's OpenID configuration (LTI DR 1.0 §3.4), with `openid_configuration_overrides`
+        applied (a value None removes the key)."""
+        config: dict[str, Any] = {
+            "issuer": self.issuer, "authorization_endpoint": self.login_url, "token_endpoint": self.token_url,
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256"], "jwks_uri": self.jwks_url,
+            "registration_endpoint": self.issuer + "/register", "scopes_supported": ["openid", *SUPPORTED_SCOPES],
+            "response_types_supported": ["id_token"], "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["RS256"], "claims_supported": ["sub", "iss", "name", "email"],
+            "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                "product_family_code": self.product_family_code, "version": "1.0",
+                "messages_supported": [{"type": "LtiResourceLinkRequest"},
+                                       {"type": "LtiDeepLinkingRequest", "placements": ["ContentArea"]}]},
+        }
+        for name, value in self.openid_configuration_overrides.items():
+            if value is None:
+                config.pop(name, None)
+            else:
+                config[name] = value
+        return config
 
     # -- keys -----------------------------------------------------------------------------------
 
@@ -438,6 +483,14 @@ class TestPlatform:
                 return 200, {}, self.jwks()
             if (method, path) == ("POST", "/token"):
                 return self._token(headers, body)
+            if (method, path) == ("GET", "/.well-known/openid-configuration"):
+                with self._lock:
+                    self.openid_configuration_requests.append({"authorization": headers.get("Authorization")})
+                if self.openid_configuration_page is not None:
+                    return 200, {}, _Html(self.openid_configuration_page)
+                return 200, {}, self.openid_configuration()
+            if (method, path) == ("POST", "/register"):
+                return self._register_tool(headers, body)
             if path == LINEITEMS_PATH and method == "GET":
                 self._check_bearer(headers, SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY)
                 filters = {key: values[0] for key, values in urllib.parse.parse_qs(query).items()}
@@ -630,6 +683,35 @@ class TestPlatform:
             answer["Link"] = f'<{self.memberships_url(context)}?{following}>; rel="next"'
         return 200, answer, {"id": self.memberships_url(context), "members": roster[start:start + limit],
                              "context": {"id": context, "label": "DL101", "title": "Deep Learning 101"}}
+
+    def _register_tool(self, headers: Message, body: bytes) -> tuple[int, dict[str, str], Any]:
+        """LTI DR 1.0 §3.6: the tool's client registration, authorized by the registration token."""
+        if (headers.get("Authorization") or "") != f"Bearer {self.registration_token}":
+            raise _Reject(401, "invalid_token", "missing or wrong registration token")
+        if _media_type(headers) != "application/json":
+            raise _Reject(400, "invalid_client_metadata", "Content-Type must be application/json")
+        request = _json_object(body)
+        tool = request.get("https://purl.imsglobal.org/spec/lti-tool-configuration")
+        expected = {"application_type": "web", "token_endpoint_auth_method": "private_key_jwt"}
+        problems = [f"{name} must be {value!r}" for name, value in expected.items() if request.get(name) != value]
+        if request.get("response_types") != ["id_token"]:
+            problems.append("response_types must be ['id_token']")
+        if set(request.get("grant_types") or ()) != {"implicit", "client_credentials"}:
+            problems.append("grant_types must be implicit and client_credentials")
+        for name in ("initiate_login_uri", "jwks_uri", "client_name"):
+            if not isinstance(request.get(name), str) or not request[name]:
+                problems.append(f"{name} is missing")
+        if not isinstance(request.get("redirect_uris"), list) or not request["redirect_uris"]:
+            problems.append("redirect_uris is missing")
+        if not isinstance(tool, dict) or not all(tool.get(name) for name in ("domain", "target_link_uri", "messages")):
+            problems.append("the LTI tool configuration needs domain, target_link_uri and messages")
+        if problems:
+            raise _Reject(400, "invalid_client_metadata", "; ".join(problems))
+        with self._lock:
+            self.registrations.append(request)
+        answer = {**request, "client_id": self.client_id,
+                  "https://purl.imsglobal.org/spec/lti-tool-configuration": {**tool, "deployment_id": self.deployment_id}}
+        return 200, {}, answer
 
     def _lineitem(self, name: str) -> dict:
         with self._lock:
