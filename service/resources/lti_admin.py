@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
@@ -10,14 +12,17 @@ from sqlalchemy import select
 from ..auth import BEARER, require_admin
 from ..errors import problem_abort
 from ..extensions import db_session
-from ..lti import keys, platforms
-from ..models import LtiPlatform, LtiToolKey, ScorePassback
+from ..lti import keys, platforms, registration
+from ..models import LtiPlatform, LtiRegistrationLink, LtiToolKey, ScorePassback
 from ..outbound.runner import resend
 from ..schemas.lti import (
+    NewRegistrationLinkSchema,
     PassbackSchema,
     PassbacksQuerySchema,
     PlatformSchema,
     PlatformUpdateSchema,
+    RegistrationLinkCreateSchema,
+    RegistrationLinkSchema,
     ToolKeySchema,
     ToolSchema,
 )
@@ -111,6 +116,69 @@ class PlatformDetail(MethodView):
         """Disable a platform: no more launches, learner tokens or passbacks; attempts stay."""
         platforms.disable(_platform(platform_id))
         db_session().commit()
+
+
+@blp.route(f"/platforms/<{ROW_ID}:platform_id>/approve")
+class ApprovePlatform(MethodView):
+    @blp.doc(security=BEARER)
+    @require_admin
+    @blp.response(200, PlatformSchema)
+    @problems(blp, UNAUTHORIZED, FORBIDDEN, NO_PLATFORM, (409, "The platform is disabled"))
+    def post(self, platform_id: int):
+        """Approve a pending platform (one that registered itself while LTI_REGISTRATION_APPROVAL is on):
+        its launches work from now on. Approving an active platform changes nothing."""
+        platform = _platform(platform_id)
+        if platform.disabled_at is not None:
+            problem_abort(409, "This platform is disabled: register it again to use it.")
+        platforms.approve(platform)
+        db_session().commit()
+        return platform
+
+
+@blp.route("/registration-links")
+class RegistrationLinks(MethodView):
+    @blp.doc(security=BEARER)
+    @require_admin
+    @blp.response(200, RegistrationLinkSchema(many=True))
+    @problems(blp, UNAUTHORIZED, FORBIDDEN)
+    def get(self):
+        """The registration links made, newest first (their codes are never shown again)."""
+        return db_session().scalars(select(LtiRegistrationLink).order_by(LtiRegistrationLink.id.desc())).all()
+
+    @blp.doc(security=BEARER)
+    @require_admin
+    @blp.arguments(RegistrationLinkCreateSchema)
+    @blp.response(201, NewRegistrationLinkSchema)
+    @problems(blp, UNAUTHORIZED, FORBIDDEN, *BODY_PROBLEMS)
+    def post(self, payload):
+        """Make a registration URL for one LMS's admin to paste into the LMS (LTI Dynamic Registration).
+        It works once, until it expires; the LMS is active at once, or pending if LTI_REGISTRATION_APPROVAL is on."""
+        session = db_session()
+        link, code = registration.make_link(session, payload["label"], payload["valid_hours"])
+        session.commit()
+        return {"id": link.id, "label": link.label, "created_at": link.created_at, "expires_at": link.expires_at,
+                "used_at": None, "platform_id": None, "url": registration_url(code)}
+
+
+def registration_url(code: str) -> str:
+    # The code in the query: the access log leaves queries out, and LMSs keep a URL's query when they add theirs.
+    return f"{public_url('lti_registration.register')}?{urlencode({'code': code})}"
+
+
+@blp.route(f"/registration-links/<{ROW_ID}:link_id>")
+class RegistrationLinkDetail(MethodView):
+    @blp.doc(security=BEARER)
+    @require_admin
+    @blp.response(204)
+    @problems(blp, UNAUTHORIZED, FORBIDDEN, (404, "No registration link with this id"))
+    def delete(self, link_id: int):
+        """Withdraw a registration link (a platform it registered stays)."""
+        session = db_session()
+        link = session.get(LtiRegistrationLink, link_id)
+        if link is None:
+            problem_abort(404, "No registration link with this id.")
+        session.delete(link)
+        session.commit()
 
 
 @blp.route("/keys")

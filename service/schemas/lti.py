@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from marshmallow import EXCLUDE, Schema, fields, validate
 
+from ..models.lti import ACTIVE, DISABLED, PENDING
 from .delivery import DELIVERY_STATUSES, OutboundDeliverySchema
 from .request import RequestSchema, http_url
+
+PLATFORM_STATUSES = (ACTIVE, PENDING, DISABLED)
 
 
 def url_field(description: str) -> fields.String:
@@ -24,6 +27,10 @@ class PlatformSchema(RequestSchema):
     auth_token_url = url_field("The platform's OAuth2 token URL")
     jwks_url = url_field("The platform's public keyset URL")
     created_at = fields.DateTime(dump_only=True)
+    status = fields.String(dump_only=True, validate=validate.OneOf(PLATFORM_STATUSES), metadata={
+        "description": "active; pending: registered itself while LTI_REGISTRATION_APPROVAL is on, no launch until "
+                       "an admin approves it; disabled"})
+    approved_at = fields.DateTime(dump_only=True, allow_none=True)
     disabled_at = fields.DateTime(dump_only=True, allow_none=True)
 
 
@@ -32,6 +39,29 @@ class PlatformUpdateSchema(PlatformSchema):
 
     class Meta:
         exclude = ("issuer", "client_id")
+
+
+class RegistrationLinkCreateSchema(RequestSchema):
+    label = fields.String(required=True, validate=validate.Length(min=1, max=100), metadata={
+        "description": "Whom or which LMS it is for (e.g. 'Moodle of the Faculty of Science'), for the admins' list"})
+    valid_hours = fields.Integer(load_default=72, validate=validate.Range(min=1, max=720), metadata={
+        "description": "How long it works, in hours (default 72, at most 30 days); it works once"})
+
+
+class RegistrationLinkSchema(Schema):
+    id = fields.Integer(required=True)
+    label = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    expires_at = fields.DateTime(required=True)
+    used_at = fields.DateTime(allow_none=True, metadata={"description": "When an LMS registered with it"})
+    platform = fields.Integer(allow_none=True, attribute="platform_id",
+                              metadata={"description": "The platform it registered (or registered again)"})
+
+
+class NewRegistrationLinkSchema(RegistrationLinkSchema):
+    url = fields.String(required=True, metadata={
+        "description": "The registration URL for the LMS admin to paste into the LMS (LTI Dynamic Registration), "
+                       "shown this once (only its code's hash is kept)"})
 
 
 class ToolSchema(Schema):

@@ -189,6 +189,10 @@ MATRIX = [
     Row("POST",   "/lti/login",                                              PUBLIC,         302, form=LOGIN),
     Row("POST",   "/lti/launch",                                             PLATFORM_ONLY,  401, form={"state": "x"}),
     Row("POST",   "/lti/deep-link",                                          PLATFORM_ONLY,  401, form={"exercise": QUIZ}),
+    # Dynamic registration: the code of an admin's registration link is the credential, no key stands in for
+    # it (with one, against the test LMS: tests/lti/test_dynamic_registration.py).
+    Row("GET",    "/lti/register",                                           PUBLIC,         403,
+        query={"code": "not-a-code", "openid_configuration": "http://127.0.0.1:9/.well-known/openid-configuration"}),
     # The catalog, attempts and learners.
     Row("GET",    "/api/v1/exercises",                                       PUBLIC,         200),
     Row("GET",    "/api/v1/exercises/{quiz}",                                PUBLIC,         200),
@@ -274,7 +278,12 @@ MATRIX = [
     Row("GET",    "/api/v1/admin/lti/platforms/{doomed_platform}",           ADMIN,          200),
     Row("PATCH",  "/api/v1/admin/lti/platforms/{doomed_platform}",           ADMIN,          200,
         json={"name": "Renamed LMS"}),
+    Row("POST",   "/api/v1/admin/lti/platforms/{doomed_platform}/approve",   ADMIN,          200),
     Row("DELETE", "/api/v1/admin/lti/platforms/{doomed_platform}",           ADMIN,          204),
+    Row("GET",    "/api/v1/admin/lti/registration-links",                    ADMIN,          200),
+    Row("POST",   "/api/v1/admin/lti/registration-links",                    ADMIN,          201,
+        json={"label": "Moodle of the matrix"}),
+    Row("DELETE", "/api/v1/admin/lti/registration-links/{registration_link}", ADMIN,         204),
     Row("GET",    "/api/v1/admin/lti/keys",                                  ADMIN,          200),
     Row("POST",   "/api/v1/admin/lti/keys/rotate",                           ADMIN,          201),
     Row("GET",    "/api/v1/admin/lti/passbacks",                             ADMIN,          200),
@@ -373,6 +382,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
 
     lms = _platform(http, admin_key, "Test LMS", "https://lms.example")
     doomed_platform = _platform(http, admin_key, "Doomed LMS", "https://doomed-lms.example")["id"]
+    registration_link = _ok(http.post("/api/v1/admin/lti/registration-links", headers=bearer(admin_key),
+                                      json={"label": "Doomed link"}), 201)["id"]
     closed = _platform(http, admin_key, "Closed LMS", "https://closed-lms.example")["id"]
     revoked_token = _token(app, _platform_client_id(app, closed), "ada")
     _ok(http.delete(f"/api/v1/admin/lti/platforms/{closed}", headers=bearer(admin_key)), 204)
@@ -424,7 +435,7 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
     assert set(credentials) == set(CALLERS)
     ids = {"quiz": QUIZ, "toggled": TOGGLED, "ada_attempt": ada_attempt, "run": run, "failed_run": failed_run,
            "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
-           "doomed_platform": str(doomed_platform), "passback": str(passback),
+           "doomed_platform": str(doomed_platform), "passback": str(passback), "registration_link": str(registration_link),
            "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run,
            "c2_link": str(courses["c2-link"]), "a_client": str(a_id)}
     return Seeded(credentials | {"grace_token": launched}, ids,
