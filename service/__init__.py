@@ -138,5 +138,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # What an LTI launch opens (resources/lti.py; handed over here, as service.learn builds on
     # service.resources): render_exercise_page(slug, *, launch=handoff).
     app.extensions["gradquiz.exercise_page"] = learn.render_exercise_page
+    app.extensions["gradquiz.assignment_page"] = learn.render_assignment_page  # (launch=handoff)
     register_cli(app)
     return app

@@ -20,6 +20,8 @@ from ..rules import RulesLayerSchema, rules_json
 from ..scores import POLICIES as SCORE_POLICIES, policy_of
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# Paths under /learn/ that are pages, not exercises (service/learn: /learn/assignment).
+RESERVED_SLUGS = frozenset({"assignment"})
 TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KINDS = (*QUIZ_KINDS, "code")
 COMMON_KEYS = frozenset(
@@ -164,6 +166,8 @@ def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProble
     where = f"{folder.name}/{SPEC_FILE}"
     if not SLUG_PATTERN.match(folder.name) or not 3 <= len(folder.name) <= 64:
         return None, [CatalogProblem(folder.name, "(folder name)", "a slug is 3-64 lowercase letters, digits and hyphens")]
+    if folder.name in RESERVED_SLUGS:
+        return None, [CatalogProblem(folder.name, "(folder name)", "a page of the learner's site has this name")]
     slug = folder.name
     raw_files = _read_files(folder)
     if SPEC_FILE not in raw_files:

@@ -43,7 +43,8 @@ def _exercise_detail(slug: str, launch: dict | None) -> dict[str, Any]:
     return json.loads(shared_detail_json(slug))
 
 
-LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "role", "api", "refresh", "refresh_url")
+LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "role", "api", "refresh", "refresh_url",
+                 "assignment")
 
 
 def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
@@ -64,6 +65,26 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
         handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}
     html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE)
     return page_response(html, private=handoff is not None)
+
+
+def render_assignment_page(*, launch: dict | None = None) -> Response:
+    """The page of the assignment a learner token was launched for: its exercises in order, each
+    one's status and the assignment's score, read by its script from GET /api/v1/assignment with
+    the token; each exercise opens in this tab with the same token (kept in the tab's
+    sessionStorage, as on the exercise page). `launch` is what an LTI launch hands over (see
+    render_exercise_page), embedded as JSON in the page, then sent with `Cache-Control: no-store`."""
+    handoff = None
+    if launch is not None:
+        handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}
+    html = render_template("learn/assignment.html", launch=handoff, api_base=API_BASE)
+    return page_response(html, private=handoff is not None)
+
+
+# The assignment's page: the same for every assignment (the token says which); a static path, so it
+# wins over <path:slug> below (no exercise can be called "assignment": the catalog refuses that slug).
+@blp.route("/learn/assignment")
+def assignment_page() -> Response:
+    return render_assignment_page()
 
 
 # <path:>: anything under /learn/ is a page (a 404 page for a slug with a slash), never problem+json.

@@ -11,6 +11,7 @@ from . import (
     admin_grades,
     admin_rules,
     admin_stats,
+    assignment,
     attempts,
     exercises,
     health,
@@ -26,8 +27,8 @@ from .paths import register_converters
 def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
-    for module in (exercises, attempts, learners, learner_tokens, runs, webhooks, admin, admin_attempts, admin_stats,
-                   admin_grades, admin_rules, lti_admin, health):
+    for module in (exercises, attempts, assignment, learners, learner_tokens, runs, webhooks, admin, admin_attempts,
+                   admin_stats, admin_grades, admin_rules, lti_admin, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)
 

@@ -119,6 +119,9 @@ SUBMIT_FOR_ADA     = policy(401,  401,  401,  401,  401,  OK,   403,  OK,   OK, 
 ADAS_ATTEMPT       = policy(401,  401,  401,  401,  401,  404,  404,  404,  OK,   OK,   OK,   404,  OK,   404,  404,  404,  404)
 # Learner ids belong to a client: every key reads its own learner ada's history (B's ada has none of A's).
 ADAS_HISTORY       = policy(401,  401,  401,  401,  401,  OK,   403,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   403,  OK,   403)
+# The assignment an LMS launch's token was issued for (issue 18): the tokens of a launch (c1, c2); a token
+# from POST /learner-tokens belongs to none (404); a key is no learner (403).
+LAUNCHED_TOKENS    = policy(401,  401,  401,  401,  401,  403,  404,  404,  404,  404,  403,  403,  403,  OK,   OK,   OK,   OK)
 # The grading dashboard's API: instructors and admins.
 STAFF              = policy(401,  401,  401,  401,  401,  403,  403,  403,  403,  403,  403,  OK,   OK,   403,  403,  403,  403)
 # The service's own setup (LTI platforms and keys, failed jobs): admins only.
@@ -177,6 +180,7 @@ MATRIX = [
     # learner token it holds in the browser, never with a cookie).
     Row("GET",    "/learn",                                                  PUBLIC,         200),
     Row("GET",    "/learn/{quiz}",                                           PUBLIC,         200),
+    Row("GET",    "/learn/assignment",                                       PUBLIC,         200),
     # With METRICS_TOKEN set, as production needs it (without it: open in development, 404 in
     # production; tests/api/test_metrics.py).
     Row("GET",    "/metrics",                                                METRICS_ONLY,   200),
@@ -214,6 +218,7 @@ MATRIX = [
     Row("POST",   "/api/v1/learner-tokens",                                  ANY_KEY,        200,
         json={"learner": "ada", "exercises": ["{quiz}"]}),
     Row("POST",   "/api/v1/learner-tokens/refresh",                          LEARNER_TOKENS, 200),
+    Row("GET",    "/api/v1/assignment",                                      LAUNCHED_TOKENS, 200),
     # Try it yourself.
     Row("POST",   "/api/v1/runs",                                            ANY_CALLER,     202,
         json={"code": "print(1)", "wait": 0}),

@@ -1,15 +1,19 @@
-// The learner pages' script (service/learn): one bundle for /learn and /learn/{slug}, built by
+// The learner pages' script (service/learn): one bundle for /learn, /learn/{slug} and /learn/assignment, built by
 // frontend/build.mjs into service/static/vendor/learn/learn.js.
 
 import { LearnerSession } from "./session.js";
 import { makeApi } from "./api.js";
 import { initExercise } from "./exercise.js";
 import { initLesson } from "./lesson.js";
+import { initAssignment, linkBackToAssignment } from "./assignment.js";
 
 const page = document.body.dataset.page;
 const apiBase = document.body.dataset.api || "/api/v1";
 const session = new LearnerSession(apiBase).start();
 const api = makeApi(apiBase, session);
 
-if (page === "exercise") initExercise({ api, session }).catch((error) => console.error(error));
-else if (page === "lesson") initLesson({ api, session });
+if (page === "exercise") {
+  linkBackToAssignment(session);
+  initExercise({ api, session }).catch((error) => console.error(error));
+} else if (page === "lesson") initLesson({ api, session });
+else if (page === "assignment") initAssignment({ api, session }).catch((error) => console.error(error));

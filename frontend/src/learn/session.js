@@ -66,6 +66,8 @@ function normalise(raw, apiBase) {
     refresh: sameOrigin(refresh) ? refresh : `${apiBase}/learner-tokens/refresh`,
     // The last token of the session (its maximum age reached): it is not renewed, it runs out.
     final: Boolean(raw.final),
+    // Launched from an assignment of several exercises (/learn/assignment lists them).
+    assignment: Boolean(raw.assignment),
   };
 }
 
@@ -239,7 +241,8 @@ export class LearnerSession extends EventTarget {
         body = {};
       }
       const next = normalise({ ...body, learner: body.learner || s.learner, role: body.role || s.role,
-        exercise: body.exercise || s.exercise, refresh: body.refresh || body.refresh_url || s.refresh }, this.apiBase);
+        exercise: body.exercise || s.exercise, refresh: body.refresh || body.refresh_url || s.refresh,
+        assignment: s.assignment }, this.apiBase);
       if (next) {
         // A renewal that does not reach further (the session's maximum age) is the last one:
         // asking again would only hammer the server until the session ends.

@@ -1,0 +1,169 @@
+"""Assignments of several exercises (issue 18), against the test LMS: the instructor's Deep Linking
+makes one link of several exercises, in order, with a scoring rule; a launch of it gives a token for
+all of them; attempts at any of them send ONE score, by the rule, to the link's one line item."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from sqlalchemy import select
+
+from service.extensions import db_session
+from service.learner_tokens import read_learner_token
+from service.lti import claims as c
+from service.models import LtiLinkExercise, LtiResourceLink, ScorePassback
+from service.models.base import utcnow
+
+from .platform import INSTRUCTOR_ROLES, TestPlatform
+from .test_lti import _auth, _handoff, _launch, _runner
+
+# Three quizzes graded at once: right scores 1, wrong 0.
+QUIZ, QUIZ_RIGHT, QUIZ_WRONG = "backward-none-for-bounds", "none-each", "zero-number"
+SQUARE, SQUARE_RIGHT = "squarefn-forward-value", 16.0
+CLAMP, CLAMP_RIGHT = "builtin-clamp-forward-value", 1.0
+
+
+def _picker(client, platform: TestPlatform) -> tuple[str, str]:
+    page = _launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
+    assert page.status_code == 200, page.get_data(as_text=True)
+    text = page.get_data(as_text=True)
+    return text, html.unescape(re.search(r'name="picker" value="([^"]+)"', text).group(1))
+
+
+def _deep_link(client, platform: TestPlatform, form: dict) -> list[dict]:
+    """The content items of the Deep Linking response the picker's `form` makes, verified as the
+    LMS verifies them (the tool's signature, from its JWKS)."""
+    _, token = _picker(client, platform)
+    returned = client.post("/lti/deep-link", data={"picker": token, **form})
+    assert returned.status_code == 200, returned.get_data(as_text=True)
+    response_jwt = html.unescape(re.search(r'name="JWT" value="([^"]+)"', returned.get_data(as_text=True)).group(1))
+    return platform.read_deep_linking_response(response_jwt)[c.CONTENT_ITEMS]
+
+
+def _assignment(client, platform: TestPlatform, scoring: str, points: dict[str, str] | None = None) -> dict:
+    """One assignment of QUIZ, SQUARE and CLAMP, numbered in that order (listed otherwise)."""
+    form = {"mode": "assignment", "exercise": [CLAMP, QUIZ, SQUARE], "title": "Week 3: custom functions",
+            "scoring": scoring, f"order-{QUIZ}": "1", f"order-{SQUARE}": "2", f"order-{CLAMP}": "3"}
+    form.update({f"points-{slug}": value for slug, value in (points or {}).items()})
+    [item] = _deep_link(client, platform, form)
+    return item
+
+
+def test_the_picker_offers_one_assignment_with_order_title_and_rule(client, registered_platform):
+    page, _ = _picker(client, registered_platform)
+    assert 'name="mode" value="links" checked' in page and 'name="mode" value="assignment"' in page
+    assert f'name="order-{QUIZ}"' in page and f'name="points-{QUIZ}" value="1"' in page
+    assert '<label for="assignment-title">' in page and '<option value="sum">' in page
+
+
+def test_deep_linking_makes_one_signed_item_for_an_assignment(client, registered_platform):
+    item = _assignment(client, registered_platform, "sum", {QUIZ: "2", SQUARE: "1", CLAMP: "3"})
+    assert item["type"] == "ltiResourceLink" and item["title"] == "Week 3: custom functions"
+    custom = item["custom"]
+    # In the order the instructor numbered them, with their points; signed in the response JWT.
+    assert (custom["exercises"], custom["scoring"], custom["points"]) == (f"{QUIZ},{SQUARE},{CLAMP}", "sum", "2,1,3")
+    assert "exercise" not in custom
+    assert item["lineItem"]["scoreMaximum"] == 6 and item["lineItem"]["label"] == "Week 3: custom functions"
+    # A mean is out of 100; points left blank are 1.
+    mean = _assignment(client, registered_platform, "mean")
+    assert mean["custom"]["points"] == "1,1,1" and mean["lineItem"]["scoreMaximum"] == 100
+
+
+def test_an_invalid_assignment_is_refused_and_signs_nothing(client, registered_platform):
+    _, token = _picker(client, registered_platform)
+    for bad in ({f"points-{QUIZ}": "0"}, {f"points-{QUIZ}": "many"}, {"scoring": "median"},
+                {f"order-{QUIZ}": "first"}, {"title": "x" * 256}):
+        form = {"picker": token, "mode": "assignment", "exercise": [QUIZ, SQUARE], **bad}
+        refused = client.post("/lti/deep-link", data=form)
+        assert refused.status_code == 422 and refused.mimetype == "application/problem+json", bad
+        assert "JWT" not in refused.get_data(as_text=True)
+
+
+def test_a_launch_of_an_assignment_gives_a_token_for_all_its_exercises(app, client, registered_platform):
+    item = _assignment(client, registered_platform, "mean")
+    launched = _launch(client, registered_platform, custom=item["custom"], sub="student-7", resource_link_id="week-3")
+    handoff = _handoff(launched)
+    assert 'data-page="assignment"' in launched.get_data(as_text=True)  # the assignment's page, not one exercise's
+    assert handoff["assignment"] is True and handoff["exercise"] == QUIZ
+    scope = read_learner_token(app.config["SECRET_KEY"], handoff["token"])
+    assert scope.exercises == (QUIZ, SQUARE, CLAMP) and scope.learner == "student-7" and scope.link_id is not None
+    with app.app_context():
+        link = db_session().get(LtiResourceLink, scope.link_id)
+        assert (link.scoring, link.exercise.slug, link.title) == ("mean", QUIZ, "Autograd quiz")
+        rows = db_session().scalars(select(LtiLinkExercise).where(LtiLinkExercise.link_id == link.id)
+                                    .order_by(LtiLinkExercise.position)).all()
+        assert [(r.position, r.exercise.slug, r.points) for r in rows] == [(0, QUIZ, 1), (1, SQUARE, 1), (2, CLAMP, 1)]
+    # The token answers every exercise of the assignment, and its page's API lists them in order.
+    answered = client.post(f"/api/v1/exercises/{CLAMP}/attempts", headers=_auth(handoff["token"]),
+                           json={"answer": CLAMP_RIGHT})
+    assert answered.status_code == 201, answered.json
+    listed = client.get("/api/v1/assignment", headers=_auth(handoff["token"]))
+    assert listed.status_code == 200 and listed.headers["Cache-Control"] == "private, no-store"
+    assert [(e["slug"], e["status"], e["score"]) for e in listed.json["exercises"]] == [
+        (QUIZ, "not_tried", None), (SQUARE, "not_tried", None), (CLAMP, "passed", 1.0)]
+    assert (listed.json["score"], listed.json["score_maximum"], listed.json["complete"]) == (pytest.approx(33.3333), 100, False)
+
+
+def test_a_launch_naming_an_unpublished_exercise_is_refused(client, registered_platform):
+    refused = _launch(client, registered_platform, custom={"exercises": f"{QUIZ},no-such-exercise", "scoring": "mean"})
+    assert refused.status_code == 401 and "no-such-exercise" in refused.json["detail"]
+    refused = _launch(client, registered_platform, custom={"exercises": f"{QUIZ},{QUIZ}"})
+    assert refused.status_code == 401 and "once" in refused.json["detail"]
+
+
+@pytest.mark.parametrize(("scoring", "points", "expected_given", "expected_maximum"), [
+    # QUIZ wrong then right (best: 1), SQUARE not tried (0), CLAMP wrong (0).
+    ("mean", None, 100 / 3, 100),
+    # The same, weighted: QUIZ 2 points, SQUARE 4, CLAMP 1: 2 of 7.
+    ("sum", {QUIZ: "2", SQUARE: "4", CLAMP: "1"}, 2, 7),
+])
+def test_attempts_at_two_of_three_exercises_send_one_score_by_the_rule(app, client, registered_platform, scoring, points,
+                                                                        expected_given, expected_maximum):
+    platform = registered_platform
+    item = _assignment(client, platform, scoring, points)
+    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-7", resource_link_id="week-3"))["token"]
+    for slug, answer in ((QUIZ, QUIZ_WRONG), (CLAMP, 2.0), (QUIZ, QUIZ_RIGHT)):
+        made = client.post(f"/api/v1/exercises/{slug}/attempts", headers=_auth(token), json={"answer": answer})
+        assert made.status_code == 201, made.json
+        assert _runner(app).run_once() == 1
+    # One score per graded attempt, all to the assignment's one line item; the last is the rule's.
+    assert [s["lineitem"] for s in platform.scores] == [platform.lineitem_url()] * 3
+    last = platform.scores[-1]["body"]
+    assert last["userId"] == "student-7"
+    assert last["scoreGiven"] == pytest.approx(expected_given, abs=1e-3) and last["scoreMaximum"] == expected_maximum
+    # Graded as far as it goes (exercises not tried count 0), the activity still in progress.
+    assert (last["gradingProgress"], last["activityProgress"]) == ("FullyGraded", "InProgress")
+    assert [s["body"]["scoreGiven"] for s in platform.scores][:2] == [0, 0]
+    # The third exercise graded: the activity is submitted.
+    made = client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=_auth(token), json={"answer": SQUARE_RIGHT})
+    assert made.status_code == 201 and _runner(app).run_once() == 1
+    done = platform.scores[-1]["body"]
+    expected_done = 200 / 3 if scoring == "mean" else 6
+    assert done["scoreGiven"] == pytest.approx(expected_done, abs=1e-3) and done["activityProgress"] == "Submitted"
+    assert platform.rejected == []
+
+
+def test_a_late_retry_sends_the_assignments_score_as_it_is_when_sent(app, client, registered_platform):
+    """The first attempt's score is refused, then a second exercise's grade is delivered: the retry of
+    the first never sends the older assignment score."""
+    platform = registered_platform
+    item = _assignment(client, platform, "mean")
+    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-8", resource_link_id="week-3"))["token"]
+    runner = _runner(app)
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token),
+                       json={"answer": QUIZ_RIGHT}).status_code == 201
+    platform.fail_next_scores = 1
+    runner.run_once()
+    assert platform.scores == []
+    assert client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=_auth(token),
+                       json={"answer": SQUARE_RIGHT}).status_code == 201
+    runner.run_once()
+    with app.app_context():  # the first one's backoff has passed
+        db_session().execute(ScorePassback.__table__.update().values(next_attempt_at=utcnow()))
+        db_session().commit()
+    runner.run_once()
+    given = [s["body"]["scoreGiven"] for s in platform.scores]
+    assert given and all(g == pytest.approx(200 / 3, abs=1e-3) for g in given), given
+    assert platform.results[(platform.lineitem_url(), "student-8")]["score"]["scoreGiven"] == pytest.approx(200 / 3, abs=1e-3)
