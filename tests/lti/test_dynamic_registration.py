@@ -1,0 +1,249 @@
+"""LTI Dynamic Registration against the test LMS (tests/lti/platform.py): an admin makes a
+registration link, the LMS opens it with its OpenID configuration and registration token, the
+tool registers itself over real HTTP and stores the platform, and then the LMS launches."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from datetime import datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from sqlalchemy import func, select, update
+
+from service.extensions import db_session
+from service.lti import claims as c
+from service.lti.registration import SCOPE_MEMBERSHIPS, TOOL_CONFIGURATION
+from service.models import LtiPlatform, LtiRegistrationLink
+from service.models.base import utcnow
+
+from .platform import TestPlatform
+from .test_lti import LAUNCH_URL, QUIZ, _auth, _handoff, _launch, _login
+
+PAGE = {"Accept": "text/html,application/xhtml+xml"}  # as a browser asks, in the LMS's dialog
+CLOSE = "org.imsglobal.lti.close"
+
+
+def _link(client, admin_key: str, label: str = "Test LMS's admin", **body) -> dict:
+    response = client.post("/api/v1/admin/lti/registration-links", headers=_auth(admin_key),
+                           json={"label": label, **body})
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def _open(client, platform: TestPlatform, link_url: str, headers: dict | None = None):
+    """What the LMS does with the pasted URL: opens it with its parameters added, in its dialog."""
+    return client.get(platform.registration_url(link_url), headers=PAGE if headers is None else headers)
+
+
+def _platforms(app) -> list[LtiPlatform]:
+    with app.app_context():
+        return list(db_session().scalars(select(LtiPlatform).order_by(LtiPlatform.id)))
+
+
+def _platform_count(app) -> int:
+    with app.app_context():
+        return db_session().scalar(select(func.count()).select_from(LtiPlatform))
+
+
+def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app, client, platform, admin_key):
+    link = _link(client, admin_key)
+    query = parse_qs(urlsplit(link["url"]).query)
+    assert link["url"].startswith("http://localhost/lti/register?") and list(query) == ["code"]
+
+    page = _open(client, platform, link["url"])
+
+    assert page.status_code == 201, page.get_data(as_text=True)
+    # The configuration was read with the registration token (Canvas asks for it there too).
+    assert platform.openid_configuration_requests == [{"authorization": f"Bearer {platform.registration_token}"}]
+    [sent] = platform.registrations  # /register checked the bearer and the required members
+    assert sent["initiate_login_uri"] == "http://localhost/lti/login"
+    assert sent["redirect_uris"] == [LAUNCH_URL] and sent["jwks_uri"] == "http://localhost/lti/jwks"
+    assert set(sent["scope"].split()) == {c.SCOPE_LINEITEM, c.SCOPE_SCORE, SCOPE_MEMBERSHIPS}
+    tool = sent[TOOL_CONFIGURATION]
+    assert tool["domain"] == "localhost" and tool["target_link_uri"] == LAUNCH_URL
+    assert {"sub", "name", "given_name", "family_name"} <= set(tool["claims"])
+    messages = {message["type"]: message for message in tool["messages"]}
+    assert set(messages) == {c.RESOURCE_LINK_REQUEST, c.DEEP_LINKING_REQUEST}
+    assert messages[c.DEEP_LINKING_REQUEST]["placements"] == ["ContentArea"]  # the one the LMS lists
+
+    [stored] = _platforms(app)
+    assert (stored.issuer, stored.client_id, stored.deployment_ids) == (platform.issuer, platform.client_id,
+                                                                        [platform.deployment_id])
+    assert (stored.auth_login_url, stored.auth_token_url, stored.jwks_url) == (
+        platform.login_url, platform.token_url, platform.jwks_url)
+    assert stored.name == f"gradquiz-tests at {urlsplit(platform.issuer).netloc}" and stored.status == "active"
+    used = client.get("/api/v1/admin/lti/registration-links", headers=_auth(admin_key)).json
+    assert [(row["id"], row["platform"]) for row in used] == [(link["id"], stored.id)] and used[0]["used_at"]
+    assert "url" not in used[0] and "code" not in json.dumps(used)
+
+    # The LMS launches the tool as it would one an admin registered by hand.
+    handoff = _handoff(_launch(client, platform, sub="student-9", custom={"exercise": QUIZ}))
+    assert handoff["learner"] == "student-9" and handoff["role"] == "learner" and handoff["exercise"] == QUIZ
+
+
+def test_the_page_asks_the_lms_to_close_its_dialog(client, platform, admin_key):
+    page = _open(client, platform, _link(client, admin_key)["url"])
+    text = page.get_data(as_text=True)
+    assert page.status_code == 201 and page.mimetype == "text/html"
+    assert "gradquiz is registered" in text and html.escape(platform.issuer) in text
+    origins = json.loads(html.unescape(re.search(
+        r'<script type="application/json" id="gradquiz-close-origins">(.*?)</script>', text, re.S).group(1)))
+    assert origins == [platform.issuer]  # its configuration's, issuer's and authorization endpoint's origin
+    assert f'subject: "{CLOSE}"' in text and "window.opener || " in text
+    # The only script is this page's own (its nonce), the page may be framed by the LMS's, the code in its
+    # address is sent nowhere (no referrer), and the page is not kept.
+    nonce = re.search(r"script-src 'nonce-([^']+)'", page.headers["Content-Security-Policy"]).group(1)
+    assert text.count(f'<script nonce="{nonce}">') == 1 and "frame-ancestors" not in page.headers["Content-Security-Policy"]
+    assert "X-Frame-Options" not in page.headers
+    assert page.headers["Referrer-Policy"] == "no-referrer" and page.headers["Cache-Control"] == "no-store"
+
+
+def test_a_link_works_once_until_it_expires_or_is_withdrawn(app, client, platform, admin_key):
+    first = _link(client, admin_key)
+    assert _open(client, platform, first["url"]).status_code == 201
+    again = _open(client, platform, first["url"])
+    assert again.status_code == 403 and "was used already or has expired" in again.get_data(as_text=True)
+    assert "close-origins" not in again.get_data(as_text=True)  # the dialog stays, saying why
+
+    expired, withdrawn = _link(client, admin_key), _link(client, admin_key)
+    with app.app_context():
+        db_session().execute(update(LtiRegistrationLink).where(LtiRegistrationLink.id == expired["id"])
+                             .values(expires_at=utcnow() - timedelta(seconds=1)))
+        db_session().commit()
+    assert client.delete(f"/api/v1/admin/lti/registration-links/{withdrawn['id']}",
+                         headers=_auth(admin_key)).status_code == 204
+    forged = "http://localhost/lti/register?code=not-a-code-an-admin-made"
+    for url in (expired["url"], withdrawn["url"], forged, "http://localhost/lti/register"):
+        refused = _open(client, platform, url, headers={})
+        assert refused.status_code == 403 and refused.mimetype == "application/problem+json", url
+        assert refused.json["title"] == "This registration link does not work"
+    assert len(platform.registrations) == 1 and len(platform.openid_configuration_requests) == 1  # no call made
+    assert _platform_count(app) == 1
+
+
+def test_a_link_lasts_as_long_as_the_admin_asks(client, admin_key):
+    link = _link(client, admin_key, valid_hours=2)
+    lasts = datetime.fromisoformat(link["expires_at"]) - datetime.fromisoformat(link["created_at"])
+    assert lasts == timedelta(hours=2)
+    for body in ({"label": ""}, {"label": "x", "valid_hours": 0}, {"label": "x", "valid_hours": 721}, {}):
+        refused = client.post("/api/v1/admin/lti/registration-links", headers=_auth(admin_key), json=body)
+        assert refused.status_code == 422 and refused.mimetype == "application/problem+json", body
+
+
+def test_with_approval_on_the_platform_waits_for_an_admin(make_app, app, platform, admin_key):
+    approving = make_app(lti_registration_approval=True)  # the same database, the setting on
+    client = approving.test_client()
+    page = _open(client, platform, _link(client, admin_key)["url"])
+    assert page.status_code == 201 and "waiting for approval" in page.get_data(as_text=True)
+    assert "close-origins" in page.get_data(as_text=True)  # the LMS's part is done: its dialog closes
+    [listed] = client.get("/api/v1/admin/lti/platforms", headers=_auth(admin_key)).json
+    assert listed["status"] == "pending" and listed["approved_at"] is None
+
+    refused = client.get("/lti/login", query_string=platform.login_initiation(LAUNCH_URL))
+    assert refused.status_code == 401 and "waits for an administrator of gradquiz to approve it" in refused.json["detail"]
+
+    approved = client.post(f"/api/v1/admin/lti/platforms/{listed['id']}/approve", headers=_auth(admin_key))
+    assert approved.status_code == 200 and approved.json["status"] == "active" and approved.json["approved_at"]
+    handoff = _handoff(_launch(client, platform, sub="student-3", custom={"exercise": QUIZ}))
+    assert handoff["learner"] == "student-3"
+
+    # Approval is no way back for a platform an admin disabled.
+    assert client.delete(f"/api/v1/admin/lti/platforms/{listed['id']}", headers=_auth(admin_key)).status_code == 204
+    again = client.post(f"/api/v1/admin/lti/platforms/{listed['id']}/approve", headers=_auth(admin_key))
+    assert again.status_code == 409 and again.mimetype == "application/problem+json"
+    assert client.get(f"/api/v1/admin/lti/platforms/{listed['id']}", headers=_auth(admin_key)).json["status"] == "disabled"
+
+
+def test_a_launch_started_before_approval_is_refused_too(make_app, app, platform, admin_key):
+    """A state issued while the platform was active cannot carry a launch of it once it is pending:
+    verify_launch checks the platform again (here: set pending behind the tool's back)."""
+    client = app.test_client()
+    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    auth = platform.authorize(_login(client, platform))
+    with app.app_context():
+        db_session().execute(update(LtiPlatform).values(approved_at=None))
+        db_session().commit()
+    refused = client.post("/lti/launch", data=auth.form)
+    assert refused.status_code == 401 and "approve" in refused.json["detail"]
+
+
+def test_registering_again_updates_the_platform_and_keeps_every_deployment(app, client, platform, admin_key):
+    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    platform.deployment_id = "deployment-2"  # the LMS deploys the tool again, under the same client id
+    page = _open(client, platform, _link(client, admin_key)["url"])
+    assert page.status_code == 200 and "registration is updated" in page.get_data(as_text=True)
+    [stored] = _platforms(app)
+    assert stored.deployment_ids == ["deployment-1", "deployment-2"]
+    assert _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["learner"] == "learner-1"  # launched from deployment-2
+
+
+def test_a_moodle_style_configuration_is_read(app, client, platform, admin_key):
+    """Moodle 3.10 lists messages_supported as plain names; an LMS without NRPS is not asked for it."""
+    platform.product_family_code = "moodle"
+    config = platform.openid_configuration()
+    platform.openid_configuration_overrides = {
+        "scopes_supported": [c.SCOPE_LINEITEM, c.SCOPE_SCORE],
+        "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+            **config["https://purl.imsglobal.org/spec/lti-platform-configuration"],
+            "messages_supported": ["LtiResourceLink", "LtiDeepLinkingRequest"]}}
+    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    [sent] = platform.registrations
+    assert set(sent["scope"].split()) == {c.SCOPE_LINEITEM, c.SCOPE_SCORE}
+    messages = {message["type"]: message for message in sent[TOOL_CONFIGURATION]["messages"]}
+    assert set(messages) == {c.RESOURCE_LINK_REQUEST, c.DEEP_LINKING_REQUEST}
+    assert "placements" not in messages[c.DEEP_LINKING_REQUEST]
+    assert _platforms(app)[0].name.startswith("Moodle at 127.0.0.1:")
+
+
+BAD_CONFIGURATIONS = {
+    "issuer of another origin": ({"issuer": "https://elsewhere.example"}, None,
+                                 "names the issuer 'https://elsewhere.example', which is not of the configuration's own origin"),
+    "no registration endpoint": ({"registration_endpoint": None}, None, "registration_endpoint is missing"),
+    "no jwks_uri": ({"jwks_uri": None}, None, "jwks_uri is missing"),
+    "a token endpoint that is no URL": ({"token_endpoint": "ftp://x"}, None,
+                                        "token_endpoint is missing or is not an http(s) URL"),
+    "not JSON": ({}, "<!doctype html><title>Log in</title>", "OpenID configuration is not JSON"),
+    "no issuer": ({"issuer": None}, None, "has no issuer"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CONFIGURATIONS)
+def test_a_bad_openid_configuration_is_refused_and_nothing_is_stored(app, client, platform, admin_key, case):
+    overrides, page, detail = BAD_CONFIGURATIONS[case]
+    platform.openid_configuration_overrides, platform.openid_configuration_page = overrides, page
+    link = _link(client, admin_key)
+    refused = _open(client, platform, link["url"], headers={})
+    assert refused.status_code == 502 and refused.mimetype == "application/problem+json"
+    assert detail in refused.json["detail"], refused.json
+    shown = _open(client, platform, link["url"])  # the same, as the page in the LMS's dialog shows it
+    assert shown.status_code == 502 and detail in html.unescape(shown.get_data(as_text=True))
+    assert "close-origins" not in shown.get_data(as_text=True)
+    assert platform.registrations == [] and _platform_count(app) == 0
+    # The link was not used up: once the LMS is fixed, the same link registers it.
+    platform.openid_configuration_overrides, platform.openid_configuration_page = {}, None
+    assert _open(client, platform, link["url"]).status_code == 201
+
+
+def test_an_unreachable_configuration_or_a_refused_registration_stores_nothing(app, client, platform, admin_key):
+    link = _link(client, admin_key)
+    unreachable = client.get(link["url"] + "&openid_configuration=http%3A%2F%2F127.0.0.1%3A9%2Fconfig")
+    assert unreachable.status_code == 502 and "could not be read: no answer from 127.0.0.1:9" in unreachable.json["detail"]
+    missing = client.get(link["url"])
+    assert missing.status_code == 400 and "openid_configuration" in missing.json["detail"]
+
+    wrong_token = platform.registration_url(link["url"]).replace(platform.registration_token, "expired-token")
+    refused = client.get(wrong_token)
+    assert refused.status_code == 502 and "refused the registration (HTTP 401)" in refused.json["detail"]
+    assert "missing or wrong registration token" in refused.json["detail"]  # the LMS's own words
+    assert platform.registrations == [] and _platform_count(app) == 0
+    assert "expired-token" not in json.dumps(refused.json)
+
+
+def test_without_a_deployment_the_platform_is_stored_and_says_what_is_missing(app, client, platform, admin_key):
+    platform.deployment_id = ""  # an LMS that names no deployment in its answer
+    page = _open(client, platform, _link(client, admin_key)["url"])
+    assert page.status_code == 201 and "The LMS named no deployment" in page.get_data(as_text=True)
+    assert _platforms(app)[0].deployment_ids == []
