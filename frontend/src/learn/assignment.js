@@ -30,7 +30,7 @@ function render(root, data) {
   document.title = `${data.title} · gradquiz`;
   const total = data.score === null || data.score === undefined
     ? `none yet (out of ${num(data.score_maximum)})`
-    : `${num(data.score)} out of ${num(data.score_maximum)}`;
+    : `${num(Math.round(data.score * 100) / 100)} out of ${num(data.score_maximum)}`;
   const graded = data.exercises.filter((part) => part.score !== null && part.score !== undefined).length;
   root.append(
     h("p", {}, RULES[data.scoring] || "", " Exercises not tried count 0; each exercise counts its score under its own policy (your best, or your latest)."),
