@@ -17,6 +17,7 @@ import { viewExercise } from "./views/exercise.js";
 import { viewLearner } from "./views/learner.js";
 import { viewOverrides } from "./views/overrides.js";
 import { viewOverview } from "./views/overview.js";
+import { viewPlatforms } from "./views/platforms.js";
 import { viewRegrade, viewRegrades } from "./views/regrades.js";
 import { viewClientRules, viewLinkRules, viewLinks } from "./views/rules.js";
 
@@ -32,6 +33,7 @@ const ROUTES = [
   [/^\/overrides$/, viewOverrides, "overrides"],
   [/^\/links$/, viewLinks, "links"],
   [/^\/links\/(\d+)$/, viewLinkRules, "links"],
+  [/^\/platforms$/, viewPlatforms, "platforms"],
 ];
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => start(ROUTES));
