@@ -167,3 +167,22 @@ def test_a_late_retry_sends_the_assignments_score_as_it_is_when_sent(app, client
     given = [s["body"]["scoreGiven"] for s in platform.scores]
     assert given and all(g == pytest.approx(200 / 3, abs=1e-3) for g in given), given
     assert platform.results[(platform.lineitem_url(), "student-8")]["score"]["scoreGiven"] == pytest.approx(200 / 3, abs=1e-3)
+
+
+def test_an_override_of_one_exercises_attempt_sends_the_assignments_new_total(app, client, registered_platform,
+                                                                              admin_key):
+    platform = registered_platform
+    item = _assignment(client, platform, "sum", {QUIZ: "2", SQUARE: "1", CLAMP: "1"})
+    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-9", resource_link_id="week-3"))["token"]
+    runner = _runner(app)
+    wrong = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": QUIZ_WRONG})
+    assert client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=_auth(token),
+                       json={"answer": SQUARE_RIGHT}).status_code == 201
+    runner.run_once()
+    assert platform.scores[-1]["body"]["scoreGiven"] == 1 and platform.scores[-1]["body"]["scoreMaximum"] == 4
+    overridden = client.post(f"/api/v1/admin/attempts/{wrong.json['id']}/override", headers=_auth(admin_key),
+                             json={"score": 0.5, "reason": "partly right"})
+    assert overridden.status_code == 201, overridden.json
+    runner.run_once()
+    # QUIZ's 0.5 x 2 points + SQUARE's 1 x 1, out of 4: one score to the assignment's line item.
+    assert platform.scores[-1]["body"]["scoreGiven"] == 2 and platform.scores[-1]["lineitem"] == platform.lineitem_url()
