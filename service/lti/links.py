@@ -60,7 +60,8 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
         session.add(link)
     ags: dict[str, Any] = claims.get(c.AGS_ENDPOINT) or {}
     link.exercise, link.deployment_id, link.updated_at = exercise, launch.deployment_id, now
-    context = claims.get(c.CONTEXT) if isinstance(claims.get(c.CONTEXT), dict) else {}
+    context_claim = claims.get(c.CONTEXT)
+    context: dict[str, Any] = context_claim if isinstance(context_claim, dict) else {}
     link.context_id = context.get("id")
     link.course = course_of(session, launch, context, link_id)
     link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")

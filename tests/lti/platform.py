@@ -18,7 +18,10 @@ Framework with real HTTP, real 2048-bit RSA keys and real RS256 JWTs (PyJWT + cr
   configuration, `openid_configuration()`, changed by `openid_configuration_overrides` or replaced by
   the page `openid_configuration_page`) and POST /register, which takes the tool's registration with
   `registration_token` as its bearer, records it in `registrations` and answers with `client_id` and
-  `deployment_id`. `registration_url(tool_url)` is the address the LMS opens for its admin.
+  `deployment_id`. `registration_url(tool_url)` is the address the LMS opens for its admin;
+  for a browser, GET /tool-registration is the LMS admin's page showing it in a frame (as Moodle
+  and Canvas do) for `tool_registration_url`, which removes the frame when the tool posts
+  org.imsglobal.lti.close (the origins it came from in `window.ltiCloseMessages`).
 * For a browser (tests/browser): GET /course/<mode> is a course page showing the tool in a frame,
   as an LMS does, its login initiated by the frame's address; GET /auth is the authorization
   endpoint the tool sends the browser to, answering with a form that posts the launch to the
@@ -217,6 +220,7 @@ class TestPlatform:
         self.openid_configuration_requests: list[dict] = []
         self.openid_configuration_overrides: dict[str, Any] = {}
         self.openid_configuration_page: str | None = None
+        self.tool_registration_url: str | None = None
         self._keys: list[tuple[str, rsa.RSAPrivateKey]] = []
         self._used_jtis: set[str] = set()
         self._logins: dict[tuple[str, str | None], dict[str, str]] = {}
@@ -476,6 +480,8 @@ class TestPlatform:
         path, _, query = target.partition("?")
         if method == "GET" and (path.startswith("/course/") or path in ("/storage-frame", "/auth")):
             return self._page(path, target)
+        if (method, path) == ("GET", "/tool-registration") and self.tool_registration_url:
+            return 200, {"Cache-Control": "no-store"}, _Html(self._tool_registration_page())
         try:
             if (method, path) == ("GET", "/jwks"):
                 with self._lock:
@@ -558,6 +564,22 @@ class TestPlatform:
         else:
             parts.append(f"<script>{start_tool}</script>")
         return 200, page_headers, _Html("".join(parts))
+
+    def _tool_registration_page(self) -> str:
+        frame = html.escape(self.registration_url(self.tool_registration_url or ""))
+        return f"""<!doctype html><html lang=en><title>Register a tool</title><h1>Register an LTI Advantage tool</h1>
+<p id="status">Registering…</p>
+<iframe id="registration" title="Tool registration" src="{frame}" style="width:100%;height:420px;border:1px solid #999"></iframe>
+<script>
+window.ltiCloseMessages = [];
+window.addEventListener("message", function (event) {{
+  if (!event.data || event.data.subject !== "org.imsglobal.lti.close") return;
+  window.ltiCloseMessages.push(event.origin);
+  var frame = document.getElementById("registration");
+  if (frame) frame.remove();
+  document.getElementById("status").textContent = "The tool is registered.";
+}});
+</script>"""
 
     def _storage_script(self, capabilities_frame: str | None) -> str:
         """The platform's side of LTI postMessage Storage: data kept per origin for the tool's
