@@ -138,6 +138,9 @@ class Settings:
     # How long a learner's session lasts from its first token: POST /api/v1/learner-tokens/refresh
     # renews a token until then, never after (the learner launches again).
     learner_session_max_seconds: int = 12 * 3600
+    # How long the dashboard session an instructor's LTI launch opens for their course lasts (it is
+    # not renewed: the instructor launches again).
+    staff_session_seconds: int = 4 * 3600
     # Whether an LMS that registers itself through a registration link (LTI Dynamic Registration)
     # waits, pending, for an admin's approval before its first launch. Off: the link, which only an
     # admin can make and which works once, is the approval (docs/lti.md#dynamic-registration).

@@ -47,12 +47,15 @@ class LearnerScope:
     # the token's course (the link's LTI context), beyond which the token reads nothing
     # (services/attempts.py, token_limits). None: a token with no course (POST /learner-tokens).
     link_id: int | None
+    # The course the learner acts in (the link's, or one a client named at POST /learner-tokens):
+    # their attempts belong to it, and the token reads nothing of another course.
+    course_id: int | None
     # When the session began (Unix time of the first token of the chain); None: now, at issue.
     session_started: int | None
 
     def __init__(self, client_id: int, learner: str, exercises: Iterable[str] | str | None = _REQUIRED,  # type: ignore[assignment]
                  role: str = LEARNER, link_id: int | None = None, session_started: int | None = None, *,
-                 exercise: str | None = None) -> None:
+                 exercise: str | None = None, course_id: int | None = None) -> None:
         # `exercise=` (or a slug in exercises' place) is the one-exercise scope of an LTI launch.
         if exercise is not None:
             if exercises is not _REQUIRED:
@@ -66,7 +69,7 @@ class LearnerScope:
             raise ValueError(f"role must be one of {ROLES}, got {role!r}")
         for name, value in (("client_id", client_id), ("learner", learner),
                             ("exercises", None if exercises is None else tuple(exercises)), ("role", role),
-                            ("link_id", link_id), ("session_started", session_started)):
+                            ("link_id", link_id), ("course_id", course_id), ("session_started", session_started)):
             object.__setattr__(self, name, value)
 
     @property
@@ -112,7 +115,7 @@ def mint_learner_token(secret_key: str, scope: LearnerScope, lifetime_seconds: i
     claims: dict[str, Any] = {"iss": TOKEN_ISSUER, "aud": TOKEN_AUDIENCE, "iat": now, "exp": expires,
                               "sub": scope.learner, "cid": scope.client_id, "role": scope.role,
                               "exercises": None if scope.exercises is None else list(scope.exercises),
-                              "link": scope.link_id, "sst": started,
+                              "link": scope.link_id, "crs": scope.course_id, "sst": started,
                               # Each token its own: a renewal within the same second is still a new token.
                               "jti": secrets.token_urlsafe(9)}
     token = jwt.encode(claims, _token_key(secret_key), algorithm="HS256")
@@ -147,10 +150,10 @@ def read_learner_token(secret_key: str, token: str) -> LearnerScope | None:
     except jwt.InvalidTokenError:
         return None
     exercises = _exercises(claims)
-    link, started = claims.get("link"), claims.get("sst", claims["iat"])
+    link, course, started = claims.get("link"), claims.get("crs"), claims.get("sst", claims["iat"])
     if (exercises is False or claims["role"] not in ROLES or not isinstance(claims["sub"], str)
             or not isinstance(claims["cid"], int) or not isinstance(started, int)
-            or not (link is None or isinstance(link, int))):
+            or not (link is None or isinstance(link, int)) or not (course is None or isinstance(course, int))):
         return None
     return LearnerScope(client_id=claims["cid"], learner=claims["sub"], exercises=exercises,  # type: ignore[arg-type]
-                        role=claims["role"], link_id=link, session_started=started)
+                        role=claims["role"], link_id=link, session_started=started, course_id=course)

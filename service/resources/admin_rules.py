@@ -6,7 +6,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from ..auth import BEARER, current_client, require_staff
+from ..auth import BEARER, require_staff, staff_actor
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import ApiClient, Exercise, LtiResourceLink
@@ -20,6 +20,7 @@ from ..schemas.rules import (
 )
 from ..services import catalog_admin, rules_admin
 from ..services.standing import Assignment
+from .course_scope import course_asked
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
@@ -30,7 +31,7 @@ NO_ASSIGNMENT = (404, "No such LTI link, or no such exercise or client")
 
 
 def _link(link_id: int) -> tuple[Assignment, Exercise]:
-    found = rules_admin.link_assignment(db_session(), link_id)
+    found = rules_admin.link_assignment(db_session(), link_id, course_asked(None))
     if found is None:
         problem_abort(404, "No LTI resource link with this id.")
     return found
@@ -52,7 +53,7 @@ def _describe(assignment: Assignment, exercise: Exercise):
 
 def _put(assignment: Assignment, exercise: Exercise, rules: dict):
     session = db_session()
-    rules_admin.set_rules(session, assignment, None, rules_json(rules), current_client())
+    rules_admin.set_rules(session, assignment, None, rules_json(rules), staff_actor())
     session.commit()
     return _describe(assignment, exercise)
 
@@ -65,7 +66,7 @@ def _delete(assignment: Assignment) -> None:
 
 def _put_extension(assignment: Assignment, exercise: Exercise, learner: str, payload: dict):
     session = db_session()
-    rules_admin.set_rules(session, assignment, learner, rules_json(payload["rules"]), current_client(),
+    rules_admin.set_rules(session, assignment, learner, rules_json(payload["rules"]), staff_actor(),
                           payload.get("note"))
     session.commit()
     return _describe(assignment, exercise)
@@ -93,6 +94,9 @@ class Links(MethodView):
     def get(self, query):
         """The LTI resource links (assignments placed in LMS courses), most recently launched first."""
         stmt = select(LtiResourceLink)
+        course_id = course_asked(query.get("course"))
+        if course_id is not None:
+            stmt = stmt.where(LtiResourceLink.course_id == course_id)
         if "exercise" in query:
             stmt = stmt.join(Exercise, Exercise.id == LtiResourceLink.exercise_id).where(Exercise.slug == query["exercise"])
         return Query(db_session(), stmt.order_by(LtiResourceLink.updated_at.desc(), LtiResourceLink.id.desc()))
@@ -149,7 +153,7 @@ class LinkExtension(MethodView):
 @blp.route(f"/exercises/<slug:slug>/clients/<{ROW_ID}:client_id>/rules")
 class ClientRules(MethodView):
     @blp.doc(security=BEARER)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.response(200, AssignmentRulesSchema)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
     def get(self, slug: str, client_id: int):
@@ -157,7 +161,7 @@ class ClientRules(MethodView):
         return _describe(*_client_exercise(slug, client_id))
 
     @blp.doc(security=BEARER, description=RULES_PUT_DOC)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.arguments(RulesSchema)
     @blp.response(200, AssignmentRulesSchema)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_ASSIGNMENT, (422, "A rule is not valid"))
@@ -166,7 +170,7 @@ class ClientRules(MethodView):
         return _put(*_client_exercise(slug, client_id), payload)
 
     @blp.doc(security=BEARER)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.response(204)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
     def delete(self, slug: str, client_id: int):
@@ -177,7 +181,7 @@ class ClientRules(MethodView):
 @blp.route(f"/exercises/<slug:slug>/clients/<{ROW_ID}:client_id>/extensions/<learner:learner>")
 class ClientExtension(MethodView):
     @blp.doc(security=BEARER)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.arguments(ExtensionSetSchema)
     @blp.response(200, AssignmentRulesSchema)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_ASSIGNMENT, (422, "A rule is not valid"))
@@ -186,7 +190,7 @@ class ClientExtension(MethodView):
         return _put_extension(*_client_exercise(slug, client_id), learner, payload)
 
     @blp.doc(security=BEARER)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.response(204)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_ASSIGNMENT)
     def delete(self, slug: str, client_id: int, learner: str):

@@ -103,11 +103,12 @@ class ExerciseAttempts(MethodView):
         if key is not None and scope is not None:
             # A platform's learners share its client: keep one learner's keys apart from another's,
             # and a launch's from those of the same learner's launch of another link (course).
-            course = "" if scope.link_id is None else f"{scope.link_id}\0"
+            course = "" if scope.link_id is None and scope.course_id is None else f"{scope.link_id}:{scope.course_id}\0"
             key = hashlib.sha256(f"{scope.learner}\0{course}{key}".encode()).hexdigest()
 
         def submit() -> StoredResponse:
-            return _submit(session, client, slug, learner, payload, lti_link_id, exempt=exempt)
+            return _submit(session, client, slug, learner, payload, lti_link_id, exempt=exempt,
+                           course_id=None if scope is None or exempt else scope.course_id)
 
         digest = request_digest(request.method, request.path, request.get_data())
         try:
@@ -121,7 +122,7 @@ class ExerciseAttempts(MethodView):
 
 
 def _submit(session: Session, client: ApiClient, slug: str, learner: str, payload: dict, lti_link_id: int | None, *,
-            exempt: bool) -> StoredResponse:
+            exempt: bool, course_id: int | None) -> StoredResponse:
     """Make the attempt and its response: the rules and the kind checked, the attempt numbered."""
     for tries_left in reversed(range(NUMBER_RACE_TRIES)):
         try:
@@ -131,7 +132,7 @@ def _submit(session: Session, client: ApiClient, slug: str, learner: str, payloa
         try:
             attempt, standing = create_attempt(session, client, exercise, version, learner,
                                                payload.get("answer"), payload.get("code"), lti_link_id,
-                                               exempt=exempt)
+                                               exempt=exempt, course_id=course_id)
             session.flush()
             break
         except InvalidAnswer as exc:

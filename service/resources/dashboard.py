@@ -57,6 +57,20 @@ def _secure(response: R, cache_control: str = "no-cache") -> R:
     return secure_page(response, cache_control=cache_control)
 
 
+LAUNCH_BLOCK_ID = "gradquiz-launch"
+
+
+def course_dashboard_page(handoff: dict, frame_ancestors: list[str]) -> Response:
+    """The dashboard as an instructor's LTI launch opens it: the page with what the launch hands it
+    (the course staff session, the course, the exercise launched and a token to try it) in a JSON
+    block the page reads once; framed only by the platform's origins, never stored."""
+    block = json.dumps(handoff).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    page = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace(
+        "</body>", f'<script type="application/json" id="{LAUNCH_BLOCK_ID}">{block}</script>\n</body>', 1)
+    ancestors = " ".join(frame_ancestors) or "'none'"
+    return secure_page(Response(page, mimetype="text/html"), cache_control="no-store", frame_ancestors=ancestors)
+
+
 @blp.route("")
 @blp.route("/")
 def index() -> BaseResponse:

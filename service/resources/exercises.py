@@ -133,11 +133,13 @@ def _learner_asked(query: dict[str, Any], slug: str) -> AskedLearner | None:
                                "'Authorization: Bearer <key>'.", headers={"WWW-Authenticate": 'Bearer realm="gradquiz"'})
         return None
     try:
-        client, scope = authenticate(db_session(), allow_learner_token=True)
+        client, scope, course = authenticate(db_session(), allow_learner_token=True, allow_course_staff=True)
     except Problem as problem:
         if problem.code == 401 and "learner" not in query:
             return None
         raise
+    if course is not None:  # a course's staff read the shared detail; no learner's variant
+        return None
     if scope is None:
         return AskedLearner(client.id, query["learner"]) if "learner" in query else None
     if not scope.allows(slug):

@@ -17,13 +17,14 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from sqlalchemy import select
 
-from ..auth import BEARER, INVALID_CREDENTIALS, current_client, learner_scope, require_client
+from ..auth import BEARER, INVALID_CREDENTIALS, course_staff, current_client, learner_scope, require_client
 from ..config import Settings
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
 from ..learner_tokens import LEARNER, IssuedToken, LearnerScope, SessionOver, mint_learner_token
-from ..models import Exercise
+from ..models import Course, Exercise
 from ..schemas.learner_tokens import LearnerTokenCreateSchema, LearnerTokenSchema
+from ..services import courses
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("learner_tokens", __name__, url_prefix="/api/v1/learner-tokens",
@@ -50,14 +51,35 @@ def token_response(issued: IssuedToken, scope: LearnerScope) -> Response:
     return response
 
 
+def _course(external_id: str | None) -> int | None:
+    """The course a new token is of: a course key's own, else the one named (of the caller's client).
+
+    A course key issues tokens only in a client's own course: an LMS course's learners get theirs
+    from their launches, and a key of it must not be able to act as one of them."""
+    staff = course_staff()
+    if staff is not None:
+        own = db_session().get(Course, staff.course_id)
+        if staff.via != "key" or own is None or own.platform_id is not None:
+            problem_abort(403, "Only a key of a client's own course issues learner tokens; an LMS course's "
+                               "learners get theirs by launching from the LMS.")
+    course = None if external_id is None else courses.course_by_external_id(db_session(), current_client().id,
+                                                                              external_id)
+    if external_id is not None and (course is None or (staff is not None and course.id != staff.course_id)):
+        problem_abort(422, f"You have no course {external_id!r}.", type=VALIDATION_ERROR,
+                      errors=[{"field": "json.course", "message": "no such course of this client"}])
+    if staff is not None:
+        return staff.course_id
+    return None if course is None else course.id
+
+
 @blp.route("")
 class LearnerTokens(MethodView):
     @blp.doc(security=BEARER)
-    @require_client
+    @require_client(allow_course_staff=True)
     @blp.arguments(LearnerTokenCreateSchema)
     @blp.response(200, LearnerTokenSchema, description="A token for the learner, valid LEARNER_TOKEN_SECONDS")
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS, (403, "A learner token was sent: only an API key issues tokens"),
-              (422, "The learner or the exercises are not valid, or an exercise is not published"))
+              (422, "The learner, the exercises or the course are not valid, or an exercise is not published"))
     def post(self, payload):
         """Issue a learner token: your server calls this with its key, your browser page uses the token.
 
@@ -76,7 +98,8 @@ class LearnerTokens(MethodView):
                 problem_abort(422, f"No published exercise {unknown[0][1]!r}.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.exercises[{i}]", "message": f"no published exercise {slug!r}"}
                                       for i, slug in unknown])
-        scope = LearnerScope(client_id=current_client().id, learner=payload["learner"], exercises=slugs, role=LEARNER)
+        scope = LearnerScope(client_id=current_client().id, learner=payload["learner"], exercises=slugs, role=LEARNER,
+                             course_id=_course(payload["course"]))
         settings = _settings()
         issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                     settings.learner_session_max_seconds)

@@ -47,7 +47,9 @@ from ..lti.launch import (
     verify_launch,
 )
 from ..lti.links import LinkWithoutExercise, record_link
-from ..models import Exercise, LtiPlatform
+from ..models import Exercise, LtiPlatform, LtiResourceLink
+from ..staff_sessions import mint_staff_session
+from .dashboard import course_dashboard_page
 
 blp = Blueprint("lti", __name__, url_prefix="/lti")
 LAUNCH_REJECTED = "/problems/lti-launch-rejected"
@@ -185,13 +187,15 @@ def _open_exercise(launch: Launch, settings: Settings) -> BaseResponse:
         raise LaunchRejected(str(exc)) from None
     scope = LearnerScope(client_id=launch.platform.api_client_id, learner=launch.claims["sub"],
                          exercises=assignments.slugs_of(link), role=INSTRUCTOR if launch.is_instructor else LEARNER,
-                         link_id=link.id)
+                         link_id=link.id, course_id=link.course_id)
     issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                 settings.learner_session_max_seconds)
     api = (settings.public_url.rstrip("/") or request.host_url.rstrip("/")) + "/api/v1"
     handoff = {"token": issued.token, "exercise": link.exercise.slug, "learner": scope.learner, "role": scope.role,
                "api": api, "expires_in": issued.expires_in, "expires_at": issued.expires_at,
                "session_expires_at": issued.session_expires_at, "refresh_url": api + "/learner-tokens/refresh"}
+    if launch.is_instructor and link.course is not None:
+        return _course_dashboard(launch, link, handoff, settings)
     if settings.lti_frontend_url:
         # In the fragment: browsers never send it to a server, so the token stays out of logs.
         return redirect(f"{settings.lti_frontend_url}#{urlencode(handoff)}", code=303)
@@ -203,6 +207,22 @@ def _open_exercise(launch: Launch, settings: Settings) -> BaseResponse:
         page = current_app.extensions["gradquiz.exercise_page"](link.exercise.slug, launch=handoff)
     page.headers["Cache-Control"] = "no-store"
     return framed_by(page, _frame_ancestors(launch))
+
+
+def _course_dashboard(launch: Launch, link: LtiResourceLink, handoff: dict[str, Any], settings: Settings) -> Response:
+    """An instructor's launch opens the dashboard of the link's course, signed in for that course
+    alone by a short-lived staff session; the handoff keeps the instructor's token at the exercise
+    (the dashboard offers to try it as a learner does)."""
+    course = link.course
+    assert course is not None
+    name = launch.claims.get("name")
+    session_token, staff = mint_staff_session(current_app.config["SECRET_KEY"], course.client_id, course.id,
+                                              launch.claims["sub"], name if isinstance(name, str) else None,
+                                              settings.staff_session_seconds)
+    page = course_dashboard_page({**handoff, "staff_session": session_token, "staff_session_expires_at": staff.expires_at,
+                                  "course": {"id": course.id, "title": course.title, "label": course.label},
+                                  "staff_name": staff.name, "link": link.id}, _frame_ancestors(launch))
+    return page
 
 
 def _exercise_picker(launch: Launch) -> Response:

@@ -28,6 +28,11 @@ class LearnerTokenCreateSchema(Schema):
         metadata={"uniqueItems": True, "description": (
             f"The published exercises the token may act at (1 to {MAX_TOKEN_EXERCISES} slugs), or null for every "
             "exercise; required, so that 'every exercise' is always said")})
+    course = fields.String(load_default=None, allow_none=True, validate=[validate.Regexp(
+        LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"), _whole_id], metadata={
+        "description": "The external_id of one of your courses (POST /api/v1/courses): the learner's attempts "
+                       "belong to it and the token reads nothing of another course. A course key's tokens are "
+                       "always of its course"})
 
 
 class LearnerTokenSchema(Schema):

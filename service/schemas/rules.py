@@ -119,6 +119,8 @@ class LinkSummarySchema(Schema):
     id = fields.Integer(required=True)
     platform = fields.String(required=True, attribute="platform.name")
     context_id = fields.String(allow_none=True, required=True, metadata={"description": "The course, in the LMS"})
+    course_id = fields.Integer(allow_none=True, required=True, metadata={"description": "The course, here"})
+    course_title = fields.String(allow_none=True, required=True, attribute="course.title")
     resource_link_id = fields.String(required=True)
     exercise = fields.String(required=True, attribute="exercise.slug")
     lms_available_from = fields.DateTime(allow_none=True, required=True)
@@ -132,3 +134,5 @@ class LinksQuerySchema(RequestSchema):
 
     exercise = fields.String(validate=validate.Length(min=1, max=64), metadata={
         "description": "Only the links to this exercise (slug)"})
+    course = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1), metadata={
+        "description": "Only this course's links (a course's own staff always see their course alone)"})

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, aliased, defaultload, lazyload
+from sqlalchemy.orm import Session, defaultload, lazyload
 
 from .. import scores
 from ..learner_tokens import LearnerScope
@@ -117,7 +117,7 @@ class AttemptRefused(Exception):
 
 def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str,
                    answer: Any = None, code: str | None = None, lti_link_id: int | None = None, *,
-                   exempt: bool = False) -> tuple[Attempt, Standing]:
+                   exempt: bool = False, course_id: int | None = None) -> tuple[Attempt, Standing]:
     """Check the submission against the assessment rules and the exercise's kind, and add it
     (`version`: its current one); the attempt and the learner's standing once it is made.
 
@@ -125,7 +125,8 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     rules: an attempt they refuse raises AttemptRefused before anything is added. A quiz answer
     is graded here and now (with its `attempt.graded` event); code is queued for the grading
     workers. `lti_link_id`: the LTI resource link the learner launched from; `exempt`: the rules
-    do not bind the learner (an instructor trying the exercise out).
+    do not bind the learner (an instructor trying the exercise out); `course_id`: the course the
+    attempt belongs to (the learner token's).
     """
     kind = exercise.kind
     before = standing(session, Assignment(client.id, exercise.id, lti_link_id), version.spec.get("rules", {}),
@@ -136,7 +137,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     penalties = before.penalties()
     attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
                       exercise_version=version, created_at=before.now, lti_link_id=lti_link_id,
-                      attempt_number=before.next_number, late=before.late_now,
+                      course_id=course_id, attempt_number=before.next_number, late=before.late_now,
                       penalties=[p.as_json() for p in penalties] or None)
     if kind == "code":
         if answer is not None:
@@ -224,27 +225,18 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
     return response, False
 
 
-def course_links(link_id: int) -> Select[int]:
-    """The ids of the resource links of the course (LTI context) that link `link_id` is in: the
-    links of the same platform with the same context id. A link whose launches carried no context
-    is a course of its own."""
-    launched = aliased(LtiResourceLink)
-    return select(LtiResourceLink.id).join(launched, and_(
-        launched.id == link_id, launched.platform_id == LtiResourceLink.platform_id,
-        or_(launched.context_id == LtiResourceLink.context_id, launched.id == LtiResourceLink.id)))
-
-
 def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     """What a learner token narrows the attempts it reads to; the one place every route that reads
     attempts with a token applies it (nothing for an API key).
 
     - its exercises (None: every exercise);
     - its learner's attempts alone, unless it is an instructor's;
-    - a token from an LTI launch (it names the link launched) is scoped to that link's course: the
-      attempts made through any link of the same course, and its own learner's attempts made
-      through no link (an instructor trying the exercise out; attempts through the REST API),
-      which belong to no course. A platform's courses share its API client: without this an
-      instructor of one course read every other course's attempts at the exercise.
+    - a token of a course (an LTI launch's: its link's course; or one named at POST
+      /learner-tokens) reads that course's attempts, and its own learner's attempts made in no
+      course (an instructor trying the exercise out; attempts through the REST API). A platform's
+      courses share its API client: without this an instructor of one course read every other
+      course's attempts at the exercise. A launch's token issued before courses names only its
+      link: its link's course.
     """
     if scope is None:
         return []
@@ -253,9 +245,12 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
         limits.append(Attempt.exercise_id.in_(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
     if not scope.is_instructor:
         limits.append(Attempt.learner == scope.learner)
-    if scope.link_id is not None:
-        limits.append(or_(Attempt.lti_link_id.in_(course_links(scope.link_id)),
-                          and_(Attempt.lti_link_id.is_(None), Attempt.learner == scope.learner)))
+    course: Any = scope.course_id
+    if course is None and scope.link_id is not None:
+        course = select(LtiResourceLink.course_id).where(LtiResourceLink.id == scope.link_id).scalar_subquery()
+    if course is not None:
+        limits.append(or_(Attempt.course_id == course,
+                          and_(Attempt.course_id.is_(None), Attempt.learner == scope.learner)))
     return limits
 
 

@@ -28,7 +28,7 @@ def locked_attempt(session: Session, attempt_id: uuid.UUID) -> Attempt | None:
 
 
 def override(session: Session, attempt: Attempt, client: ApiClient, score: float, reason: str, *,
-             learner_comment: str | None = None) -> GradeOverride:
+             learner_comment: str | None = None, actor: str | None = None) -> GradeOverride:
     """Set the score that counts to `score`, keep the grader's, log it and write an
     `attempt.overridden` event (webhooks, LTI passback, statistics); the caller commits.
 
@@ -39,7 +39,7 @@ def override(session: Session, attempt: Attempt, client: ApiClient, score: float
         raise NotGraded(attempt.id)
     now = utcnow()
     previous = progress.grade_snapshot(attempt)
-    entry = GradeOverride(attempt_id=attempt.id, client_id=client.id, actor=client.name, old_score=attempt.score,
+    entry = GradeOverride(attempt_id=attempt.id, client_id=client.id, actor=actor or client.name, old_score=attempt.score,
                           new_score=score, reason=reason, learner_comment=learner_comment, created_at=now)
     session.add(entry)
     attempt.score, attempt.overridden = score, True
@@ -49,14 +49,18 @@ def override(session: Session, attempt: Attempt, client: ApiClient, score: float
     return entry
 
 
-def audit_log(attempt_id: uuid.UUID | None = None, exercise_id: int | None = None) -> Select:
-    """Overrides with their attempt's learner and exercise, newest first."""
+def audit_log(attempt_id: uuid.UUID | None = None, exercise_id: int | None = None,
+              course_id: int | None = None) -> Select:
+    """Overrides with their attempt's learner and exercise, newest first (of one course's attempts,
+    if `course_id`)."""
     stmt = (select(GradeOverride, Attempt.learner, Exercise.slug)
             .join(Attempt, Attempt.id == GradeOverride.attempt_id).join(Exercise, Exercise.id == Attempt.exercise_id))
     if attempt_id is not None:
         stmt = stmt.where(GradeOverride.attempt_id == attempt_id)
     if exercise_id is not None:
         stmt = stmt.where(Attempt.exercise_id == exercise_id)
+    if course_id is not None:
+        stmt = stmt.where(Attempt.course_id == course_id)
     return stmt.order_by(GradeOverride.created_at.desc(), GradeOverride.id.desc())
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import ApiClient, Exercise, LtiResourceLink
+from ..models import Exercise, LtiResourceLink
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
 from ..rules import Rules, resolve
@@ -50,7 +50,7 @@ def _row(session: Session, assignment: Assignment, learner: str | None) -> Asses
 
 
 def set_rules(session: Session, assignment: Assignment, learner: str | None, rules: dict[str, Any],
-              by: ApiClient, note: str | None = None) -> None:
+              by: str, note: str | None = None) -> None:
     """Replace the assignment's rules (`learner` None) or the learner's extension with `rules`
     (validated: schemas/rules.py, as JSON)."""
     row = _row(session, assignment, learner)
@@ -58,7 +58,7 @@ def set_rules(session: Session, assignment: Assignment, learner: str | None, rul
         row = AssessmentRules(client_id=assignment.client_id, exercise_id=assignment.exercise_id,
                               lti_link_id=assignment.link_id, learner=learner)
         session.add(row)
-    row.rules, row.note, row.updated_by, row.updated_at = rules, note, by.name, utcnow()
+    row.rules, row.note, row.updated_by, row.updated_at = rules, note, by[:100], utcnow()
 
 
 def clear_rules(session: Session, assignment: Assignment, learner: str | None) -> bool:
@@ -85,9 +85,10 @@ def describe(session: Session, assignment: Assignment, exercise: Exercise) -> As
                            None if own is None else own.updated_at, lms, lms_learners, resolve(layers), extensions)
 
 
-def link_assignment(session: Session, link_id: int) -> tuple[Assignment, Exercise] | None:
-    """The assignment an LTI resource link is: its platform's client and its exercise."""
+def link_assignment(session: Session, link_id: int, course_id: int | None = None) -> tuple[Assignment, Exercise] | None:
+    """The assignment an LTI resource link is: its platform's client and its exercise (None: no such
+    link, in course `course_id` if given)."""
     link = session.get(LtiResourceLink, link_id)
-    if link is None:
+    if link is None or (course_id is not None and link.course_id != course_id):
         return None
     return Assignment(link.platform.api_client_id, link.exercise_id, link.id), link.exercise

@@ -37,6 +37,7 @@ from service.models import (
     ApiClient,
     AttemptStatus,
     Base,
+    Course,
     Exercise,
     LtiPlatform,
     LtiResourceLink,
@@ -46,6 +47,8 @@ from service.models import (
     WebhookDelivery,
 )
 from service.models.base import utcnow
+from service.services.courses import make_key
+from service.staff_sessions import mint_staff_session
 from tests.helpers import bearer
 
 QUIZ = "backward-none-for-bounds"  # single choice; "none-each" is right
@@ -77,16 +80,20 @@ CALLERS = (
     "c1_bea",         # bea's launch in course c1
     "c2_teacher",     # an instructor's launch in course c2, through another link of c2 than bea's
     "c2_bea",         # bea's launch in course c2: the seeded course-c2 attempt and run are hers
+    # A course's staff: the dashboard session an instructor's launch opens (course c1, c2), and a course key of c1.
+    "c1_staff",
+    "c2_staff",
+    "c1_key",
 )
 # Callers with no right to A's learners' attempts, A's runs or A's webhooks: a 2xx they get
 # must not show any of them.
 STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
-             "b_ada_token", "c1_teacher", "c1_bea", "c2_teacher", "c2_bea")
+             "b_ada_token", "c1_teacher", "c1_bea", "c2_teacher", "c2_bea", "c1_staff", "c2_staff", "c1_key")
 # Callers with no right to course c2's attempts: every one but c2's own launches and the staff keys
 # (an instructor's or admin's key has no course: it reads every course, as before). A 2xx they get
 # must not show any of them.
 C2_STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
-                "b_ada_token", "ada_token", "teacher_token", "client", "c1_teacher", "c1_bea")
+                "b_ada_token", "ada_token", "teacher_token", "client", "c1_teacher", "c1_bea", "c1_staff", "c1_key")
 
 OK = 0  # the row's own success status
 
@@ -97,47 +104,58 @@ def policy(*statuses: int) -> dict[str, int]:
 
 
 # --- policies: the status each caller gets ------------------------------------------------------
-#                           none  wrong rvk   rtok  metr  other bob   b_ada ada   teach clnt  instr admin c1_t  c1_b  c2_t  c2_b
-PUBLIC             = policy(OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK)
+#                           none wrng rvk  rtok metr othr bob  bada ada  tch  clnt inst admn c1t  c1b  c2t  c2b  c1s  c2s  c1k
+PUBLIC             = policy(OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK)
 # Prometheus's token and nothing else: no API key, not even an admin's, reads the metrics.
-METRICS_ONLY       = policy(401,  401,  401,  401,  OK,   401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401)
+METRICS_ONLY       = policy(401, 401, 401, 401, OK,  401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401)
 # An LMS's signed request (id_token, or the picker's token) is the credential: no key stands in for it.
-PLATFORM_ONLY      = policy(401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401,  401)
+PLATFORM_ONLY      = policy(401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401)
 # Any API key; learner tokens are for a learner's attempts only.
-ANY_KEY            = policy(401,  401,  401,  401,  401,  OK,   403,  403,  403,  403,  OK,   OK,   OK,   403,  403,  403,  403)
+ANY_KEY            = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403)
 # A learner token, for itself (renewing it); a key has nothing to renew.
-LEARNER_TOKENS     = policy(401,  401,  401,  401,  401,  403,  OK,   OK,   OK,   OK,   403,  403,  403,  OK,   OK,   OK,   OK)
+LEARNER_TOKENS     = policy(401, 401, 401, 401, 401, 403, OK,  OK,  OK,  OK,  403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403)
 # A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
-OWNER_OR_ADMIN     = policy(401,  401,  401,  401,  401,  404,  403,  403,  403,  403,  OK,   404,  OK,   403,  403,  403,  403)
+OWNER_OR_ADMIN     = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, OK,  404, OK,  403, 403, 403, 403, 403, 403, 403)
 # Any valid key or learner token (a learner's runs are their own).
-ANY_CALLER         = policy(401,  401,  401,  401,  401,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK)
+ANY_CALLER         = policy(401, 401, 401, 401, 401, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403)
 # Ada's run (made with her token): she, A and admins; any other learner or client is told it does not exist.
-ADAS_RUN           = policy(401,  401,  401,  401,  401,  404,  404,  404,  OK,   404,  OK,   404,  OK,   404,  404,  404,  404)
+ADAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  404, OK,  404, OK,  404, 404, 404, 404, 403, 403, 403)
 # Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
-SUBMIT_FOR_ADA     = policy(401,  401,  401,  401,  401,  OK,   403,  OK,   OK,   403,  OK,   OK,   OK,   403,  403,  403,  403)
+SUBMIT_FOR_ADA     = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403)
 # A's ada's attempt: A, admins, her token and the token of an instructor of her exercise.
-ADAS_ATTEMPT       = policy(401,  401,  401,  401,  401,  404,  404,  404,  OK,   OK,   OK,   404,  OK,   404,  404,  404,  404)
+ADAS_ATTEMPT       = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  OK,  OK,  404, OK,  404, 404, 404, 404, 403, 403, 403)
 # Learner ids belong to a client: every key reads its own learner ada's history (B's ada has none of A's).
-ADAS_HISTORY       = policy(401,  401,  401,  401,  401,  OK,   403,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   403,  OK,   403)
+ADAS_HISTORY       = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, OK,  403, 403, 403, 403)
 # The assignment an LMS launch's token was issued for (issue 18): the tokens of a launch (c1, c2); a token
 # from POST /learner-tokens belongs to none (404); a key is no learner (403).
-LAUNCHED_TOKENS    = policy(401,  401,  401,  401,  401,  403,  404,  404,  404,  404,  403,  403,  403,  OK,   OK,   OK,   OK)
-# The grading dashboard's API: instructors and admins.
-STAFF              = policy(401,  401,  401,  401,  401,  403,  403,  403,  403,  403,  403,  OK,   OK,   403,  403,  403,  403)
+LAUNCHED_TOKENS    = policy(401, 401, 401, 401, 401, 403, 404, 404, 404, 404, 403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403)
+# The grading dashboard's API: instructors' and admins' keys, and a course's staff, who see their course alone
+# (a list or export answers 200 with none of another course's rows: C2_STRANGERS, STRANGERS).
+STAFF              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, OK,  OK,  OK)
+# Data of no course (A's ada's attempt, through the REST API; a regrade of it): staff keys; a course's staff are
+# told it does not exist.
+NO_COURSE_STAFF    = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 404, 404, 404)
+# Course c2's data in the staff API: staff keys and c2's staff; c1's staff are told it does not exist.
+C2_STAFF           = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 404, OK,  404)
+# Beyond one course (the catalog, a client's rules): staff keys only.
+EVERY_COURSE_STAFF = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 403, 403, 403)
+# Course c2's keys: staff keys and c2's staff session; another client's key is told the course does not exist; a
+# course key never makes keys.
+C2_KEYS            = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, 404, OK,  OK,  403, 403, 403, 403, 404, OK,  403)
 # The service's own setup (LTI platforms and keys, failed jobs): admins only.
-ADMIN              = policy(401,  401,  401,  401,  401,  403,  403,  403,  403,  403,  403,  403,  OK,   403,  403,  403,  403)
+ADMIN              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, 403, OK,  403, 403, 403, 403, 403, 403, 403)
 # Course c2's data (issue 18): a launch of course c1 reads none of it, bea's own launch from c1 included.
 # bea's attempt in c2: her launch in c2, c2's instructor (through any link of c2) and admins.
-C2_ATTEMPT         = policy(401,  401,  401,  401,  401,  404,  404,  404,  404,  404,  404,  404,  OK,   404,  404,  OK,   OK)
+C2_ATTEMPT         = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, OK,  OK,  403, 403, 403)
 # bea's history: every key its own bea's (none of the platform's), a token of bea or an instructor's; from
 # course c1 it shows none of c2's attempts (C2_STRANGERS), with or without ?exercise=.
-BEAS_HISTORY       = policy(401,  401,  401,  401,  401,  OK,   403,  403,  403,  OK,   OK,   OK,   OK,   OK,   OK,   OK,   OK)
+BEAS_HISTORY       = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403)
 # Submitting for bea with the Idempotency-Key her c2 launch used: a key for its own bea, a token of bea. Only
 # her c2 launch gets its stored answer back; from c1 she makes a new attempt (the key is a course's).
-SUBMIT_FOR_BEA     = policy(401,  401,  401,  401,  401,  OK,   403,  403,  403,  403,  OK,   OK,   OK,   403,  OK,   403,  OK)
+SUBMIT_FOR_BEA     = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  OK,  403, OK,  403, OK,  403, 403, 403)
 # bea's run, made with her c2 launch's token: runs are their learner's and belong to no course (never graded,
 # nothing of them reaches a gradebook), so bea reads it from c1 too; no instructor's launch does.
-BEAS_RUN           = policy(401,  401,  401,  401,  401,  404,  404,  404,  404,  404,  404,  404,  OK,   404,  OK,   404,  OK)
+BEAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, OK,  404, OK,  403, 403, 403)
 
 
 @dataclass(frozen=True)
@@ -236,44 +254,58 @@ MATRIX = [
     Row("GET",    "/api/v1/admin/attempts",                                  STAFF,          200),
     Row("GET",    "/api/v1/admin/attempts.csv",                              STAFF,          200),
     Row("GET",    "/api/v1/admin/gradebook.csv",                             STAFF,          200),
-    Row("GET",    "/api/v1/admin/attempts/{ada_attempt}",                    STAFF,          200),
-    Row("GET",    "/api/v1/admin/attempts/{c2_attempt}",                     STAFF,          200),
-    Row("POST",   "/api/v1/admin/attempts/{ada_attempt}/override",           STAFF,          201,
+    Row("GET",    "/api/v1/admin/attempts/{ada_attempt}",                    NO_COURSE_STAFF, 200),
+    Row("GET",    "/api/v1/admin/attempts/{c2_attempt}",                     C2_STAFF,       200),
+    Row("POST",   "/api/v1/admin/attempts/{ada_attempt}/override",           NO_COURSE_STAFF, 201,
         json={"score": 0.5, "reason": "authorization matrix"}),
-    Row("POST",   "/api/v1/admin/attempts/{c2_attempt}/override",           STAFF,          201,
+    Row("POST",   "/api/v1/admin/attempts/{c2_attempt}/override",            C2_STAFF,       201,
         json={"score": 0.5, "reason": "authorization matrix, course c2"}),
     Row("GET",    "/api/v1/admin/overrides",                                 STAFF,          200),
     Row("GET",    "/api/v1/admin/regrades",                                  STAFF,          200),
-    Row("POST",   "/api/v1/admin/regrades",                                  STAFF,          202,
+    Row("POST",   "/api/v1/admin/regrades",                                  NO_COURSE_STAFF, 202,
         json={"attempt": "{ada_attempt}"}),
-    Row("POST",   "/api/v1/admin/regrades",                                  STAFF,          202,
+    Row("POST",   "/api/v1/admin/regrades",                                  C2_STAFF,       202,
         json={"attempt": "{c2_attempt}"}),
-    Row("GET",    "/api/v1/admin/regrades/{regrade}",                        STAFF,          200),
-    Row("POST",   "/api/v1/admin/regrades/{regrade}/apply",                  STAFF,          200),
+    Row("GET",    "/api/v1/admin/regrades/{regrade}",                        NO_COURSE_STAFF, 200),
+    Row("POST",   "/api/v1/admin/regrades/{regrade}/apply",                  NO_COURSE_STAFF, 200),
     Row("GET",    "/api/v1/admin/exercises",                                 STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises/{quiz}/versions",                 STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises/{quiz}/stats",                    STAFF,          200),
-    Row("POST",   "/api/v1/admin/exercises/{toggled}/unpublish",             STAFF,          200),
-    Row("POST",   "/api/v1/admin/exercises/{toggled}/publish",               STAFF,          200),
+    Row("POST",   "/api/v1/admin/exercises/{toggled}/unpublish",             EVERY_COURSE_STAFF, 200),
+    Row("POST",   "/api/v1/admin/exercises/{toggled}/publish",               EVERY_COURSE_STAFF, 200),
     Row("GET",    "/api/v1/admin/stats",                                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/ada/progress",                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/bea/progress",                     STAFF,          200),
     # Assessment rules (issue 17): an LTI assignment's, a client's use of an exercise, extensions.
     Row("GET",    "/api/v1/admin/links",                                     STAFF,          200),
-    Row("GET",    "/api/v1/admin/links/{c2_link}/rules",                     STAFF,          200),
-    Row("PUT",    "/api/v1/admin/links/{c2_link}/rules",                     STAFF,          200,
+    Row("GET",    "/api/v1/admin/links/{c2_link}/rules",                     C2_STAFF,       200),
+    Row("PUT",    "/api/v1/admin/links/{c2_link}/rules",                     C2_STAFF,       200,
         json={"max_attempts": 50}),
-    Row("PUT",    "/api/v1/admin/links/{c2_link}/extensions/bea",            STAFF,          200,
+    Row("PUT",    "/api/v1/admin/links/{c2_link}/extensions/bea",            C2_STAFF,       200,
         json={"rules": {"max_attempts": 60}, "note": "authorization matrix"}),
-    Row("DELETE", "/api/v1/admin/links/{c2_link}/extensions/bea",            STAFF,          204),
-    Row("DELETE", "/api/v1/admin/links/{c2_link}/rules",                     STAFF,          204),
-    Row("GET",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", STAFF,          200),
-    Row("PUT",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", STAFF,          200,
+    Row("DELETE", "/api/v1/admin/links/{c2_link}/extensions/bea",            C2_STAFF,       204),
+    Row("DELETE", "/api/v1/admin/links/{c2_link}/rules",                     C2_STAFF,       204),
+    Row("GET",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", EVERY_COURSE_STAFF, 200),
+    Row("PUT",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", EVERY_COURSE_STAFF, 200,
         json={"max_attempts": 50}),
-    Row("PUT",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/extensions/ada", STAFF, 200,
+    Row("PUT",    "/api/v1/admin/exercises/{quiz}/clients/{a_client}/extensions/ada", EVERY_COURSE_STAFF, 200,
         json={"rules": {"max_attempts": 60}}),
-    Row("DELETE", "/api/v1/admin/exercises/{quiz}/clients/{a_client}/extensions/ada", STAFF, 204),
-    Row("DELETE", "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", STAFF, 204),
+    Row("DELETE", "/api/v1/admin/exercises/{quiz}/clients/{a_client}/extensions/ada", EVERY_COURSE_STAFF, 204),
+    Row("DELETE", "/api/v1/admin/exercises/{quiz}/clients/{a_client}/rules", EVERY_COURSE_STAFF, 204),
+    # Courses (issue 18): the staff caller, the courses staff see, a client's own courses, course keys.
+    Row("GET",    "/api/v1/admin/whoami",                                    STAFF,          200),
+    Row("GET",    "/api/v1/admin/courses",                                   STAFF,          200),
+    Row("GET",    "/api/v1/admin/courses/{c2_course}",                       C2_STAFF,       200),
+    Row("GET",    "/api/v1/admin/courses/{c2_course}/members",               C2_STAFF,       200),
+    # Course c2 has no roster service (no launch brought one): the allowed callers are told so (409).
+    Row("POST",   "/api/v1/admin/courses/{c2_course}/roster/sync",           C2_STAFF,       409),
+    Row("GET",    "/api/v1/courses",                                         ANY_KEY,        200),
+    Row("POST",   "/api/v1/courses",                                         ANY_KEY,        201,
+        json={"external_id": "matrix-course", "title": "Matrix course"}),
+    Row("GET",    "/api/v1/courses/{c2_course}/keys",                        C2_KEYS,        200),
+    Row("POST",   "/api/v1/courses/{c2_course}/keys",                        C2_KEYS,        201,
+        json={"name": "matrix script"}),
+    Row("DELETE", "/api/v1/courses/{c2_course}/keys/{c2_key}",               C2_KEYS,        204),
     # The service's setup: admins only.
     Row("GET",    "/api/v1/admin/failed-jobs",                               ADMIN,          200),
     Row("POST",   "/api/v1/admin/failed-jobs/{failed_run}/retry",            ADMIN,          202),
@@ -318,8 +350,10 @@ def _ok(response, status: int) -> Any:
     return response.get_json(silent=True)
 
 
-def _token(app, client_id: int, learner: str, role: str = LEARNER, link_id: int | None = None) -> str:
-    scope = LearnerScope(client_id=client_id, learner=learner, exercise=QUIZ, role=role, link_id=link_id)
+def _token(app, client_id: int, learner: str, role: str = LEARNER, link_id: int | None = None,
+           course_id: int | None = None) -> str:
+    scope = LearnerScope(client_id=client_id, learner=learner, exercise=QUIZ, role=role, link_id=link_id,
+                         course_id=course_id)
     return issue_learner_token(app.config["SECRET_KEY"], scope, 600)
 
 
@@ -340,16 +374,29 @@ def _platform(http, admin_key: str, name: str, issuer: str) -> dict:
     return _ok(http.post("/api/v1/admin/lti/platforms", headers=bearer(admin_key), json=body), 201)
 
 
-def _course_links(app, platform_id: int, contexts: dict[str, str]) -> dict[str, int]:
-    """Resource links of the platform at QUIZ, each in its course (context id), as launches record them."""
+def _course_links(app, platform_id: int, contexts: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Resource links of the platform at QUIZ, each in its course (context id), as launches record
+    them; the links' ids and the courses' (by context id)."""
     with app.app_context():
         session = db_session()
         quiz = session.scalar(select(Exercise.id).where(Exercise.slug == QUIZ))
+        client_id = session.scalar(select(LtiPlatform.api_client_id).where(LtiPlatform.id == platform_id))
+        courses = {context: Course(client_id=client_id, platform_id=platform_id, external_id=context,
+                                   title=f"Course {context}") for context in sorted(set(contexts.values()))}
         links = {name: LtiResourceLink(platform_id=platform_id, deployment_id="d1", resource_link_id=name,
-                                       context_id=context, exercise_id=quiz) for name, context in contexts.items()}
-        session.add_all(links.values())
+                                       context_id=context, exercise_id=quiz, course=courses[context])
+                 for name, context in contexts.items()}
+        session.add_all([*courses.values(), *links.values()])
         session.commit()
-        return {name: link.id for name, link in links.items()}
+        return {name: link.id for name, link in links.items()}, {c: course.id for c, course in courses.items()}
+
+
+def _course_key(app, course_id: int, name: str) -> tuple[str, int]:
+    with app.app_context():
+        session = db_session()
+        row, key = make_key(session, session.get(Course, course_id), name, "authorization matrix")
+        session.commit()
+        return key, row.id
 
 
 def seed(app, database_url: str, client_key: str, other_client_key: str, admin_key: str, client_key_for) -> Seeded:
@@ -412,11 +459,17 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
     with app.app_context():
         passback = db_session().scalar(select(ScorePassback.id).order_by(ScorePassback.id))
     # Two courses of the LMS (launches' contexts c1 and c2), c2 through two links; bea's attempt and run in c2.
-    courses = _course_links(app, lms["id"], {"c1-link": "c1", "c2-link": "c2", "c2-week-2": "c2"})
-    course_tokens = {"c1_teacher": _token(app, lms_client, "prof-1", INSTRUCTOR, courses["c1-link"]),
-                     "c1_bea": _token(app, lms_client, "bea", LEARNER, courses["c1-link"]),
-                     "c2_teacher": _token(app, lms_client, "prof-2", INSTRUCTOR, courses["c2-week-2"]),
-                     "c2_bea": _token(app, lms_client, "bea", LEARNER, courses["c2-link"])}
+    courses, course_ids = _course_links(app, lms["id"], {"c1-link": "c1", "c2-link": "c2", "c2-week-2": "c2"})
+    c1, c2 = course_ids["c1"], course_ids["c2"]
+    course_tokens = {"c1_teacher": _token(app, lms_client, "prof-1", INSTRUCTOR, courses["c1-link"], c1),
+                     "c1_bea": _token(app, lms_client, "bea", LEARNER, courses["c1-link"], c1),
+                     "c2_teacher": _token(app, lms_client, "prof-2", INSTRUCTOR, courses["c2-week-2"], c2),
+                     "c2_bea": _token(app, lms_client, "bea", LEARNER, courses["c2-link"], c2)}
+    secret = app.config["SECRET_KEY"]
+    course_staff = {"c1_staff": mint_staff_session(secret, lms_client, c1, "prof-1", "Prof One", 600)[0],
+                    "c2_staff": mint_staff_session(secret, lms_client, c2, "prof-2", "Prof Two", 600)[0],
+                    "c1_key": _course_key(app, c1, "c1 script")[0]}
+    _unused, c2_key = _course_key(app, c2, "doomed c2 script")
     c2_attempt = _ok(http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(course_tokens["c2_bea"])
                                | C2_IDEMPOTENCY, json={"learner": "bea", "answer": RIGHT}), 201)["id"]
     c2_run = _ok(http.post("/api/v1/runs", headers=bearer(course_tokens["c2_bea"]),
@@ -436,13 +489,13 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
         "client": client_key,
         "instructor": instructor_key,
         "admin": admin_key,
-    } | course_tokens
+    } | course_tokens | course_staff
     assert set(credentials) == set(CALLERS)
     ids = {"quiz": QUIZ, "toggled": TOGGLED, "ada_attempt": ada_attempt, "run": run, "failed_run": failed_run,
            "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
            "doomed_platform": str(doomed_platform), "passback": str(passback), "registration_link": str(registration_link),
            "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run,
-           "c2_link": str(courses["c2-link"]), "a_client": str(a_id)}
+           "c2_link": str(courses["c2-link"]), "a_client": str(a_id), "c2_course": str(c2), "c2_key": str(c2_key)}
     return Seeded(credentials | {"grace_token": launched}, ids,
                   a_private=[ada_attempt, run, failed_run, hook_url], c2_private=[c2_attempt])
 
@@ -528,10 +581,11 @@ def _answer_problems(row: Row, caller: str, response, world: Seeded) -> list[str
 
 def _secret_parts(credential: str) -> list[str]:
     """The parts of a credential that must never be written down: a key without its public
-    prefix, a learner token and its signature."""
-    if credential.startswith("gq_"):
-        return [credential.removeprefix("gq_")]
-    if credential.count(".") == 2:
+    prefix, a learner token or staff session and its signature."""
+    for prefix in ("gq_", "gqc_"):
+        if credential.startswith(prefix):
+            return [credential.removeprefix(prefix)]
+    if credential.count(".") == 2 or credential.startswith("gqs."):
         return [credential, credential.rsplit(".", 1)[1]]
     return [credential]
 

@@ -5,6 +5,13 @@ import { el, toast } from "./dom.js";
 
 export const API = "/api/v1/admin";
 export const KEY_STORE = "gradquiz.dashboard.key";
+// What an instructor's LTI launch handed the page: the course, the exercise launched, a token to try it.
+export const LAUNCH_STORE = "gradquiz.dashboard.launch";
+
+/** The signed-in caller (GET /admin/whoami): kind, actor, and the one course they are limited to (or null). */
+export const caller = { key: null, info: null };
+// A browser that keeps no storage for a site in a frame still keeps the key for this page's life.
+let memoryKey = null;
 
 /** Kept between views: the exercise slugs, for the attempt filter's suggestions. */
 export const cache = { exerciseSlugs: null };
@@ -25,7 +32,45 @@ export class ApiError extends Error {
 }
 
 export function apiKey() {
-  try { return sessionStorage.getItem(KEY_STORE); } catch (e) { return null; }
+  try { return sessionStorage.getItem(KEY_STORE) || memoryKey; } catch (e) { return memoryKey; }
+}
+
+export function keepKey(key) {
+  memoryKey = key;
+  try { sessionStorage.setItem(KEY_STORE, key); } catch (e) { /* storage blocked: memory only */ }
+}
+
+export function forgetKey() {
+  memoryKey = memoryLaunch = null;
+  caller.key = caller.info = null;
+  try { sessionStorage.removeItem(KEY_STORE); sessionStorage.removeItem(LAUNCH_STORE); } catch (e) { /* private mode */ }
+}
+
+let memoryLaunch = null;
+
+/** Keep the launch's handoff for this tab. */
+export function keepLaunch(info) {
+  memoryLaunch = info;
+  try { sessionStorage.setItem(LAUNCH_STORE, JSON.stringify(info)); } catch (e) { /* storage blocked: memory only */ }
+}
+
+/** The launch's handoff kept for this tab (or null). */
+export function launchInfo() {
+  try { return JSON.parse(sessionStorage.getItem(LAUNCH_STORE) || "null") || memoryLaunch; } catch (e) { return memoryLaunch; }
+}
+
+/** Who the key is (cached per key): whoami's answer, or null where the server has no such endpoint. */
+export async function whoami() {
+  const key = apiKey();
+  if (caller.key === key && caller.info) return caller.info;
+  try {
+    caller.info = (await get(API + "/whoami")).data;
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    caller.info = null;
+  }
+  caller.key = key;
+  return caller.info;
 }
 
 export function authHeaders(key) {
@@ -58,7 +103,8 @@ export async function api(method, path, body, opts) {
   }
   if (!res.ok) {
     const problem = await readProblem(res);
-    if (res.status === 401 && opts.key === undefined) onUnauthorized("Your key is no longer accepted: " +
+    if (res.status === 401 && opts.key === undefined) onUnauthorized(
+      (String(apiKey() || "").startsWith("gqs.") ? "Your course session has ended: " : "Your key is no longer accepted: ") +
       (problem.detail || problem.title || "401") + " Sign in again.");
     throw new ApiError(res.status, problem);
   }

@@ -13,6 +13,7 @@
 import { start } from "./router.js";
 import { viewAttempt } from "./views/attempt.js";
 import { viewAttempts } from "./views/attempts.js";
+import { viewCourse, viewCourses } from "./views/courses.js";
 import { viewExercise } from "./views/exercise.js";
 import { viewLearner } from "./views/learner.js";
 import { viewOverrides } from "./views/overrides.js";
@@ -23,6 +24,8 @@ import { viewClientRules, viewLinkRules, viewLinks } from "./views/rules.js";
 
 const ROUTES = [
   [/^\/?$/, viewOverview, "overview"],
+  [/^\/courses$/, viewCourses, "courses"],
+  [/^\/courses\/(\d+)$/, viewCourse, "courses"],
   [/^\/exercises\/([^/]+)$/, viewExercise, "overview"],
   [/^\/exercises\/([^/]+)\/clients\/(\d+)\/rules$/, viewClientRules, "links"],
   [/^\/attempts$/, viewAttempts, "attempts"],

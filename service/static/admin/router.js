@@ -2,7 +2,7 @@
  * `async (root, ctx, ...captures)`: ctx.params is the address's query, and ctx.alive() turns
  * false once the reader has gone elsewhere, so that stale async work stops. */
 
-import { API, api, apiKey, KEY_STORE, problemBox, whenUnauthorized } from "./api.js";
+import { API, api, apiKey, forgetKey, keepKey, keepLaunch, problemBox, whenUnauthorized, whoami } from "./api.js";
 import { $, el, link } from "./dom.js";
 
 let navigation = 0; // bumped on every route change: stale async work checks it and stops
@@ -20,7 +20,7 @@ function showSignin(message) {
 }
 
 function signOut(message) {
-  try { sessionStorage.removeItem(KEY_STORE); } catch (e) { /* private mode */ }
+  forgetKey();
   navigation++;
   showSignin(message);
 }
@@ -56,7 +56,7 @@ async function signIn(event) {
       input.select();
       return;
     }
-    sessionStorage.setItem(KEY_STORE, key);
+    keepKey(key);
     input.value = "";
     $("signin").hidden = true;
     render();
@@ -71,7 +71,20 @@ export async function render() {
   $("signin").hidden = true;
   $("topbar").hidden = false;
   const key = apiKey();
-  $("whoami").textContent = "key " + key.slice(0, 10) + "…";
+  $("whoami").textContent = key.startsWith("gqs.") ? "" : "key " + key.slice(0, 10) + "…";
+  let me = null;
+  try { me = await whoami(); } catch (e) { /* shown by the view's own request */ }
+  if (token !== navigation) return;
+  if (me) {
+    const course = me.course;
+    $("whoami").textContent = course ? me.actor + " · " + (course.label || course.title) : $("whoami").textContent;
+    document.body.classList.toggle("course-staff", !!course);
+    const courses = document.querySelector('nav a[data-nav="courses"]');
+    if (courses) {
+      courses.textContent = course ? "Course" : "Courses";
+      courses.setAttribute("href", course ? "#/courses/" + encodeURIComponent(course.id) : "#/courses");
+    }
+  }
   const hash = location.hash.replace(/^#/, "");
   const [path, qs] = (hash || "/").split("?");
   const match = routes.map(([re, view, nav]) => [re.exec(path), view, nav]).find(([m]) => m);
@@ -98,9 +111,28 @@ export async function render() {
   }
 }
 
+/** What an instructor's LTI launch handed the page (a JSON block, read once): the course staff session
+ * becomes the page's key, and the course's page opens. */
+function adoptLaunch() {
+  const block = document.getElementById("gradquiz-launch");
+  if (!block) return;
+  let launch = null;
+  try { launch = JSON.parse(block.textContent); } catch (e) { launch = null; } finally { block.remove(); }
+  if (!launch || !launch.staff_session || !launch.course) return;
+  keepKey(launch.staff_session);
+  const keep = { course: launch.course, exercise: launch.exercise, staff_name: launch.staff_name,
+    try: { token: launch.token, exercise: launch.exercise, learner: launch.learner, role: launch.role, api: launch.api,
+      expires_at: launch.expires_at, session_expires_at: launch.session_expires_at, refresh_url: launch.refresh_url } };
+  keepLaunch(keep);
+  if (!location.hash || location.hash === "#/" || location.hash === "#") {
+    history.replaceState(null, "", "#/courses/" + encodeURIComponent(launch.course.id));
+  }
+}
+
 /** Sign-in, sign-out and the address drive the page from now on, with these routes. */
 export function start(views) {
   routes = views;
+  adoptLaunch();
   whenUnauthorized(signOut);
   $("signin-form").addEventListener("submit", signIn);
   $("sign-out").addEventListener("click", () => { signOut(); location.hash = "#/"; });

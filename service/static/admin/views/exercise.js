@@ -1,6 +1,6 @@
 /* #/exercises/{slug} : one exercise's statistics, versions, publishing, regrade. */
 
-import { API, downloadButton, get, listOf, loadExerciseIndex, post, problemBox, query } from "../api.js";
+import { API, caller, downloadButton, get, listOf, loadExerciseIndex, post, problemBox, query } from "../api.js";
 import { chartTable, vbarChart } from "../charts.js";
 import { $, card, el, empty, enc, link, loading, section, table, toast } from "../dom.js";
 import { badge, fmtDuration, fmtNumber, fmtScore, pct, timeEl } from "../format.js";
@@ -110,6 +110,8 @@ async function loadPublish(slug, box) {
       entry.version !== undefined ? " · version " + (entry.version && entry.version.number !== undefined ? entry.version.number : entry.version) : "",
       " · ", entry.published ? badge("published", ["published"]) : badge("unpublished", ["unpublished"]));
   }
+  // Publishing acts on every course: a course's own staff see the state but cannot change it.
+  if (caller.info && caller.info.course) return;
   const button = el("button", { type: "button", class: entry.published ? "secondary" : "", id: "publish-toggle" },
     entry.published ? "Unpublish" : "Publish");
   button.addEventListener("click", async () => {

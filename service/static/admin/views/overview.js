@@ -1,16 +1,18 @@
 /* #/ : the pass rate by exercise, every exercise, the gradebook downloads. */
 
-import { API, cache, downloadButton, get, loadExerciseIndex, problemBox } from "../api.js";
+import { API, cache, downloadButton, get, loadExerciseIndex, problemBox, query } from "../api.js";
 import { chartTable, hbarChart } from "../charts.js";
 import { card, el, empty, enc, link, loading, section, table } from "../dom.js";
 import { badge, fmtNumber, pct } from "../format.js";
 
-export async function viewOverview(root) {
+export async function viewOverview(root, ctx) {
+  // ?course= (a course's page links here): that course's figures; a course's staff get theirs anyway.
+  const course = ctx.params.get("course") || "";
   root.append(el("div", { class: "page-head" }, el("h1", {}, "Overview"),
     el("div", { class: "actions" },
-      link("#/attempts", el("span", {}, "Browse attempts")),
-      downloadButton("Gradebook CSV (best)", API + "/gradebook.csv?policy=best", "gradebook-best.csv"),
-      downloadButton("Gradebook CSV (latest)", API + "/gradebook.csv?policy=latest", "gradebook-latest.csv"))));
+      link("#/attempts" + query({ course }), el("span", {}, "Browse attempts")),
+      downloadButton("Gradebook CSV (best)", API + "/gradebook.csv" + query({ policy: "best", course }), "gradebook-best.csv"),
+      downloadButton("Gradebook CSV (latest)", API + "/gradebook.csv" + query({ policy: "latest", course }), "gradebook-latest.csv"))));
   const cards = el("div", { class: "cards" });
   const chartBox = section("Pass rate by exercise", loading());
   const tableBox = section("Exercises", loading());
@@ -18,7 +20,7 @@ export async function viewOverview(root) {
 
   let stats;
   try {
-    stats = (await get(API + "/stats")).data || [];
+    stats = (await get(API + "/stats" + query({ course }))).data || [];
   } catch (e) {
     chartBox.replaceChildren(el("h2", {}, "Pass rate by exercise"),
       problemBox(e, { optional: "Statistics are not available on this server yet (GET /api/v1/admin/stats)." }));

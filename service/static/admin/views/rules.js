@@ -52,6 +52,7 @@ function summary(rules) {
 export async function viewLinks(root, ctx) {
   document.title = "LTI links · gradquiz dashboard";
   const exercise = ctx.params.get("exercise") || "";
+  const course = ctx.params.get("course") || "";  // a course's page links here with ?course=
   const input = el("input", { id: "links-exercise", name: "exercise", type: "text", value: exercise, spellcheck: "false",
     autocapitalize: "off", placeholder: "every exercise" });
   const form = el("form", { class: "filters", id: "links-filter", role: "search" },
@@ -59,7 +60,7 @@ export async function viewLinks(root, ctx) {
     el("div", { class: "field buttons" }, el("button", { type: "submit" }, "Show")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    location.hash = "#/links" + query({ exercise: input.value.trim() });
+    location.hash = "#/links" + query({ exercise: input.value.trim(), course });
   });
   const box = section("Links", loading());
   root.append(el("div", { class: "page-head" }, el("div", {}, el("h1", {}, "LTI links"),
@@ -73,7 +74,7 @@ export async function viewLinks(root, ctx) {
   async function load() {
     more.disabled = true;
     try {
-      const page = listOf(await get(API + "/links" + query({ exercise, page: next.page, page_size: 50 })));
+      const page = listOf(await get(API + "/links" + query({ exercise, course, page: next.page, page_size: 50 })));
       if (!ctx.alive()) return;
       for (const l of page.items) rows.push(linkRow(l));
       tbody.replaceChildren(...rows);

@@ -1,0 +1,140 @@
+"""An instructor's launch opens the dashboard of their course, signed in for that course alone
+(issue 18): the session it hands the page reads and grades that course's data and nothing else."""
+
+from __future__ import annotations
+
+import time
+
+import jwt
+from sqlalchemy import select
+
+from service.extensions import db_session
+from service.lti import claims as c
+from service.models import Attempt, Course, GradeOverride
+from service.staff_sessions import PREFIX, _key, mint_staff_session
+
+from .platform import INSTRUCTOR_ROLES
+from .test_lti import _auth, _course, _handoff, _launch
+
+QUIZ = "backward-none-for-bounds"
+RIGHT, WRONG = "none-each", "zero-number"
+TA_ROLES = ["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"]
+
+
+def _attempt(client, token: str, answer: str = RIGHT) -> str:
+    response = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": answer})
+    assert response.status_code == 201, response.json
+    return response.json["id"]
+
+
+def _two_courses(client, platform) -> dict[str, str]:
+    """bea's attempt in course c2 and ann's in course c1 (the test LMS's default context), launched as
+    learners do; their ids by course."""
+    in_c2 = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="bea", resource_link_id="link-c2",
+                             overrides=_course("c2")))["token"]
+    in_c1 = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="ann", resource_link_id="link-c1"))["token"]
+    return {"c2": _attempt(client, in_c2), "c1": _attempt(client, in_c1, WRONG)}
+
+
+def _dashboard(client, platform, roles=INSTRUCTOR_ROLES, **claims):
+    response = _launch(client, platform, custom={"exercise": QUIZ}, sub="prof-1", roles=roles,
+                       resource_link_id="link-c1", **claims)
+    return response, _handoff(response)
+
+
+def test_an_instructors_launch_opens_the_courses_dashboard_signed_in_for_that_course(app, client, platform, registration):
+    attempts = _two_courses(client, platform)
+    response, handoff = _dashboard(client, platform)
+    page = response.get_data(as_text=True)
+    assert "Grading dashboard" in page and 'src="/admin/app.js"' in page  # the dashboard, not the exercise page
+    policy = response.headers["Content-Security-Policy"]
+    assert f"frame-ancestors {platform.issuer}" in policy and "X-Frame-Options" not in response.headers
+    assert response.headers["Cache-Control"] == "no-store"
+    session = handoff["staff_session"]
+    assert session.startswith(PREFIX) and handoff["course"]["title"] == "Deep Learning 101"
+    assert handoff["exercise"] == QUIZ and handoff["role"] == "instructor"  # the token to try the exercise
+    with app.app_context():
+        c1 = db_session().scalar(select(Course).where(Course.external_id == "c1"))
+        assert handoff["course"]["id"] == c1.id and c1.label == "DL101"
+
+    me = client.get("/api/v1/admin/whoami", headers=_auth(session)).json
+    assert me["kind"] == "course_session" and me["course"]["id"] == c1.id and me["actor"] == "User prof-1 (LTI)"
+    courses = client.get("/api/v1/admin/courses", headers=_auth(session)).json
+    assert [course["external_id"] for course in courses] == ["c1"]
+    search = client.get("/api/v1/admin/attempts", headers=_auth(session)).json
+    assert [a["id"] for a in search["items"]] == [attempts["c1"]]
+    csv = client.get("/api/v1/admin/attempts.csv", headers=_auth(session)).get_data(as_text=True)
+    assert attempts["c1"] in csv and attempts["c2"] not in csv
+    gradebook = client.get("/api/v1/admin/gradebook.csv", headers=_auth(session)).get_data(as_text=True)
+    assert "ann" in gradebook and "bea" not in gradebook
+    assert client.get(f"/api/v1/admin/attempts/{attempts['c1']}", headers=_auth(session)).status_code == 200
+    other = client.get(f"/api/v1/admin/attempts/{attempts['c2']}", headers=_auth(session))
+    assert other.status_code == 404 and other.mimetype == "application/problem+json"
+    asked = client.get("/api/v1/admin/attempts", headers=_auth(session), query_string={"course": c1.id + 1})
+    assert asked.status_code == 404  # another course, asked for by id
+
+    # Grading in the course is recorded as the person's doing; another course's attempt is out of reach.
+    override = client.post(f"/api/v1/admin/attempts/{attempts['c1']}/override", headers=_auth(session),
+                           json={"score": 1.0, "reason": "partial credit"})
+    assert override.status_code == 201, override.json
+    refused = client.post(f"/api/v1/admin/attempts/{attempts['c2']}/override", headers=_auth(session),
+                          json={"score": 1.0, "reason": "not my course"})
+    assert refused.status_code == 404
+    with app.app_context():
+        actors = db_session().scalars(select(GradeOverride.actor)).all()
+        assert actors == ["User prof-1 (LTI)"]
+        scores = dict(db_session().execute(select(Attempt.learner, Attempt.score)).all())
+        assert scores == {"ann": 1.0, "bea": 1.0}  # bea's is her own grade, untouched
+
+
+def test_a_course_session_is_for_the_staff_api_of_its_course_only(app, client, platform, registration, admin_key):
+    _response, handoff = _dashboard(client, platform, roles=TA_ROLES)
+    session = handoff["staff_session"]
+    # Beyond the course: the catalog, a client's rules, the service's setup; and it is no learner.
+    assert client.post(f"/api/v1/admin/exercises/{QUIZ}/unpublish", headers=_auth(session)).status_code == 403
+    assert client.get("/api/v1/admin/lti/platforms", headers=_auth(session)).status_code == 403
+    submit = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(session), json={"answer": RIGHT})
+    assert submit.status_code == 403 and "staff API" in submit.json["detail"]
+    assert client.post("/api/v1/learner-tokens", headers=_auth(session),
+                       json={"learner": "ann", "exercises": [QUIZ]}).status_code == 403
+    with app.app_context():
+        assert db_session().scalar(select(Attempt.id)) is None
+
+    # A forged or expired session is refused; disabling the platform ends its sessions.
+    claims = jwt.decode(session[len(PREFIX):], options={"verify_signature": False})
+    not_the_key = "a-key-that-is-not-the-services-own-32b"
+    forged = PREFIX + jwt.encode({**claims, "crs": claims["crs"] + 1}, not_the_key, algorithm="HS256")
+    assert client.get("/api/v1/admin/whoami", headers=_auth(forged)).status_code == 401
+    expired = PREFIX + jwt.encode({**claims, "exp": int(time.time()) - 5}, _key(app.config["SECRET_KEY"]),
+                                  algorithm="HS256")
+    refused = client.get("/api/v1/admin/whoami", headers=_auth(expired))
+    assert refused.status_code == 401 and "launch the tool from the course again" in refused.json["detail"]
+    assert client.get("/api/v1/admin/whoami", headers=_auth(session)).status_code == 200
+    assert client.delete(f"/api/v1/admin/lti/platforms/{registration['id']}", headers=_auth(admin_key)).status_code == 204
+    assert client.get("/api/v1/admin/whoami", headers=_auth(session)).status_code == 401
+
+
+def test_a_learners_launch_opens_the_exercise_and_holds_no_staff_session(app, client, platform, registration):
+    response = _launch(client, platform, custom={"exercise": QUIZ}, sub="ann", resource_link_id="link-c1")
+    handoff = _handoff(response)
+    assert "staff_session" not in handoff and "Grading dashboard" not in response.get_data(as_text=True)
+    # A learner's token is refused by the staff API, course or not.
+    assert client.get("/api/v1/admin/whoami", headers=_auth(handoff["token"])).status_code == 403
+
+
+def test_a_session_names_its_course_by_the_launch_context_not_by_anything_the_browser_sends(app, client, platform, registration):
+    """The course comes from the signed launch; a staff session minted for one course cannot read
+    another's even through ?course=, and the same instructor's launch in course c2 opens c2's."""
+    attempts = _two_courses(client, platform)
+    _response, in_c2 = _dashboard(client, platform, overrides={**_course("c2"), c.RESOURCE_LINK: {"id": "link-c2"}})
+    session = in_c2["staff_session"]
+    assert in_c2["course"]["title"] == "Course c2"
+    search = client.get("/api/v1/admin/attempts", headers=_auth(session)).json
+    assert [a["id"] for a in search["items"]] == [attempts["c2"]]
+    with app.app_context():
+        c1 = db_session().scalar(select(Course.id).where(Course.external_id == "c1"))
+        client_id = db_session().scalar(select(Course.client_id).where(Course.id == c1))
+    assert client.get(f"/api/v1/admin/courses/{c1}", headers=_auth(session)).status_code == 404
+    # A session signed for c1 (as a launch of c1 would mint) reads c1 alone.
+    token, _staff = mint_staff_session(app.config["SECRET_KEY"], client_id, c1, "prof-1", None, 60)
+    assert [a["id"] for a in client.get("/api/v1/admin/attempts", headers=_auth(token)).json["items"]] == [attempts["c1"]]
