@@ -161,8 +161,44 @@ def lti_add_platform(**values: Any) -> None:
 def lti_platforms() -> None:
     """Id, name, issuer, client id and state of every registered platform."""
     for platform in db_session().scalars(select(LtiPlatform).order_by(LtiPlatform.id)):
-        state = "disabled" if platform.disabled_at else "active"
-        click.echo(f"{platform.id}\t{platform.name}\t{platform.issuer}\t{platform.client_id}\t{state}")
+        click.echo(f"{platform.id}\t{platform.name}\t{platform.issuer}\t{platform.client_id}\t{platform.status}")
+
+
+@lti_cli.command("registration-link")
+@click.option("--label", required=True, help="Whom or which LMS it is for")
+@click.option("--hours", type=click.IntRange(1, 720), default=72, show_default=True, help="How long it works")
+@click.option("--base-url", help="The service's address as the LMS reaches it (default: PUBLIC_URL)")
+def lti_registration_link(label: str, hours: int, base_url: str | None) -> None:
+    """Make a registration URL for an LMS admin to paste into the LMS (LTI Dynamic Registration);
+    it works once, for --hours, and is shown this once."""
+    from urllib.parse import urlencode
+
+    from .lti import registration
+
+    base = (base_url or _settings().public_url).rstrip("/")
+    if not base.startswith(("https://", "http://")):
+        raise click.ClickException("give --base-url (or set PUBLIC_URL): the service's address as the LMS reaches it")
+    if not 1 <= len(label) <= 100:
+        raise click.ClickException("--label must be 1 to 100 characters")
+    session = db_session()
+    link, code = registration.make_link(session, label, hours)
+    session.commit()
+    click.echo(f"{base}/lti/register?{urlencode({'code': code})}")
+    click.echo(f"(link {link.id}: works once, until {link.expires_at:%Y-%m-%d %H:%M} UTC)", err=True)
+
+
+@lti_cli.command("approve")
+@click.argument("platform_id", type=int)
+def lti_approve(platform_id: int) -> None:
+    """Approve a pending platform (registered itself while LTI_REGISTRATION_APPROVAL is on)."""
+    from .lti import platforms
+
+    platform = db_session().get(LtiPlatform, platform_id)
+    if platform is None or platform.disabled_at is not None:
+        raise click.ClickException(f"no active or pending platform {platform_id}")
+    platforms.approve(platform)
+    db_session().commit()
+    click.echo(f"platform {platform.id} ({platform.name}) is active")
 
 
 @lti_cli.command("rotate-key")

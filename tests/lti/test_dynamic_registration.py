@@ -247,3 +247,21 @@ def test_without_a_deployment_the_platform_is_stored_and_says_what_is_missing(ap
     page = _open(client, platform, _link(client, admin_key)["url"])
     assert page.status_code == 201 and "The LMS named no deployment" in page.get_data(as_text=True)
     assert _platforms(app)[0].deployment_ids == []
+
+
+def test_an_operator_makes_a_link_and_approves_with_the_cli(make_app, app, platform):
+    approving = make_app(lti_registration_approval=True)
+    cli = approving.test_cli_runner()
+    made = cli.invoke(args=["lti", "registration-link", "--label", "Moodle", "--hours", "1",
+                            "--base-url", "http://localhost/"])
+    assert made.exit_code == 0, made.output
+    url = made.stdout.strip()
+    assert url.startswith("http://localhost/lti/register?code=")
+    assert cli.invoke(args=["lti", "registration-link", "--label", "Moodle"]).exit_code != 0  # no PUBLIC_URL: says so
+
+    assert _open(approving.test_client(), platform, url).status_code == 201
+    [stored] = _platforms(app)
+    listed = cli.invoke(args=["lti", "platforms"]).output
+    assert stored.name in listed and listed.rstrip().endswith("pending")
+    approved = cli.invoke(args=["lti", "approve", str(stored.id)])
+    assert approved.exit_code == 0 and "active" in cli.invoke(args=["lti", "platforms"]).output
