@@ -26,7 +26,7 @@ from ..schemas.admin_stats import (
     LearnerProgressSchema,
 )
 from ..schemas.attempts import LEARNER_PATTERN
-from ..services import stats
+from ..services import names, stats
 from .course_scope import NO_COURSE, course_asked
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
@@ -98,5 +98,6 @@ class LearnerProgress(MethodView):
                 problem_abort(404, "No API client with this name.")
         as_of = stats.counters_as_of(session, course_id)  # before the counters (stats.exercise_stats says why)
         exercises = stats.learner_progress(session, learner, client, course_id) if LEARNER.match(learner) else []
-        return {"learner": learner, "client": client.name if client else None, "exercises": exercises,
-                "counters_as_of": as_of}
+        member_of = names.memberships(session, learner, client.id if client else None, course_id)
+        return {"learner": learner, "client": client.name if client else None, "memberships": member_of,
+                "exercises": exercises, "counters_as_of": as_of}

@@ -7,6 +7,7 @@ from ..scores import POLICIES
 from ..services.admin_search import DEFAULT_SORT, SORTS
 from .delivery import OutboundDeliverySchema
 from .request import QueryDateTime, RequestSchema
+from .rosters import MEMBER_STATUSES
 
 MAX_PAGE_LIMIT = 200
 # What a cursor looks like (unpadded base64url); only one this search returned is taken.
@@ -95,6 +96,14 @@ class AttemptSummarySchema(Schema):
     exercise_version = fields.Integer(required=True, metadata={"description": "The version the attempt answered"})
     client = fields.String(required=True, metadata={"description": "The API client it came through"})
     learner = fields.String(required=True)
+    learner_name = fields.String(required=True, allow_none=True, metadata={
+        "description": "The learner's name in the attempt's course, from the LMS's roster (NRPS) or their own "
+                       "launch; null where neither names them"})
+    learner_email = fields.String(required=True, allow_none=True,
+                                  metadata={"description": "Their e-mail, only where the LMS shares it"})
+    learner_status = fields.String(required=True, allow_none=True, validate=validate.OneOf(MEMBER_STATUSES), metadata={
+        "description": "active, or left: they left the course (the LMS's roster no longer has them); null where "
+                       "the course has no member row for them"})
     status = fields.String(required=True, validate=validate.OneOf(STATUSES))
     verdict = fields.String(allow_none=True, required=True)
     likely_cause = fields.String(allow_none=True, required=True)

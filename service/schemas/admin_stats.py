@@ -102,9 +102,23 @@ class LearnerExerciseSchema(Schema):
     last_graded_at = fields.DateTime(required=True, allow_none=True)
 
 
+class MembershipSchema(Schema):
+    course_id = fields.Integer(required=True)
+    course = fields.String(required=True, metadata={"description": "The course's title"})
+    client = fields.String(required=True, metadata={"description": "The API client the course belongs to"})
+    name = fields.String(required=True, allow_none=True,
+                         metadata={"description": "Their name in the course (the LMS's roster, or their own launch)"})
+    email = fields.String(required=True, allow_none=True, metadata={"description": "Only where the LMS shares it"})
+    status = fields.String(required=True, metadata={"description": "active, or left: they left the course"})
+    left_at = fields.DateTime(required=True, allow_none=True)
+
+
 class LearnerProgressSchema(Schema):
     learner = fields.String(required=True)
     client = fields.String(allow_none=True, metadata={"description": "The client asked for (null: every client)"})
+    memberships = fields.List(fields.Nested(MembershipSchema), required=True, metadata={
+        "description": "The courses whose roster names this learner id (of the client asked for, the course asked "
+                       "for or the caller's own), most recently updated first: their name, and whether they left"})
     exercises = fields.List(fields.Nested(LearnerExerciseSchema), required=True,
                             metadata={"description": "One entry per exercise (and client) with a graded attempt"})
     counters_as_of = fields.DateTime(required=True, allow_none=True, metadata={"description": AS_OF})

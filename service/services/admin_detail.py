@@ -20,6 +20,7 @@ from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from ..models import ApiClient, Attempt, AttemptEvent, GradeOverride, ScorePassback, WebhookDelivery
+from .names import attempt_learner
 
 T = TypeVar("T")
 
@@ -107,6 +108,10 @@ class AttemptDetail:
     exercise_version: int
     client: str | None
     learner: str
+    # Their name in the attempt's course (service/services/names.py); None where no roster names them.
+    learner_name: str | None
+    learner_email: str | None
+    learner_status: str | None
     status: str
     verdict: str | None
     likely_cause: str | None
@@ -151,8 +156,10 @@ def attempt_detail(session: Session, attempt_id: uuid.UUID) -> AttemptDetail | N
     result = attempt.result or {}
     # Code attempts carry the judge's report; quiz attempts only feedback.
     report = attempt.report or {}
+    named = attempt_learner(session, attempt)
     return _from_row(
         AttemptDetail, attempt,
+        learner_name=named.name, learner_email=named.email, learner_status=named.status,
         exercise=attempt.exercise.slug,
         exercise_kind=attempt.exercise.kind,
         exercise_version=attempt.exercise_version.number,

@@ -19,14 +19,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import scores
-from ..models import ApiClient, Attempt, Exercise
+from ..models import ApiClient, Attempt, CourseMember, Exercise
 from .admin_search import DEFAULT_SORT, STREAM_BATCH, SUMMARY_COLUMNS, AttemptFilters, id_of, stream_summaries
+from .names import MEMBER_OF_ATTEMPT
 
 # Rows per chunk of CSV handed to the WSGI server.
 CSV_CHUNK_ROWS = 500
 # A cell starting with one of these is a formula to a spreadsheet (CSV injection): quoted.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-# The attempts CSV's columns: the search summary's, in this order.
+# The attempts CSV's columns: the search summary's, in this order (learner_name, learner_email and
+# learner_status from the attempt's course roster, empty where it names nobody).
 ATTEMPT_CSV_COLUMNS = tuple(column.key for column in SUMMARY_COLUMNS)
 
 
@@ -96,8 +98,10 @@ def gradebook_exercises(session: Session, slugs: Sequence[str] | None) -> list[t
 
 def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
                    client: str | None = None, all_exercises: bool = False) -> Iterator[list[Any]]:
-    """One row per (client, learner): client name, learner, then the score that counts per
-    exercise in `exercises` order, under `policy` (service/scores.py).
+    """One row per (client, learner): client name, learner, their name and e-mail (from the roster
+    of their attempts' courses: the first that names them, in submission order; empty where none
+    does), then the score that counts per exercise in `exercises` order, under `policy`
+    (service/scores.py).
 
     One query in submission order per (client, learner), read through a server-side cursor;
     a row is emitted each time the (client, learner) key changes, so memory holds one learner."""
@@ -108,7 +112,9 @@ def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], polic
         return
     names = dict(session.execute(select(ApiClient.id, ApiClient.name)).all())
     columns = [exercise_id for exercise_id, _slug in exercises]
-    stmt = (select(Attempt.client_id, Attempt.learner, Attempt.exercise_id, Attempt.score)
+    stmt = (select(Attempt.client_id, Attempt.learner, Attempt.exercise_id, Attempt.score, CourseMember.name,
+                   CourseMember.email)
+            .outerjoin(CourseMember, MEMBER_OF_ATTEMPT)
             .where(scores.counted(), Attempt.score.is_not(None))
             .order_by(Attempt.client_id, Attempt.learner, *scores.SUBMISSION_ORDER))
     if not all_exercises:
@@ -116,22 +122,30 @@ def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], polic
     if client_id is not None:
         stmt = stmt.where(Attempt.client_id == client_id)
     result = session.execute(stmt.execution_options(yield_per=STREAM_BATCH))
-    key: tuple[int, str] | None = None
-    counting: dict[int, float | None] = {}
     try:
-        for row_client, learner, exercise_id, score in result:
-            if (row_client, learner) != key:
-                if key is not None:
-                    yield [names.get(key[0]), key[1], *(counting.get(c) for c in columns)]
-                key, counting = (row_client, learner), {}
-            counting[exercise_id] = scores.keep(policy, counting.get(exercise_id), score)
-        if key is not None:
-            yield [names.get(key[0]), key[1], *(counting.get(c) for c in columns)]
+        yield from _learner_rows(result, names, columns, policy)
     finally:
         result.close()
 
 
+def _learner_rows(result: Iterable[Any], names: dict[int, str], columns: Sequence[int], policy: str) -> Iterator[list[Any]]:
+    """The gradebook's rows from attempts in (client, learner) order: a row each time the key changes."""
+    key: tuple[int, str] | None = None
+    counting: dict[int, float | None] = {}
+    named: tuple[str | None, str | None] = (None, None)
+    for row_client, learner, exercise_id, score, name, email in result:
+        if (row_client, learner) != key:
+            if key is not None:
+                yield [names.get(key[0]), key[1], *named, *(counting.get(c) for c in columns)]
+            key, counting, named = (row_client, learner), {}, (None, None)
+        if named == (None, None):
+            named = (name, email)
+        counting[exercise_id] = scores.keep(policy, counting.get(exercise_id), score)
+    if key is not None:
+        yield [names.get(key[0]), key[1], *named, *(counting.get(c) for c in columns)]
+
+
 def gradebook_csv(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
                   client: str | None = None, all_exercises: bool = False) -> Iterator[str]:
-    header = ["client", "learner", *(slug for _id, slug in exercises)]
+    header = ["client", "learner", "learner_name", "learner_email", *(slug for _id, slug in exercises)]
     return csv_chunks(header, gradebook_rows(session, exercises, policy, client, all_exercises))

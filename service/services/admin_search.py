@@ -9,6 +9,10 @@ Scores sort with the ungraded (no score) ranked lowest: last under `-score`, fir
 Each part is its own index range (score IS NULL by id; the scored by (score, id)), read one after
 the other, so no sort over the whole table is ever needed.
 
+Each attempt carries its learner's name, e-mail and roster status from the member row of its
+course (service/services/names.py): a LEFT JOIN on course_members' unique (course_id, learner), one
+index lookup per row of the page, which neither the filters nor the keyset order touch.
+
 One attempt in full is service/services/admin_detail.py; the CSV exports, which stream what
 `stream_summaries` reads, service/services/admin_export.py. No Flask here: the resources in
 service/resources/admin_attempts.py call these functions.
@@ -29,7 +33,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session
 
-from ..models import ApiClient, Attempt, Exercise, ExerciseVersion
+from ..models import ApiClient, Attempt, CourseMember, Exercise, ExerciseVersion
+from .names import MEMBER_OF_ATTEMPT, NAME_COLUMNS
 
 DEFAULT_SORT = "-created_at"
 SORTS = ("-created_at", "created_at", "-score", "score")
@@ -114,7 +119,7 @@ def _cursor_key(sort: str, key: Any) -> datetime | float | None:
 
 SUMMARY_COLUMNS = (
     Attempt.id, Exercise.slug.label("exercise"), ExerciseVersion.number.label("exercise_version"),
-    ApiClient.name.label("client"), Attempt.learner, Attempt.status, Attempt.verdict, Attempt.likely_cause,
+    ApiClient.name.label("client"), Attempt.learner, *NAME_COLUMNS, Attempt.status, Attempt.verdict, Attempt.likely_cause,
     Attempt.score, Attempt.grader_score, Attempt.overridden, Attempt.correct, Attempt.created_at,
     Attempt.started_at, Attempt.graded_at,
 )
@@ -125,7 +130,8 @@ def _summaries() -> Select:
     return (select(*SUMMARY_COLUMNS).select_from(Attempt)
             .join(Exercise, Exercise.id == Attempt.exercise_id)
             .join(ExerciseVersion, ExerciseVersion.id == Attempt.exercise_version_id)
-            .join(ApiClient, ApiClient.id == Attempt.client_id))
+            .join(ApiClient, ApiClient.id == Attempt.client_id)
+            .outerjoin(CourseMember, MEMBER_OF_ATTEMPT))
 
 
 def id_of(session: Session, column: Any, key_column: Any, value: str | None) -> int | None | bool:

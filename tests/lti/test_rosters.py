@@ -235,3 +235,51 @@ def test_link_headers_and_page_limits():
     assert next_page(None) is None
     assert first_page("https://lms.example/m?role=Learner") == "https://lms.example/m?role=Learner&limit=200"
     assert first_page("https://lms.example/m?limit=10") == "https://lms.example/m?limit=10"
+
+
+def _csv(response) -> list[dict]:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+
+
+def test_names_show_in_the_attempt_search_its_detail_the_csv_exports_and_progress(
+        app, client, registered_platform, staff_key, client_key):
+    platform = registered_platform
+    for sub in ("learner-1", "learner-3"):
+        token = _learner_launch(client, platform, sub=sub)
+        made = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT})
+        assert made.status_code == 201, made.json
+    # An attempt outside any course (a client's own learner): no name.
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(client_key),
+                       json={"learner": "zed", "answer": RIGHT}).status_code == 201
+    assert [o.synced for o in _syncer(app).run_once()] == [True]
+    platform.rosters["c1"] = [m for m in platform.rosters["c1"] if m["user_id"] != "learner-3"]  # Alan left
+    course = _course(app)
+    assert client.post(f"/api/v1/admin/courses/{course.id}/roster/sync", headers=_auth(staff_key)).status_code == 202
+    assert [o.change.left for o in _syncer(app).run_once()] == [1]
+
+    found = client.get("/api/v1/admin/attempts", headers=_auth(staff_key)).json["items"]
+    named = {a["learner"]: (a["learner_name"], a["learner_email"], a["learner_status"]) for a in found}
+    assert named == {"learner-1": ("Ada Lovelace", "ada@example.invalid", "active"),
+                     "learner-3": ("Alan Turing", "alan@example.invalid", "left"),
+                     "zed": (None, None, None)}
+    ada = next(a for a in found if a["learner"] == "learner-1")
+    detail = client.get(f"/api/v1/admin/attempts/{ada['id']}", headers=_auth(staff_key)).json
+    assert (detail["learner_name"], detail["learner_email"], detail["learner_status"]) == \
+        ("Ada Lovelace", "ada@example.invalid", "active")
+
+    rows = _csv(client.get("/api/v1/admin/attempts.csv", headers=_auth(staff_key)))
+    assert {r["learner"]: (r["learner_name"], r["learner_email"], r["learner_status"]) for r in rows} == {
+        "learner-1": ("Ada Lovelace", "ada@example.invalid", "active"),
+        "learner-3": ("Alan Turing", "alan@example.invalid", "left"), "zed": ("", "", "")}
+    book = _csv(client.get("/api/v1/admin/gradebook.csv", headers=_auth(staff_key), query_string={"exercise": QUIZ}))
+    assert [list(r) for r in book][0] == ["client", "learner", "learner_name", "learner_email", QUIZ]
+    assert {r["learner"]: (r["learner_name"], r["learner_email"]) for r in book} == {
+        "learner-1": ("Ada Lovelace", "ada@example.invalid"), "learner-3": ("Alan Turing", "alan@example.invalid"),
+        "zed": ("", "")}
+
+    progress = client.get("/api/v1/admin/learners/learner-3/progress", headers=_auth(staff_key)).json
+    [membership] = progress["memberships"]
+    assert (membership["name"], membership["course"], membership["status"]) == \
+        ("Alan Turing", "Deep Learning 101", "left") and membership["left_at"]
+    assert client.get("/api/v1/admin/learners/zed/progress", headers=_auth(staff_key)).json["memberships"] == []

@@ -47,6 +47,22 @@ export function shortId(id) {
   return String(id || "").slice(0, 8);
 }
 
+/** A learner as a person reads them: the name their course's roster gives (service/lti/roster.py)
+ * with the LMS's id beside it, or the id alone where nothing names them; `href` links both, and
+ * "left the course" follows when the roster no longer has them. */
+export function learnerName(person, href) {
+  const id = person.learner;
+  const label = person.learner_name
+    ? [el("span", { class: "person-name" }, person.learner_name), " ", el("span", { class: "muted learner-id" }, id)]
+    : [id];
+  const parts = [href ? el("a", { href }, label) : el("span", {}, label)];
+  if (person.learner_status === "left") {
+    parts.push(" ", el("span", { class: "badge b-left", title: "No longer in the course's roster in the LMS" },
+      "left the course"));
+  }
+  return parts;
+}
+
 export function badge(value, known) {
   const text = value === null || value === undefined || value === "" ? "—" : String(value);
   const cls = known && known.includes(text) ? "b-" + text.replace(/[^a-z_]/g, "") : "b-other";

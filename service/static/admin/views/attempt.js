@@ -2,7 +2,7 @@
 
 import { API, get, post, problemBox, query } from "../api.js";
 import { dl, el, empty, enc, link, section, table, toast } from "../dom.js";
-import { badge, fmtDuration, fmtNumber, fmtScore, prettyJson, shortId, timeEl } from "../format.js";
+import { badge, fmtDuration, fmtNumber, fmtScore, learnerName, prettyJson, shortId, timeEl } from "../format.js";
 import { render } from "../router.js";
 import { startRegrade } from "./regrades.js";
 import { STATUSES, VERDICTS } from "../vocabulary.js";
@@ -42,7 +42,8 @@ function facts(a) {
     ["Exercise", link("#/exercises/" + enc(a.exercise), a.exercise)],
     ["Version", (a.exercise_version !== undefined && a.exercise_version !== null ? "v" + a.exercise_version : "") +
       (a.exercise_version_digest ? " · " + String(a.exercise_version_digest).slice(0, 12) : "")],
-    ["Learner", el("span", { id: "attempt-learner" }, link("#/learners/" + enc(a.learner) + query({ client: a.client }), a.learner))],
+    ["Learner", el("span", { id: "attempt-learner" }, learnerName(a, "#/learners/" + enc(a.learner) + query({ client: a.client })))],
+    a.learner_email ? ["E-mail", el("span", { id: "attempt-learner-email" }, a.learner_email)] : null,
     ["Client", a.client],
     ["Status", badge(a.status, STATUSES)],
     ["Verdict", badge(a.verdict, VERDICTS)],

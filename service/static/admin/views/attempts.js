@@ -2,7 +2,7 @@
 
 import { API, cache, downloadButton, get, listOf, problemBox, query } from "../api.js";
 import { el, empty, enc, link } from "../dom.js";
-import { badge, scoreCell, timeEl } from "../format.js";
+import { badge, learnerName, scoreCell, timeEl } from "../format.js";
 import { render } from "../router.js";
 import { DEFAULT_SORT, SORTS, STATUSES, VERDICTS } from "../vocabulary.js";
 
@@ -80,7 +80,7 @@ function attemptRow(a) {
   return el("tr", { dataset: { attemptId: a.id } },
     el("td", {}, link("#/attempts/" + enc(a.id), timeEl(a.created_at))),
     el("td", {}, link("#/exercises/" + enc(a.exercise), a.exercise), a.exercise_version ? el("span", { class: "muted" }, " v" + a.exercise_version) : null),
-    el("td", { class: "learner" }, link("#/learners/" + enc(a.learner) + query({ client: a.client }), a.learner)),
+    el("td", { class: "learner" }, learnerName(a, "#/learners/" + enc(a.learner) + query({ client: a.client }))),
     el("td", {}, a.client || ""),
     el("td", {}, badge(a.status, STATUSES)),
     el("td", {}, badge(a.verdict, VERDICTS)),
