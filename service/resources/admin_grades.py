@@ -11,7 +11,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..auth import BEARER, current_client, require_staff
+from ..auth import BEARER, current_client, require_staff, staff_actor, staff_course_id
 from ..errors import problem_abort
 from ..extensions import db_session, dispatch_job
 from ..models import Attempt, Exercise, Regrade, RegradeItem
@@ -27,6 +27,7 @@ from ..schemas.admin_grades import (
     RegradeSummarySchema,
 )
 from ..services import catalog_admin, overrides, regrades
+from .course_scope import NO_COURSE, course_asked
 from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, OffsetPage, Query, SelectPage
 
@@ -44,8 +45,11 @@ def _exercise(slug: str) -> Exercise:
 
 
 def _regrade(regrade_id: uuid.UUID) -> Regrade:
+    """The regrade, if the caller may see it: a course's staff see their course's regrades only
+    (not another course's, nor one of every course)."""
     regrade = db_session().get(Regrade, regrade_id)
-    if regrade is None:
+    own_course = staff_course_id()
+    if regrade is None or (own_course is not None and regrade.course_id != own_course):
         problem_abort(404, "No regrade with this id.")
     return regrade
 
@@ -67,29 +71,36 @@ class Regrades(MethodView):
     @require_staff
     @blp.arguments(RegradeCreateSchema)
     @blp.response(202, RegradeSchema, headers={"Location": {"schema": {"type": "string"}}})
-    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, (404, "No such exercise or attempt"),
-              (409, "There is no graded attempt to regrade (the attempt is not graded, or the exercise has none)"),
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS,
+              (404, "No such exercise, course, or attempt (in the course, for a course's staff or with course)"),
+              (409, "There is no graded attempt to regrade (the attempt is not graded, or the exercise has none "
+                    "in the course)"),
               (422, "Neither or both of exercise and attempt given"))
     def post(self, payload):
         """Regrade every graded attempt of an exercise, or one attempt: a dry run first.
 
         The attempts are graded again by the grading workers against the exercise's current
         version; nothing changes on them until the regrade is applied. Poll the regrade (its
-        `Location`) until its status is `ready`, then look at the diff and apply it."""
+        `Location`) until its status is `ready`, then look at the diff and apply it. A course's
+        staff regrade their course's attempts only; an instructor's or admin's key regrades every
+        course's, or one course's with `course`."""
         session = db_session()
+        course_id = course_asked(payload.get("course"))
         attempt = None
         if "attempt" in payload:
             attempt = session.get(Attempt, payload["attempt"])
-            if attempt is None:
-                problem_abort(404, "No attempt with this id.")
+            if attempt is None or (course_id is not None and attempt.course_id != course_id):
+                problem_abort(404, "No attempt with this id." if course_id is None
+                              else "No attempt with this id in this course.")
             exercise = attempt.exercise
         else:
             exercise = _exercise(payload["exercise"])
         try:
-            regrade = regrades.request_regrade(session, exercise, current_client().name, attempt)
+            regrade = regrades.request_regrade(session, exercise, staff_actor(), attempt, course_id)
         except regrades.NothingToRegrade:
             what = ("This attempt is not graded" if attempt is not None
-                    else f"Exercise {exercise.slug!r} has no graded attempt")
+                    else f"Exercise {exercise.slug!r} has no graded attempt"
+                    + ("" if course_id is None else " in this course"))
             problem_abort(409, f"{what}: there is nothing to regrade.")
         session.commit()
         if attempt is not None:
@@ -104,10 +115,16 @@ class Regrades(MethodView):
     @blp.arguments(RegradesQuerySchema, location="query")
     @blp.response(200, RegradeSummarySchema(many=True))
     @blp.paginate(RegradesPage, **PAGINATION)
-    @problems(blp, UNAUTHORIZED, STAFF_ONLY)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_COURSE)
     def get(self, query):
-        """Regrades, newest first, with their progress and summary; `?exercise=` for one exercise's."""
+        """Regrades, newest first, with their progress and summary; `?exercise=` for one exercise's.
+
+        A course's staff see their course's regrades only; `?course=` lists one course's (those
+        limited to it: a regrade of every course's attempts is listed without `?course=`)."""
         stmt = select(Regrade)
+        course_id = course_asked(query.get("course"))
+        if course_id is not None:
+            stmt = stmt.where(Regrade.course_id == course_id)
         if "exercise" in query:
             stmt = stmt.join(Regrade.exercise).where(Exercise.slug == query["exercise"])
         return Query(db_session(), stmt.order_by(Regrade.created_at.desc(), Regrade.id))
@@ -147,7 +164,7 @@ class ApplyRegrade(MethodView):
         session = db_session()
         regrade = _regrade(regrade_id)
         try:
-            finished = regrades.apply(session, regrade, current_client().name, seconds=regrades.APPLY_REQUEST_SECONDS)
+            finished = regrades.apply(session, regrade, staff_actor(), seconds=regrades.APPLY_REQUEST_SECONDS)
         except regrades.NotReady:
             problem_abort(409, "This regrade is not ready: its attempts are still being graded (see 'graded' of "
                                "'total'). Apply it once its status is 'ready'.")

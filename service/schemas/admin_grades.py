@@ -4,6 +4,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, vali
 
 from ..catalog.loader import KINDS
 from ..services.regrades import APPLIED, APPLYING, DRY_RUN, READY
+from .admin_stats import COURSE_ID
 from .request import RequestSchema
 
 REGRADE_STATUSES = [DRY_RUN, READY, APPLYING, APPLIED]
@@ -15,6 +16,10 @@ class RegradeCreateSchema(RequestSchema):
 
     exercise = fields.String(validate=SLUG, metadata={"description": "Regrade every graded attempt of this exercise"})
     attempt = fields.UUID(metadata={"description": "Regrade this attempt only"})
+    course = fields.Integer(validate=COURSE_ID, metadata={
+        "description": "Regrade this course's attempts only (an instructor's or admin's key; a course's own staff "
+                       "always regrade their course's, and get a 404 for another's). With `attempt`: the attempt's "
+                       "course, else a 404"})
 
     @validates_schema
     def one_of(self, data, **_kwargs):
@@ -29,6 +34,9 @@ class RegradeSummarySchema(Schema):
         "description": "The version the attempts are graded against: the exercise's current one when requested"})
     attempt = fields.UUID(allow_none=True, metadata={"description": "The one attempt asked for; null: every graded "
                                                                     "attempt of the exercise"})
+    course = fields.Integer(allow_none=True, metadata={
+        "description": "The course whose attempts it regrades (a course's staff's regrade, one asked for with "
+                       "`course`, or one attempt's, in its course); null: every course's attempts"})
     status = fields.String(required=True, validate=validate.OneOf(REGRADE_STATUSES), metadata={
         "description": "dry_run (the workers are grading its items; nothing changes on the attempts), ready "
                        "(every item graded: the diff is final, it may be applied), applying (being stored on the "
@@ -80,6 +88,8 @@ class RegradesQuerySchema(RequestSchema):
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator
 
     exercise = fields.String(validate=SLUG, metadata={"description": "Only regrades of this exercise"})
+    course = fields.Integer(validate=COURSE_ID, metadata={
+        "description": "Only regrades of this course's attempts (a course's own staff always see only theirs)"})
 
 
 class OverrideCreateSchema(RequestSchema):

@@ -1,5 +1,7 @@
 """Regrades: the graded attempts of an exercise (or one attempt) graded again, against the
-exercise's current version, after its grader or answer key changed.
+exercise's current version, after its grader or answer key changed; in every course, or in one
+(`Regrade.course_id`: a course's staff regrade their course's attempts only, and see only their
+course's regrades).
 
 A regrade is first a dry run: one RegradeItem per attempt, graded by the grading workers like any
 job (`grade_item`), changing nothing on the attempts. Once every item is finished the regrade is
@@ -74,21 +76,28 @@ def _new_uuid(session: Session) -> Any:
     return func.lower(func.hex(func.randomblob(16)))  # SQLite: Uuid is 32 hex digits
 
 
-def request_regrade(session: Session, exercise: Exercise, actor: str, attempt: Attempt | None = None) -> Regrade:
+def request_regrade(session: Session, exercise: Exercise, actor: str, attempt: Attempt | None = None,
+                    course_id: int | None = None) -> Regrade:
     """A dry run of every graded attempt of `exercise` (or of `attempt` alone) against its current
     version, with its items queued for the workers; the caller commits (and may dispatch).
 
-    The items are made by one INSERT ... SELECT, however many attempts there are. Raises
-    NothingToRegrade when there is no graded attempt to regrade.
+    `course_id` limits it to that course's attempts (a course's staff, or staff asking for one
+    course); a regrade of one attempt belongs to the attempt's course. The items are made by one
+    INSERT ... SELECT, however many attempts there are. Raises NothingToRegrade when there is no
+    graded attempt to regrade.
     """
     graded = select(Attempt.id).where(Attempt.exercise_id == exercise.id, Attempt.status == GRADED)
     if attempt is not None:
         graded = graded.where(Attempt.id == attempt.id)
+        course_id = attempt.course_id
+    elif course_id is not None:
+        graded = graded.where(Attempt.course_id == course_id)
     if session.scalar(graded.limit(1)) is None:
         raise NothingToRegrade(exercise.slug if attempt is None else str(attempt.id))
     now = utcnow()
     regrade = Regrade(id=uuid.uuid4(), exercise_id=exercise.id, exercise_version_id=exercise.version.id,
-                      status=DRY_RUN, requested_by=actor, attempt_id=attempt.id if attempt else None, created_at=now)
+                      status=DRY_RUN, requested_by=actor, attempt_id=attempt.id if attempt else None,
+                      course_id=course_id, created_at=now)
     session.add(regrade)
     session.flush()
     items = graded.with_only_columns(
@@ -268,7 +277,8 @@ def describe(session: Session, regrade: Regrade) -> dict[str, Any]:
 def _summary(regrade: Regrade, counts: Progress, version_number: int) -> dict[str, Any]:
     return {
         "id": regrade.id, "exercise": regrade.exercise.slug, "exercise_version": version_number,
-        "attempt": regrade.attempt_id, "status": status_of(regrade, counts), "requested_by": regrade.requested_by,
+        "attempt": regrade.attempt_id, "course": regrade.course_id, "status": status_of(regrade, counts),
+        "requested_by": regrade.requested_by,
         "created_at": regrade.created_at, "applied_at": regrade.applied_at, "applied_by": regrade.applied_by,
         "total": counts.total, "graded": counts.finished, "errors": counts.errors,
         "summary": {"up": counts.up, "down": counts.down, "unchanged": counts.unchanged},
