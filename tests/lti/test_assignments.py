@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 
 import pytest
 from sqlalchemy import select
 
+from service.catalog import load_catalog
+from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.learner_tokens import read_learner_token
 from service.lti import claims as c
@@ -186,3 +189,10 @@ def test_an_override_of_one_exercises_attempt_sends_the_assignments_new_total(ap
     runner.run_once()
     # QUIZ's 0.5 x 2 points + SQUARE's 1 x 1, out of 4: one score to the assignment's line item.
     assert platform.scores[-1]["body"]["scoreGiven"] == 2 and platform.scores[-1]["lineitem"] == platform.lineitem_url()
+
+
+def test_the_catalog_refuses_an_exercise_called_assignment(tmp_path):
+    """/learn/assignment is the assignment's page: no exercise may take that path."""
+    shutil.copytree(PROJECT_ROOT / "exercises" / QUIZ, tmp_path / "assignment")
+    exercises, problems = load_catalog(tmp_path)
+    assert exercises == [] and [p.path for p in problems] == ["assignment"], problems
