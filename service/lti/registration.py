@@ -31,16 +31,16 @@ from sqlalchemy.orm import Session
 
 from ..models import LtiPlatform, LtiRegistrationLink
 from ..models.base import utcnow
-from ..outbound.http import MAX_RESPONSE_BYTES, HttpError, HttpResponse, send
+from ..outbound.http import HttpError, HttpResponse, send
 from . import claims as c
 from .launch import origin_of
 from .platforms import find, platform_keys, register
 
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
-SCOPE_MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
-# What the tool asks for: scores and line items (service/lti/passback.py), the course roster (NRPS).
-TOOL_SCOPES = (c.SCOPE_LINEITEM, c.SCOPE_SCORE, SCOPE_MEMBERSHIPS)
+# What the tool asks for: scores and line items (service/lti/passback.py), the course roster (NRPS,
+# service/lti/roster.py).
+TOOL_SCOPES = (c.SCOPE_LINEITEM, c.SCOPE_SCORE, c.SCOPE_MEMBERSHIPS)
 # The id_token claims the tool reads: who launched, and their name (the roster's names at a launch).
 # Not e-mail: the tool needs none (an LMS that sends it anyway has it kept with the roster).
 TOOL_CLAIMS = ("iss", "sub", "name", "given_name", "family_name")
@@ -53,6 +53,8 @@ PRODUCTS = {"moodle": "Moodle", "canvas": "Canvas", "desire2learn": "Brightspace
 REQUIRED_ENDPOINTS = ("registration_endpoint", "authorization_endpoint", "token_endpoint", "jwks_uri")
 NAME_LENGTH = 60  # PlatformSchema's: the name stays editable through the admin API
 CODE_BYTES = 24
+# What is read of the LMS's configuration and answer (Canvas's lists every placement and variable).
+MAX_ANSWER_BYTES = 256 * 1024
 
 
 class RegistrationRefused(Exception):
@@ -136,8 +138,8 @@ def _http_url(value: Any, what: str, *, https_only: bool) -> str:
 
 
 def _read_json(response: HttpResponse, what: str) -> dict[str, Any]:
-    if len(response.body) >= MAX_RESPONSE_BYTES:
-        raise _platform_problem(f"Its {what} is larger than {MAX_RESPONSE_BYTES // 1024} KiB.")
+    if len(response.body) >= MAX_ANSWER_BYTES:
+        raise _platform_problem(f"Its {what} is larger than {MAX_ANSWER_BYTES // 1024} KiB.")
     try:
         parsed = json.loads(response.body)
     except ValueError:
@@ -176,7 +178,7 @@ def read_configuration(url: str, registration_token: str | None, *, timeout: flo
     if registration_token:  # Canvas asks for it here too
         headers["Authorization"] = f"Bearer {registration_token}"
     try:
-        response = send("GET", url, headers=headers, timeout=timeout)
+        response = send("GET", url, headers=headers, timeout=timeout, max_bytes=MAX_ANSWER_BYTES)
     except HttpError as exc:
         raise _platform_problem(f"Its OpenID configuration could not be read: {exc}.") from None
     if not response.ok:
@@ -278,7 +280,7 @@ def post_registration(config: PlatformConfiguration, body: dict[str, Any], regis
         headers["Authorization"] = f"Bearer {registration_token}"
     try:
         response = send("POST", config.registration_endpoint, body=json.dumps(body).encode(), headers=headers,
-                        timeout=timeout)
+                        timeout=timeout, max_bytes=MAX_ANSWER_BYTES)
     except HttpError as exc:
         raise _platform_problem(f"Its registration endpoint did not answer: {exc}.") from None
     if not response.ok:

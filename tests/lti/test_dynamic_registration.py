@@ -15,7 +15,7 @@ from sqlalchemy import func, select, update
 
 from service.extensions import db_session
 from service.lti import claims as c
-from service.lti.registration import SCOPE_MEMBERSHIPS, TOOL_CONFIGURATION
+from service.lti.registration import TOOL_CONFIGURATION
 from service.models import LtiPlatform, LtiRegistrationLink
 from service.models.base import utcnow
 
@@ -61,7 +61,7 @@ def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app,
     [sent] = platform.registrations  # /register checked the bearer and the required members
     assert sent["initiate_login_uri"] == "http://localhost/lti/login"
     assert sent["redirect_uris"] == [LAUNCH_URL] and sent["jwks_uri"] == "http://localhost/lti/jwks"
-    assert set(sent["scope"].split()) == {c.SCOPE_LINEITEM, c.SCOPE_SCORE, SCOPE_MEMBERSHIPS}
+    assert set(sent["scope"].split()) == {c.SCOPE_LINEITEM, c.SCOPE_SCORE, c.SCOPE_MEMBERSHIPS}
     tool = sent[TOOL_CONFIGURATION]
     assert tool["domain"] == "localhost" and tool["target_link_uri"] == LAUNCH_URL
     assert {"sub", "name", "given_name", "family_name"} <= set(tool["claims"])
@@ -207,6 +207,7 @@ BAD_CONFIGURATIONS = {
                                         "token_endpoint is missing or is not an http(s) URL"),
     "not JSON": ({}, "<!doctype html><title>Log in</title>", "OpenID configuration is not JSON"),
     "no issuer": ({"issuer": None}, None, "has no issuer"),
+    "too large": ({"x-padding": "x" * 300_000}, None, "OpenID configuration is larger than 256 KiB"),
 }
 
 
