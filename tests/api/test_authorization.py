@@ -268,6 +268,13 @@ MATRIX = [
         json={"attempt": "{c2_attempt}"}),
     Row("GET",    "/api/v1/admin/regrades/{regrade}",                        NO_COURSE_STAFF, 200),
     Row("POST",   "/api/v1/admin/regrades/{regrade}/apply",                  NO_COURSE_STAFF, 200),
+    # A regrade of course c2's attempt is c2's; ?course= and "course" name a course, which c1's staff cannot see.
+    Row("GET",    "/api/v1/admin/regrades/{c2_regrade}",                     C2_STAFF,       200),
+    Row("POST",   "/api/v1/admin/regrades/{c2_regrade}/apply",               C2_STAFF,       200),
+    Row("GET",    "/api/v1/admin/regrades",                                  C2_STAFF,       200,
+        query={"course": "{c2_course}"}),
+    Row("POST",   "/api/v1/admin/regrades",                                  C2_STAFF,       202,
+        json={"exercise": "{quiz}", "course": "{c2_course}"}),
     Row("GET",    "/api/v1/admin/exercises",                                 STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises/{quiz}/versions",                 STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises/{quiz}/stats",                    STAFF,          200),
@@ -276,6 +283,13 @@ MATRIX = [
     Row("GET",    "/api/v1/admin/stats",                                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/ada/progress",                     STAFF,          200),
     Row("GET",    "/api/v1/admin/learners/bea/progress",                     STAFF,          200),
+    # One course's statistics (counted from its attempts): c2's, which c1's staff cannot ask for.
+    Row("GET",    "/api/v1/admin/stats",                                     C2_STAFF,       200,
+        query={"course": "{c2_course}"}),
+    Row("GET",    "/api/v1/admin/exercises/{quiz}/stats",                    C2_STAFF,       200,
+        query={"course": "{c2_course}"}),
+    Row("GET",    "/api/v1/admin/learners/bea/progress",                     C2_STAFF,       200,
+        query={"course": "{c2_course}"}),
     # Assessment rules (issue 17): an LTI assignment's, a client's use of an exercise, extensions.
     Row("GET",    "/api/v1/admin/links",                                     STAFF,          200),
     Row("GET",    "/api/v1/admin/links/{c2_link}/rules",                     C2_STAFF,       200),
@@ -474,6 +488,11 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
                                | C2_IDEMPOTENCY, json={"learner": "bea", "answer": RIGHT}), 201)["id"]
     c2_run = _ok(http.post("/api/v1/runs", headers=bearer(course_tokens["c2_bea"]),
                            json={"code": "print(3)", "wait": 0}), 202)["id"]
+    # A regrade of bea's c2 attempt, asked for by a staff key: it is course c2's (the attempt's), ready to apply.
+    c2_regrade = _ok(http.post("/api/v1/admin/regrades", headers=bearer(instructor_key),
+                               json={"attempt": c2_attempt}), 202)["id"]
+    while worker.run_once():
+        pass
 
     credentials = {
         "none": None,
@@ -495,7 +514,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
            "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
            "doomed_platform": str(doomed_platform), "passback": str(passback), "registration_link": str(registration_link),
            "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run,
-           "c2_link": str(courses["c2-link"]), "a_client": str(a_id), "c2_course": str(c2), "c2_key": str(c2_key)}
+           "c2_link": str(courses["c2-link"]), "a_client": str(a_id), "c2_course": str(c2), "c2_key": str(c2_key),
+           "c2_regrade": c2_regrade}
     return Seeded(credentials | {"grace_token": launched}, ids,
                   a_private=[ada_attempt, run, failed_run, hook_url], c2_private=[c2_attempt])
 
