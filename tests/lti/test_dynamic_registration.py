@@ -266,3 +266,25 @@ def test_an_operator_makes_a_link_and_approves_with_the_cli(make_app, app, platf
     assert stored.name in listed and listed.rstrip().endswith("pending")
     approved = cli.invoke(args=["lti", "approve", str(stored.id)])
     assert approved.exit_code == 0 and "active" in cli.invoke(args=["lti", "platforms"]).output
+
+
+def test_two_registrations_racing_for_one_link_store_one(app):
+    """Both passed the link's check before either stored: the second to store is refused (409) and
+    its platform goes with its transaction."""
+    from service.lti.registration import PlatformConfiguration, Registered, RegistrationRefused, make_link, store
+
+    lms = "https://racing-lms.example"
+    config = PlatformConfiguration(issuer=lms, registration_endpoint=lms + "/register", authorization_endpoint=lms + "/auth",
+                                   token_endpoint=lms + "/token", jwks_uri=lms + "/jwks", product=None, messages=None,
+                                   scopes_supported=None, account_name=None)
+    with app.app_context():
+        session = db_session()
+        link, _code = make_link(session, "race", 1)
+        session.commit()
+        store(session, link.id, config, Registered("first", "d1"), approval=False)
+        session.commit()
+        with pytest.raises(RegistrationRefused) as refused:
+            store(session, link.id, config, Registered("second", "d1"), approval=False)
+        session.rollback()
+        assert refused.value.status == 409
+        assert [p.client_id for p in session.scalars(select(LtiPlatform))] == ["first"]
