@@ -6,10 +6,12 @@ Two sources answer the same questions, with the same definitions and the same re
   of them scans the attempts table. The counters lag the grades by the workers' fold interval:
   `counters_as_of` says how far they are.
 - one course (`CourseAttempts`): that course's attempts (`attempts.course_id`), counted with
-  set-based SQL when asked, on the index ix_attempts_course_created (a course is at most a few
-  thousand learners: docs/performance.md has what it costs). Exact and without lag:
-  `counters_as_of` is always null. The overview lists the exercises the course has links or
-  attempts for (an assignment's exercises included), not the whole catalog.
+  set-based SQL when asked (a course is at most a few thousand learners). Each statement is an
+  index-only scan of the course's entries in ix_attempts_course_exercise on PostgreSQL (the code
+  reports' failing checks read the rows), whose order is the learners' window's: docs/performance.md
+  has what it costs. Exact and without lag: `counters_as_of` is always null. The overview lists
+  the exercises the course has links or attempts for (an assignment's exercises included), not
+  the whole catalog.
 
 Definitions: `attempts` counts every attempt submitted (queued, graded, or failed by the
 grader); `graded` those graded; a learner is counted at an exercise once they have a graded
@@ -130,7 +132,8 @@ def _ungraded(session: Session, exercise_id: int | None = None) -> dict[int, int
 @dataclass(frozen=True)
 class CourseAttempts:
     """One course's figures, counted from its attempts when asked: every statement reads the
-    course's attempts on ix_attempts_course_created (course_id, created_at, id)."""
+    course's attempts at an exercise through ix_attempts_course_exercise (course, exercise, client,
+    learner, created_at, id, with the grade's columns: models/progress.py)."""
 
     course_id: int
 
