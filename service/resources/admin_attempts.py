@@ -24,6 +24,7 @@ from ..schemas.admin_attempts import (
     GradebookQuerySchema,
 )
 from ..services import admin_detail, admin_export, admin_search
+from .course_scope import course_asked
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_attempts", __name__, url_prefix="/api/v1/admin",
@@ -45,6 +46,11 @@ def _csv_response(chunks: Iterator[str], name: str) -> Response:
     return response
 
 
+def _filters(query: dict) -> admin_search.AttemptFilters:
+    """The query's filters, limited to the caller's course when they are a course's staff."""
+    return admin_search.AttemptFilters.from_query({**query, "course": course_asked(query.get("course"))})
+
+
 @blp.route("/attempts")
 class AdminAttempts(MethodView):
     @blp.doc(security=BEARER)
@@ -63,7 +69,7 @@ class AdminAttempts(MethodView):
                 # base64's decoder skips what is not of its alphabet: a made cursor with junk in it
                 # would pass, and the document's pattern would not.
                 raise admin_search.InvalidCursor("not a cursor returned by this API")
-            page = admin_search.search(db_session(), admin_search.AttemptFilters.from_query(query),
+            page = admin_search.search(db_session(), _filters(query),
                                        sort=query["sort"], limit=query["limit"], cursor=cursor)
         except admin_search.InvalidCursor as exc:
             problem_abort(400, f"Invalid cursor: {exc}.", type=VALIDATION_ERROR,
@@ -81,7 +87,7 @@ class AdminAttemptDetail(MethodView):
         """One attempt in full: what was submitted, every check with its message, the output,
         the phase and grader timings, the exercise version, and what became of the grade
         (events, webhook deliveries, LMS passbacks, overrides)."""
-        detail = admin_detail.attempt_detail(db_session(), attempt_id)
+        detail = admin_detail.attempt_detail(db_session(), attempt_id, course_asked(None))
         if detail is None:
             problem_abort(404, "No attempt with this id.")
         return detail
@@ -97,7 +103,7 @@ class AttemptsCsv(MethodView):
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, INVALID_QUERY)
     def get(self, query):
         """Every attempt matching the filters (those of the search), as CSV, streamed."""
-        filters = admin_search.AttemptFilters.from_query(query)
+        filters = _filters(query)
         return _csv_response(admin_export.attempts_csv(db_session(), filters, query["sort"]), "attempts")
 
 
@@ -121,5 +127,5 @@ class GradebookCsv(MethodView):
                           type=VALIDATION_ERROR,
                           errors=[{"field": "query.exercise", "message": f"no exercise {slug!r}"} for slug in exc.slugs])
         chunks = admin_export.gradebook_csv(session, exercises, query["policy"], query.get("client"),
-                                            all_exercises=not slugs)
+                                            all_exercises=not slugs, course_id=course_asked(query.get("course")))
         return _csv_response(chunks, f"gradebook-{query['policy']}")

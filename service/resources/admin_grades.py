@@ -191,11 +191,12 @@ class OverrideAttempt(MethodView):
         `learner_comment`, if given, as the score's comment; the reason stays with staff)."""
         session = db_session()
         attempt = overrides.locked_attempt(session, attempt_id)
-        if attempt is None:
+        course_id = course_asked(None)
+        if attempt is None or (course_id is not None and attempt.course_id != course_id):
             problem_abort(404, "No attempt with this id.")
         try:
             entry = overrides.override(session, attempt, current_client(), payload["score"], payload["reason"],
-                                       learner_comment=payload.get("learner_comment"))
+                                       learner_comment=payload.get("learner_comment"), actor=staff_actor())
         except overrides.NotGraded:
             problem_abort(409, f"This attempt is {attempt.status}, not graded: it has no score to override.")
         session.commit()
@@ -207,13 +208,14 @@ class AuditLogQuery:
     session: Session
     attempt_id: uuid.UUID | None
     exercise_id: int | None
+    course_id: int | None
 
 
 class AuditLogPage(OffsetPage):
     collection: AuditLogQuery
 
     def _statement(self):
-        return overrides.audit_log(self.collection.attempt_id, self.collection.exercise_id)
+        return overrides.audit_log(self.collection.attempt_id, self.collection.exercise_id, self.collection.course_id)
 
     def rows(self, offset: int, size: int) -> list:
         rows = self.collection.session.execute(self._statement().offset(offset).limit(size))
@@ -235,7 +237,7 @@ class Overrides(MethodView):
     def get(self, query):
         """The audit log of overrides, newest first: who, when, the old and new score, and why."""
         exercise_id = _exercise(query["exercise"]).id if "exercise" in query else None
-        return AuditLogQuery(db_session(), query.get("attempt"), exercise_id)
+        return AuditLogQuery(db_session(), query.get("attempt"), exercise_id, course_asked(None))
 
 
 # --- exercises --------------------------------------------------------------------------------
@@ -259,15 +261,16 @@ class ExerciseVersions(MethodView):
     @blp.response(200, ExerciseVersionSchema(many=True))
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
     def get(self, slug: str):
-        """The exercise's versions, newest first, with how many attempts answered each."""
+        """The exercise's versions, newest first, with how many attempts answered each (a course's
+        staff: in their course)."""
         session = db_session()
-        return catalog_admin.versions(session, _exercise(slug))
+        return catalog_admin.versions(session, _exercise(slug), course_asked(None))
 
 
 @blp.route("/exercises/<slug:slug>/publish")
 class PublishExercise(MethodView):
     @blp.doc(security=BEARER)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.response(200, AdminExerciseSchema)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
     def post(self, slug: str):
@@ -283,7 +286,7 @@ class PublishExercise(MethodView):
 @blp.route("/exercises/<slug:slug>/unpublish")
 class UnpublishExercise(MethodView):
     @blp.doc(security=BEARER)
-    @require_staff
+    @require_staff(every_course=True)
     @blp.response(200, AdminExerciseSchema)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_EXERCISE)
     def post(self, slug: str):

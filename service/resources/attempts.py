@@ -30,6 +30,7 @@ from ..services.attempts import (
     dump_json,
     request_digest,
     run_idempotent,
+    scope_course,
     visible_attempts,
     wait_until_finished,
 )
@@ -108,7 +109,7 @@ class ExerciseAttempts(MethodView):
 
         def submit() -> StoredResponse:
             return _submit(session, client, slug, learner, payload, lti_link_id, exempt=exempt,
-                           course_id=None if scope is None or exempt else scope.course_id)
+                           course_id=None if scope is None or exempt else scope_course(session, scope))
 
         digest = request_digest(request.method, request.path, request.get_data())
         try:

@@ -39,6 +39,9 @@ class AttemptFiltersSchema(QuerySchema):
                             metadata={"description": "The learner id, exactly (under any client unless `client`)"})
     client = fields.String(validate=validate.Length(min=1, max=100),
                            metadata={"description": "The name of the API client the attempts came through"})
+    course = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1), metadata={
+        "description": "Only this course's attempts (its id, GET /api/v1/admin/courses). A course's own staff "
+                       "(course key, LTI staff session) always see their course alone"})
     status = fields.String(validate=validate.OneOf(STATUSES),
                            metadata={"description": "queued, running, graded or error (the grader failed)"})
     verdict = fields.String(validate=validate.Length(min=1, max=32), metadata={
@@ -88,6 +91,9 @@ class GradebookQuerySchema(QuerySchema):
                        "easiest first"})
     client = fields.String(validate=validate.Length(min=1, max=100),
                            metadata={"description": "Only this API client's learners"})
+    course = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1), metadata={
+        "description": "Only this course's attempts (its id, GET /api/v1/admin/courses). A course's own staff "
+                       "(course key, LTI staff session) always see their course alone"})
 
 
 class AttemptSummarySchema(Schema):

@@ -148,10 +148,10 @@ class AttemptDetail:
     overrides: list[OverrideEntry]
 
 
-def attempt_detail(session: Session, attempt_id: uuid.UUID) -> AttemptDetail | None:
-    """One attempt in full; None when there is no such attempt."""
+def attempt_detail(session: Session, attempt_id: uuid.UUID, course_id: int | None = None) -> AttemptDetail | None:
+    """One attempt in full; None when there is no such attempt (in course `course_id`, if given)."""
     attempt = session.get(Attempt, attempt_id)
-    if attempt is None:
+    if attempt is None or (course_id is not None and attempt.course_id != course_id):
         return None
     result = attempt.result or {}
     # Code attempts carry the judge's report; quiz attempts only feedback.

@@ -97,7 +97,8 @@ def gradebook_exercises(session: Session, slugs: Sequence[str] | None) -> list[t
 
 
 def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
-                   client: str | None = None, all_exercises: bool = False) -> Iterator[list[Any]]:
+                   client: str | None = None, all_exercises: bool = False,
+                   course_id: int | None = None) -> Iterator[list[Any]]:
     """One row per (client, learner): client name, learner, their name and e-mail (from the roster
     of their attempts' courses: the first that names them, in submission order; empty where none
     does), then the score that counts per exercise in `exercises` order, under `policy`
@@ -121,6 +122,8 @@ def gradebook_rows(session: Session, exercises: Sequence[tuple[int, str]], polic
         stmt = stmt.where(Attempt.exercise_id.in_(columns))
     if client_id is not None:
         stmt = stmt.where(Attempt.client_id == client_id)
+    if course_id is not None:
+        stmt = stmt.where(Attempt.course_id == course_id)
     result = session.execute(stmt.execution_options(yield_per=STREAM_BATCH))
     try:
         yield from _learner_rows(result, names, columns, policy)
@@ -146,6 +149,6 @@ def _learner_rows(result: Iterable[Any], names: dict[int, str], columns: Sequenc
 
 
 def gradebook_csv(session: Session, exercises: Sequence[tuple[int, str]], policy: str = scores.DEFAULT_POLICY,
-                  client: str | None = None, all_exercises: bool = False) -> Iterator[str]:
+                  client: str | None = None, all_exercises: bool = False, course_id: int | None = None) -> Iterator[str]:
     header = ["client", "learner", "learner_name", "learner_email", *(slug for _id, slug in exercises)]
-    return csv_chunks(header, gradebook_rows(session, exercises, policy, client, all_exercises))
+    return csv_chunks(header, gradebook_rows(session, exercises, policy, client, all_exercises, course_id))

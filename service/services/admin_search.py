@@ -52,6 +52,8 @@ class AttemptFilters:
     exercise: str | None = None
     learner: str | None = None
     client: str | None = None
+    # A course's id (None: every course).
+    course: int | None = None
     status: str | None = None
     verdict: str | None = None
     likely_cause: str | None = None
@@ -155,10 +157,11 @@ def filter_clauses(session: Session, filters: AttemptFilters) -> list[ColumnElem
         clauses.append(Attempt.exercise_id == exercise_id)
     if client_id is not None:
         clauses.append(Attempt.client_id == client_id)
-    for name in ("learner", "status", "verdict", "likely_cause"):
+    for name, column in (("learner", Attempt.learner), ("status", Attempt.status), ("verdict", Attempt.verdict),
+                         ("likely_cause", Attempt.likely_cause), ("course", Attempt.course_id)):
         value = getattr(filters, name)
         if value is not None:
-            clauses.append(getattr(Attempt, name) == value)
+            clauses.append(column == value)
     if filters.score_min is not None:
         clauses.append(Attempt.score >= filters.score_min)
     if filters.score_max is not None:

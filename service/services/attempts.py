@@ -225,6 +225,14 @@ def run_idempotent(session: Session, client: ApiClient, key: str | None, digest:
     return response, False
 
 
+def scope_course(session: Session, scope: LearnerScope) -> int | None:
+    """The course a learner token acts in: the one it names, or, for a launch's token issued before
+    tokens named their course (renewed since), its link's."""
+    if scope.course_id is not None or scope.link_id is None:
+        return scope.course_id
+    return session.scalar(select(LtiResourceLink.course_id).where(LtiResourceLink.id == scope.link_id))
+
+
 def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     """What a learner token narrows the attempts it reads to; the one place every route that reads
     attempts with a token applies it (nothing for an API key).

@@ -24,10 +24,13 @@ def find(session: Session, slug: str) -> Exercise | None:
     return session.scalar(select(Exercise).where(Exercise.slug == slug))
 
 
-def versions(session: Session, exercise: Exercise) -> list[dict[str, Any]]:
-    """The exercise's versions, newest first, each with how many attempts answered it."""
-    attempts = (select(Attempt.exercise_version_id, func.count().label("attempts"))
-                .where(Attempt.exercise_id == exercise.id).group_by(Attempt.exercise_version_id).subquery())
+def versions(session: Session, exercise: Exercise, course_id: int | None = None) -> list[dict[str, Any]]:
+    """The exercise's versions, newest first, each with how many attempts answered it (in course
+    `course_id`, if given)."""
+    counted = select(Attempt.exercise_version_id, func.count().label("attempts")).where(Attempt.exercise_id == exercise.id)
+    if course_id is not None:
+        counted = counted.where(Attempt.course_id == course_id)
+    attempts = counted.group_by(Attempt.exercise_version_id).subquery()
     rows = session.execute(
         select(ExerciseVersion.number, ExerciseVersion.digest, ExerciseVersion.created_at,
                func.coalesce(attempts.c.attempts, 0))

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import time
+import uuid
 
 import jwt
 from sqlalchemy import select
 
 from service.extensions import db_session
 from service.lti import claims as c
-from service.models import Attempt, Course, GradeOverride
+from service.learner_tokens import INSTRUCTOR, LearnerScope, issue_learner_token
+from service.models import Attempt, Course, GradeOverride, LtiResourceLink
 from service.staff_sessions import PREFIX, _key, mint_staff_session
 
 from .platform import INSTRUCTOR_ROLES
@@ -138,3 +140,21 @@ def test_a_session_names_its_course_by_the_launch_context_not_by_anything_the_br
     # A session signed for c1 (as a launch of c1 would mint) reads c1 alone.
     token, _staff = mint_staff_session(app.config["SECRET_KEY"], client_id, c1, "prof-1", None, 60)
     assert [a["id"] for a in client.get("/api/v1/admin/attempts", headers=_auth(token)).json["items"]] == [attempts["c1"]]
+
+
+def test_a_launch_token_from_before_courses_acts_in_its_links_course(app, client, platform, registration):
+    """A token issued before tokens named their course (and renewed since) names only its link: its
+    attempts belong to the link's course all the same, and it reads that course alone."""
+    attempts = _two_courses(client, platform)
+    with app.app_context():
+        link = db_session().scalar(select(LtiResourceLink).where(LtiResourceLink.resource_link_id == "link-c1"))
+        link_id, course_id, client_id = link.id, link.course_id, link.platform.api_client_id
+    old = LearnerScope(client_id=client_id, learner="cy", exercise=QUIZ, link_id=link_id)
+    token = issue_learner_token(app.config["SECRET_KEY"], old, 600)
+    made = _attempt(client, token)
+    with app.app_context():
+        assert db_session().scalar(select(Attempt.course_id).where(Attempt.id == uuid.UUID(made))) == course_id
+    teacher = LearnerScope(client_id=client_id, learner="prof-1", exercise=QUIZ, link_id=link_id, role=INSTRUCTOR)
+    seen = client.get(f"/api/v1/attempts/{attempts['c2']}",
+                      headers=_auth(issue_learner_token(app.config["SECRET_KEY"], teacher, 600)))
+    assert seen.status_code == 404

@@ -6,7 +6,7 @@ import { badge, learnerName, scoreCell, timeEl } from "../format.js";
 import { render } from "../router.js";
 import { DEFAULT_SORT, SORTS, STATUSES, VERDICTS } from "../vocabulary.js";
 
-const FILTERS = ["exercise", "learner", "client", "status", "verdict", "likely_cause", "score_min",
+const FILTERS = ["course", "exercise", "learner", "client", "status", "verdict", "likely_cause", "score_min",
   "score_max", "since", "until", "sort"];
 // The server names the sorts (vocabulary.js); the page says what they mean.
 const SORT_LABELS = { "-created_at": "Newest first", created_at: "Oldest first", "-score": "Highest score first",
@@ -32,6 +32,8 @@ function filterForm(params) {
     value: params.get(name) || "", inputmode: "decimal" });
   const when = (name) => el("input", { id: "f-" + name, name, type: "datetime-local", value: params.get(name) || "" });
   const form = el("form", { class: "filters", id: "attempt-filters", role: "search", "aria-label": "Filter attempts" },
+    // A course's page links here with ?course=: the filter stays on (a course's staff see theirs alone anyway).
+    el("input", { type: "hidden", name: "course", value: params.get("course") || "" }),
     field("exercise", "Exercise", text("exercise", { list: "exercise-slugs", placeholder: "any" })), exerciseList,
     field("learner", "Learner", text("learner", { placeholder: "exact id" })),
     field("client", "Client", text("client", { placeholder: "client name" })),
