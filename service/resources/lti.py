@@ -23,6 +23,7 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..config import Settings
@@ -261,7 +262,7 @@ def deep_link_return() -> Response:
     return _autopost(picked["return_url"], {"JWT": token})
 
 
-def _assignment_return(session: Any, platform: LtiPlatform, picked: dict[str, Any], slugs: list[str]) -> Response:
+def _assignment_return(session: Session, platform: LtiPlatform, picked: dict[str, Any], slugs: list[str]) -> Response:
     """The picker's exercises as one assignment (service/lti/assignments.py): in the order the
     instructor numbered them (ties: as listed), with the title, rule and points the form gives."""
     try:
