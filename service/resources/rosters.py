@@ -13,26 +13,24 @@ from flask_smorest import Blueprint
 from marshmallow import RAISE
 from sqlalchemy import select
 
-from ..auth import BEARER, require_staff, staff_course_id
+from ..auth import BEARER, require_staff
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..lti.roster import queue_sync
 from ..models import Course, CourseMember
 from ..models.base import utcnow
 from ..schemas.rosters import RosterQuerySchema, RosterSchema, RosterStateSchema
+from .course_scope import NO_COURSE, course_asked
 from .docs import ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("rosters", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients and a course's staff: a course's roster from the LMS.")
-NO_COURSE = (404, "No course with this id (or not the caller's course)")
 
 
 def _visible_course(course_id: int) -> Course:
     """The course, if the caller may see it; else a 404 problem (never saying which it was)."""
-    scoped = staff_course_id()
-    course = db_session().get(Course, course_id)
-    if course is None or (scoped is not None and scoped != course.id):
-        problem_abort(404, "No course with this id.")
+    course = db_session().get(Course, course_asked(course_id))
+    assert course is not None  # course_asked answered 404 for a course that does not exist
     return course
 
 
