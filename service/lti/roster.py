@@ -282,9 +282,16 @@ def _record_launching_member(session: Session, course: Course, launch: Launch, n
     name = _shown_name(_text(claims.get("name"), NAME_LENGTH), given, family)
     roles = [r for r in claims.get(c.ROLES) or [] if isinstance(r, str)]
     if row is None:
-        row = CourseMember(course_id=course.id, learner=learner, first_seen_at=now, roles=roles,
-                           status=MemberStatus.ACTIVE)
-        session.add(row)
+        try:
+            with session.begin_nested():  # the user's launch in another tab, or a sync, may add them first
+                row = CourseMember(course_id=course.id, learner=learner, first_seen_at=now, roles=roles,
+                                   status=MemberStatus.ACTIVE, updated_at=now)
+                session.add(row)
+        except IntegrityError:
+            row = session.scalar(select(CourseMember).where(CourseMember.course_id == course.id,
+                                                            CourseMember.learner == learner))
+            if row is None:
+                return
     # A launch names only what its id_token carries (a platform may withhold any of them): what it
     # leaves out keeps what the roster said. Launching means being in the course.
     for column, value in (("name", name), ("given_name", given), ("family_name", family),
@@ -371,9 +378,10 @@ class RosterSyncer:
             self._next_due(session, course, lease_end, now + self.interval)
             try:
                 session.commit()
-            except IntegrityError:  # another sync of this course added the same member first
+            except IntegrityError:  # a launch (or another sync) added one of these members first
                 session.rollback()
-                return SyncOutcome(course_id, False, error="another sync of this course ran at the same time")
+                return self._failed(course_id, lease_end, "a member was added meanwhile (a launch or another sync): "
+                                                          "the roster is read again later")
         log.info("roster of course %s synced: %d members, %d added, %d updated, %d left, %d back", course_id,
                  len(members), change.added, change.updated, change.left, change.returned)
         return SyncOutcome(course_id, True, change=change)

@@ -283,3 +283,34 @@ def test_names_show_in_the_attempt_search_its_detail_the_csv_exports_and_progres
     assert (membership["name"], membership["course"], membership["status"]) == \
         ("Alan Turing", "Deep Learning 101", "left") and membership["left_at"]
     assert client.get("/api/v1/admin/learners/zed/progress", headers=_auth(staff_key)).json["memberships"] == []
+
+
+def test_a_launch_whose_member_row_another_transaction_added_meanwhile_still_succeeds(app, client,
+                                                                                    registered_platform):
+    """Two launches of one user (two tabs), or a launch beside a roster read: both find no member row,
+    the other commits first; this one's insert conflicts, and it updates the row instead of failing."""
+    from service.lti import roster
+    from service.lti.launch import Launch
+    from service.models import LtiPlatform
+
+    _learner_launch(client, registered_platform, sub="learner-1")  # makes the course and the row
+    with app.app_context():
+        session = db_session()
+        course = session.scalar(select(Course).where(Course.external_id == "c1"))
+        platform = session.scalar(select(LtiPlatform))
+        launch = Launch(platform, {"sub": "learner-1", "name": "Ada King", "email": "ada.king@example.invalid"})
+        real_scalar = session.scalar
+        calls = []
+
+        def scalar_missing_the_row_once(stmt, *args, **kwargs):  # as read before the other commit
+            calls.append(stmt)
+            return None if len(calls) == 1 else real_scalar(stmt, *args, **kwargs)
+
+        session.scalar = scalar_missing_the_row_once
+        try:
+            roster._record_launching_member(session, course, launch, utcnow())
+        finally:
+            del session.scalar
+        session.commit()
+    member = _members(app)["learner-1"]
+    assert (member.name, member.email) == ("Ada King", "ada.king@example.invalid") and len(calls) == 2
