@@ -162,7 +162,8 @@ class Settings:
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
     PARSERS: ClassVar[dict[str, Any]] = {"int": _int, "int | None": lambda name, raw: _int(name, raw, minimum=0), "float": _float,
-                                         "bool": _bool, "bool | None": _bool, "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
+                                         "bool": _bool, "bool | None": _bool,
+                                         "tuple[str, ...]": _list, "tuple[str, ...] | None": _list}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -17,7 +17,6 @@ from .course import Course
 from .delivery import OutboundDelivery
 from .exercise import Exercise
 
-
 PENDING, ACTIVE, DISABLED = "pending", "active", "disabled"
 
 
