@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import re
 from datetime import datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
@@ -48,7 +49,8 @@ def _platform_count(app) -> int:
         return db_session().scalar(select(func.count()).select_from(LtiPlatform))
 
 
-def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app, client, platform, admin_key):
+def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app, client, platform, admin_key, caplog):
+    caplog.set_level(logging.DEBUG)
     link = _link(client, admin_key)
     query = parse_qs(urlsplit(link["url"]).query)
     assert link["url"].startswith("http://localhost/lti/register?") and list(query) == ["code"]
@@ -56,6 +58,10 @@ def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app,
     page = _open(client, platform, link["url"])
 
     assert page.status_code == 201, page.get_data(as_text=True)
+    # Neither the link's code nor the LMS's registration token reaches a log; the registration does.
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert query["code"][0] not in logged and platform.registration_token not in logged
+    assert f"registered itself through registration link {link['id']}" in logged
     # The configuration was read with the registration token (Canvas asks for it there too).
     assert platform.openid_configuration_requests == [{"authorization": f"Bearer {platform.registration_token}"}]
     [sent] = platform.registrations  # /register checked the bearer and the required members
