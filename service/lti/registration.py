@@ -131,21 +131,21 @@ class PlatformConfiguration:
 
 def _http_url(value: Any, what: str, *, https_only: bool) -> str:
     if not isinstance(value, str) or not value or len(value) > 2048 or origin_of(value) is None:
-        raise _platform_problem(f"Its {what} is missing or is not an http(s) URL.")
+        raise _platform_problem(f"The LMS's {what} is missing or is not an http(s) URL.")
     if https_only and not value.startswith("https://"):
-        raise _platform_problem(f"Its {what} is not an https:// URL.")
+        raise _platform_problem(f"The LMS's {what} is not an https:// URL.")
     return value
 
 
 def _read_json(response: HttpResponse, what: str) -> dict[str, Any]:
     if len(response.body) >= MAX_ANSWER_BYTES:
-        raise _platform_problem(f"Its {what} is larger than {MAX_ANSWER_BYTES // 1024} KiB.")
+        raise _platform_problem(f"The LMS's {what} is larger than {MAX_ANSWER_BYTES // 1024} KiB.")
     try:
         parsed = json.loads(response.body)
     except ValueError:
-        raise _platform_problem(f"Its {what} is not JSON.") from None
+        raise _platform_problem(f"The LMS's {what} is not JSON.") from None
     if not isinstance(parsed, dict):
-        raise _platform_problem(f"Its {what} is not a JSON object.")
+        raise _platform_problem(f"The LMS's {what} is not a JSON object.")
     return parsed
 
 
@@ -180,15 +180,15 @@ def read_configuration(url: str, registration_token: str | None, *, timeout: flo
     try:
         response = send("GET", url, headers=headers, timeout=timeout, max_bytes=MAX_ANSWER_BYTES)
     except HttpError as exc:
-        raise _platform_problem(f"Its OpenID configuration could not be read: {exc}.") from None
+        raise _platform_problem(f"The LMS's OpenID configuration could not be read: {exc}.") from None
     if not response.ok:
-        raise _platform_problem(f"Its OpenID configuration URL answered HTTP {response.status}.")
+        raise _platform_problem(f"The LMS's OpenID configuration URL answered HTTP {response.status}.")
     config = _read_json(response, "OpenID configuration")
     issuer = config.get("issuer")
-    if not isinstance(issuer, str) or origin_of(issuer) is None:
-        raise _platform_problem("Its OpenID configuration has no issuer (an http(s) URL).")
+    if not isinstance(issuer, str) or len(issuer) > 255 or origin_of(issuer) is None:
+        raise _platform_problem("The LMS's OpenID configuration has no issuer (an http(s) URL of at most 255 characters).")
     if origin_of(issuer) != url_origin:
-        raise _platform_problem(f"Its OpenID configuration names the issuer {issuer!r}, which is not of the "
+        raise _platform_problem(f"The LMS's OpenID configuration names the issuer {issuer!r}, which is not of the "
                                 f"configuration's own origin {url_origin!r}.")
     endpoints = {name: _http_url(config.get(name), name, https_only=https_only) for name in REQUIRED_ENDPOINTS}
     platform = config.get(PLATFORM_CONFIGURATION)
@@ -282,15 +282,15 @@ def post_registration(config: PlatformConfiguration, body: dict[str, Any], regis
         response = send("POST", config.registration_endpoint, body=json.dumps(body).encode(), headers=headers,
                         timeout=timeout, max_bytes=MAX_ANSWER_BYTES)
     except HttpError as exc:
-        raise _platform_problem(f"Its registration endpoint did not answer: {exc}.") from None
+        raise _platform_problem(f"The LMS's registration endpoint did not answer: {exc}.") from None
     if not response.ok:
-        raise _platform_problem(f"It refused the registration (HTTP {response.status}).{_refusal_detail(response)} "
+        raise _platform_problem(f"The LMS refused the registration (HTTP {response.status}).{_refusal_detail(response)} "
                                 "A registration token is good for one registration, for a short while: start "
                                 "the registration again from the LMS.")
     answer = _read_json(response, "registration answer")
     client_id = _identifier(answer.get("client_id"))
     if client_id is None:
-        raise _platform_problem("Its registration answer has no client_id.")
+        raise _platform_problem("The LMS's registration answer has no client_id.")
     tool = answer.get(TOOL_CONFIGURATION)
     deployment = _identifier(tool.get("deployment_id")) if isinstance(tool, dict) else None
     return Registered(client_id, deployment)
