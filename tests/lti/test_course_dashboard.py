@@ -10,8 +10,8 @@ import jwt
 from sqlalchemy import select
 
 from service.extensions import db_session
-from service.lti import claims as c
 from service.learner_tokens import INSTRUCTOR, LearnerScope, issue_learner_token
+from service.lti import claims as c
 from service.models import Attempt, Course, GradeOverride, LtiResourceLink
 from service.staff_sessions import PREFIX, _key, mint_staff_session
 
