@@ -32,6 +32,7 @@ from ..lti.registration import (
     store,
     usable_link,
 )
+from ..models.lti import ACTIVE, DISABLED, PENDING
 from .lti import public_url
 
 blp = Blueprint("lti_registration", __name__, url_prefix="/lti")
@@ -98,8 +99,11 @@ def _refused(refused: RegistrationRefused) -> Response:
 
 def _registered(stored: Stored, config: PlatformConfiguration, registered: Registered, config_url: str) -> Response:
     platform = stored.platform
-    pending = platform.approved_at is None
-    if pending:
+    pending = platform.status == PENDING
+    if platform.status == DISABLED:  # registered again, but an admin had disabled it: it stays so
+        title, detail = ("gradquiz's registration is updated, but disabled",
+                         "An administrator of gradquiz disabled this LMS: its launches are refused. Ask them why.")
+    elif pending:
         title, detail = ("gradquiz is registered, waiting for approval",
                          "An administrator of gradquiz approves this LMS before its first launch. "
                          "Ask them to approve it in the dashboard (LTI platforms).")
@@ -119,5 +123,5 @@ def _registered(stored: Stored, config: PlatformConfiguration, registered: Regis
              ("Status", "waiting for approval" if pending else platform.status)]
     origins = [origin_of(url) for url in (config_url, config.issuer, config.authorization_endpoint)]
     return _page(201 if stored.created else 200, {
-        "outcome": "pending" if pending else "registered", "title": title, "detail": detail, "facts": facts,
+        "outcome": "registered" if platform.status == ACTIVE else "pending", "title": title, "detail": detail, "facts": facts,
         "close_origins": sorted({origin for origin in origins if origin})})

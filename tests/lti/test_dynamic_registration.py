@@ -186,6 +186,17 @@ def test_registering_again_updates_the_platform_and_keeps_every_deployment(app, 
     assert _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["learner"] == "learner-1"  # launched from deployment-2
 
 
+def test_registering_again_does_not_enable_a_platform_an_admin_disabled(app, client, platform, admin_key):
+    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    [stored] = _platforms(app)
+    assert client.delete(f"/api/v1/admin/lti/platforms/{stored.id}", headers=_auth(admin_key)).status_code == 204
+    page = _open(client, platform, _link(client, admin_key)["url"])
+    assert page.status_code == 200 and "disabled" in page.get_data(as_text=True)
+    assert [p.status for p in _platforms(app)] == ["disabled"]
+    refused = client.get("/lti/login", query_string=platform.login_initiation(LAUNCH_URL))
+    assert refused.status_code == 401 and "disabled" in refused.json["detail"]
+
+
 def test_a_moodle_style_configuration_is_read(app, client, platform, admin_key):
     """Moodle 3.10 lists messages_supported as plain names; an LMS without NRPS is not asked for it."""
     platform.product_family_code = "moodle"
