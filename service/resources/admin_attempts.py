@@ -24,7 +24,7 @@ from ..schemas.admin_attempts import (
     GradebookQuerySchema,
 )
 from ..services import admin_detail, admin_export, admin_search
-from .course_scope import course_asked
+from .course_scope import NO_COURSE, course_asked
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_attempts", __name__, url_prefix="/api/v1/admin",
@@ -58,7 +58,7 @@ class AdminAttempts(MethodView):
     @blp.arguments(AttemptSearchQuerySchema, location="query", unknown=RAISE)
     @blp.response(200, AttemptPageSchema)
     @problems(blp, (400, "The cursor is not one this API made, or was made for another sort"), UNAUTHORIZED,
-              STAFF_ONLY, INVALID_QUERY)
+              STAFF_ONLY, INVALID_QUERY, NO_COURSE)
     def get(self, query):
         """Search attempts: filters, a sort, and keyset pages (a page costs the same however deep).
 
@@ -100,7 +100,7 @@ class AttemptsCsv(MethodView):
     @blp.arguments(AttemptExportQuerySchema, location="query", unknown=RAISE)
     @blp.response(200, CSV_RESPONSE, content_type="text/csv", description=(
         "One row per attempt: " + ", ".join(admin_export.ATTEMPT_CSV_COLUMNS)))
-    @problems(blp, UNAUTHORIZED, STAFF_ONLY, INVALID_QUERY)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, INVALID_QUERY, NO_COURSE)
     def get(self, query):
         """Every attempt matching the filters (those of the search), as CSV, streamed."""
         filters = _filters(query)
@@ -114,7 +114,7 @@ class GradebookCsv(MethodView):
     @blp.arguments(GradebookQuerySchema, location="query", unknown=RAISE)
     @blp.response(200, CSV_RESPONSE, content_type="text/csv",
                   description="client, learner, then one column per exercise slug: the score, empty when none")
-    @problems(blp, UNAUTHORIZED, STAFF_ONLY, (422, "An unknown exercise slug or policy"))
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, (422, "An unknown exercise slug or policy"), NO_COURSE)
     def get(self, query):
         """The gradebook as CSV, streamed: one row per (client, learner), one column per exercise,
         the best score or the latest graded attempt's."""

@@ -20,7 +20,7 @@ from ..schemas.rules import (
 )
 from ..services import catalog_admin, rules_admin
 from ..services.standing import Assignment
-from .course_scope import course_asked
+from .course_scope import NO_COURSE, course_asked
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
@@ -90,7 +90,7 @@ class Links(MethodView):
     @blp.arguments(LinksQuerySchema, location="query")
     @blp.response(200, LinkSummarySchema(many=True))
     @blp.paginate(SelectPage, **PAGINATION)
-    @problems(blp, UNAUTHORIZED, STAFF_ONLY)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_COURSE)
     def get(self, query):
         """The LTI resource links (assignments placed in LMS courses), most recently launched first."""
         stmt = select(LtiResourceLink)
