@@ -120,7 +120,8 @@ class LinkSummarySchema(Schema):
     platform = fields.String(required=True, attribute="platform.name")
     context_id = fields.String(allow_none=True, required=True, metadata={"description": "The course, in the LMS"})
     course_id = fields.Integer(allow_none=True, required=True, metadata={"description": "The course, here"})
-    course_title = fields.String(allow_none=True, required=True, attribute="course.title")
+    course_title = fields.Function(lambda link: link.course.title if link.course is not None else None,
+                                   allow_none=True, required=True, metadata={"type": ["string", "null"]})
     resource_link_id = fields.String(required=True)
     exercise = fields.String(required=True, attribute="exercise.slug")
     lms_available_from = fields.DateTime(allow_none=True, required=True)

@@ -290,6 +290,8 @@ STORED_DATA_RULES: dict[str, list[Rule]] = {
     "POST /api/v1/learner-tokens": [
         Rule(422, VALIDATION_ERROR, r"json\.exercises\[\d+\]", "a token's exercises must be published ones: "
              "stored data", message=r"no published exercise .*"),
+        Rule(422, VALIDATION_ERROR, r"json\.course", "a token's course must be one of the caller's: stored data",
+             message=r"no such course of this client"),
     ],
     "GET /api/v1/admin/gradebook.csv": [
         Rule(422, VALIDATION_ERROR, r"query\.exercise", "a column must name an exercise that exists: stored data"),
