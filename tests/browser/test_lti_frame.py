@@ -333,6 +333,7 @@ def test_an_instructors_launch_opens_the_course_dashboard_in_the_lms_frame(block
     assert not frame.is_visible("#signin")  # signed in by the launch: no key asked for
     assert "Noether" in frame.inner_text("#whoami") or TEACHER in frame.inner_text("#whoami")
     assert frame.is_visible("#try-exercise")
+    assert not frame.is_visible("nav a[data-nav='platforms']")  # admins only
     _read_rosters(live_server)
     frame.evaluate("window.dispatchEvent(new HashChangeEvent('hashchange'))")
     people = frame.wait_for_selector("table.members")

@@ -78,7 +78,7 @@ export async function render() {
   if (me) {
     const course = me.course;
     $("whoami").textContent = course ? me.actor + " · " + (course.label || course.title) : $("whoami").textContent;
-    document.body.classList.toggle("course-staff", !!course);
+    document.body.classList.toggle("not-admin", me.kind !== "admin");
     const courses = document.querySelector('nav a[data-nav="courses"]');
     if (courses) {
       courses.textContent = course ? "Course" : "Courses";
