@@ -9,17 +9,19 @@ import { exerciseRules } from "./rules.js";
 
 export async function viewExercise(root, ctx, slug) {
   document.title = slug + " · gradquiz dashboard";
+  // ?course= (from a course's overview): the course's figures, attempts and regrade; a course's staff get theirs anyway.
+  const course = ctx.params.get("course") || "";
   const actions = el("div", { class: "actions" });
   root.append(el("div", { class: "page-head" },
-    el("div", {}, el("p", { class: "crumbs" }, link("#/", "Overview"), " / exercise"), el("h1", {}, slug),
+    el("div", {}, el("p", { class: "crumbs" }, link("#/" + query({ course }), "Overview"), " / exercise"), el("h1", {}, slug),
       el("p", { class: "subtitle", id: "exercise-subtitle" })),
     actions));
   actions.append(
-    link("#/attempts" + query({ exercise: slug }), "Attempts"),
-    downloadButton("Attempts CSV", API + "/attempts.csv" + query({ exercise: slug }), slug + "-attempts.csv"),
-    downloadButton("Gradebook CSV", API + "/gradebook.csv" + query({ exercise: slug }), slug + "-gradebook.csv"));
-  const regrade = el("button", { type: "button", id: "regrade-exercise" }, "Regrade all attempts…");
-  regrade.addEventListener("click", () => startRegrade({ exercise: slug }, regrade));
+    link("#/attempts" + query({ exercise: slug, course }), "Attempts"),
+    downloadButton("Attempts CSV", API + "/attempts.csv" + query({ exercise: slug, course }), slug + "-attempts.csv"),
+    downloadButton("Gradebook CSV", API + "/gradebook.csv" + query({ exercise: slug, course }), slug + "-gradebook.csv"));
+  const regrade = el("button", { type: "button", id: "regrade-exercise" }, course ? "Regrade the course's attempts…" : "Regrade all attempts…");
+  regrade.addEventListener("click", () => startRegrade(course ? { exercise: slug, course: Number(course) } : { exercise: slug }, regrade));
   actions.append(regrade);
   const publishBox = el("span", { class: "publish" });
   actions.append(publishBox);
@@ -35,7 +37,7 @@ export async function viewExercise(root, ctx, slug) {
 
   let s;
   try {
-    s = (await get(API + "/exercises/" + enc(slug) + "/stats")).data;
+    s = (await get(API + "/exercises/" + enc(slug) + "/stats" + query({ course }))).data;
   } catch (e) {
     cards.replaceWith(problemBox(e, { optional: "Exercise statistics are not available on this server yet." }));
     return;

@@ -40,7 +40,7 @@ export async function viewOverview(root, ctx) {
     chartBox.append(hbarChart(active.map((s) => ({
       label: s.exercise,
       value: s.pass_rate || 0,
-      href: "#/exercises/" + enc(s.exercise),
+      href: "#/exercises/" + enc(s.exercise) + query({ course }),
       title: s.exercise + ": " + pct(s.pass_rate) + " of learners passed (" + (s.passed_learners || 0) + " of " +
         (s.learners || 0) + " learners, " + (s.attempts || 0) + " attempts)",
     })), { name: "pass-rate", max: 1, format: pct, caption: "Pass rate by exercise: the share of learners who passed",
@@ -55,7 +55,7 @@ export async function viewOverview(root, ctx) {
   const headers = ["Exercise", "Title", "Kind", "Attempts", "Learners", "Passed", "Pass rate"];
   if (index) headers.push("Published");
   tableBox.replaceChildren(el("h2", {}, "Exercises"), table(headers, stats.map((s) => el("tr", { dataset: { exercise: s.exercise } },
-    el("td", {}, link("#/exercises/" + enc(s.exercise), s.exercise)),
+    el("td", {}, link("#/exercises/" + enc(s.exercise) + query({ course }), s.exercise)),
     el("td", {}, s.title || ""),
     el("td", {}, s.kind || ""),
     el("td", { class: "num" }, fmtNumber(s.attempts)),

@@ -32,7 +32,8 @@ export async function viewRegrades(root) {
       "Graded", "Up", "Down", "Unchanged"], items.map((r) => el("tr", {},
       el("td", {}, link("#/regrades/" + enc(r.id), timeEl(r.created_at))),
       el("td", {}, link("#/exercises/" + enc(r.exercise), r.exercise)),
-      el("td", {}, r.attempt ? link("#/attempts/" + enc(r.attempt), "attempt " + shortId(r.attempt)) : "every attempt"),
+      el("td", {}, r.attempt ? link("#/attempts/" + enc(r.attempt), "attempt " + shortId(r.attempt))
+        : r.course ? link("#/courses/" + enc(r.course), "a course's attempts") : "every attempt"),
       el("td", {}, badge(r.status, REGRADE_STATUSES)),
       el("td", { class: "num" }, fmtNumber(r.graded) + " / " + fmtNumber(r.total)),
       el("td", { class: "num" }, fmtNumber(r.summary && r.summary.up)),
