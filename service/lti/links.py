@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..models import Course, Exercise, LtiResourceLink
@@ -56,8 +57,7 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
                                   "exercise picker (Deep Linking), or set the custom parameter exercise=<slug>.")
     now = utcnow()
     if link is None:
-        link = LtiResourceLink(platform_id=launch.platform.id, resource_link_id=link_id, created_at=now)
-        session.add(link)
+        link = _new_link(session, launch, link_id, exercise, now)
     ags: dict[str, Any] = claims.get(c.AGS_ENDPOINT) or {}
     link.exercise, link.deployment_id, link.updated_at = exercise, launch.deployment_id, now
     context_claim = claims.get(c.CONTEXT)
@@ -71,6 +71,21 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     record_assignment(session, link, assignment, assigned)
     session.flush()
     return link
+
+
+def _new_link(session: Session, launch: Launch, resource_link_id: str, exercise: Exercise, now: Any) -> LtiResourceLink:
+    """The link of a first launch. A class opening a new link at once makes one: the insert is in a
+    savepoint and its unique key decides; the launches that lose find the winner's."""
+    try:
+        with session.begin_nested():
+            link = LtiResourceLink(platform_id=launch.platform.id, resource_link_id=resource_link_id, exercise=exercise,
+                                   deployment_id=launch.deployment_id, created_at=now, updated_at=now)
+            session.add(link)
+        return link
+    except IntegrityError:
+        return session.scalars(select(LtiResourceLink).where(
+            LtiResourceLink.platform_id == launch.platform.id, LtiResourceLink.resource_link_id == resource_link_id)
+            .execution_options(populate_existing=True)).one()
 
 
 def _published(session: Session, slugs: tuple[str, ...]) -> dict[str, Exercise]:
@@ -89,15 +104,22 @@ def course_of(session: Session, launch: Launch, context: dict[str, Any], resourc
     course of its own per link."""
     external_id = str(context.get("id") or f"resource-link:{resource_link_id}")[:255]
     client_id = launch.platform.api_client_id
-    course = session.scalar(select(Course).where(Course.client_id == client_id, Course.external_id == external_id))
+    named = select(Course).where(Course.client_id == client_id, Course.external_id == external_id)
+    course = session.scalar(named)
     title = str(context.get("title") or context.get("label") or external_id)[:255]
     label = str(context["label"])[:255] if context.get("label") else None
     now = utcnow()
     if course is None:
-        course = Course(client_id=client_id, platform_id=launch.platform.id, external_id=external_id, title=title,
-                        label=label, created_at=now, updated_at=now)
-        session.add(course)
-    elif (course.title, course.label) != (title, label):
+        # A class opening a new course's first link at once: one launch makes the course, the others
+        # find it (the insert in a savepoint, its unique key deciding).
+        try:
+            with session.begin_nested():
+                course = Course(client_id=client_id, platform_id=launch.platform.id, external_id=external_id,
+                                title=title, label=label, created_at=now, updated_at=now)
+                session.add(course)
+        except IntegrityError:
+            course = session.scalars(named.execution_options(populate_existing=True)).one()
+    if (course.title, course.label) != (title, label):
         course.title, course.label, course.updated_at = title, label, now
     note_launch(session, course, launch)  # its roster: the NRPS URL, the launching user's name
     return course

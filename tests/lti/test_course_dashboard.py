@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
 import jwt
+import pytest
 from sqlalchemy import select
 
 from service.extensions import db_session
@@ -16,7 +18,7 @@ from service.models import Attempt, Course, GradeOverride, LtiResourceLink
 from service.staff_sessions import PREFIX, _key, mint_staff_session
 
 from .platform import INSTRUCTOR_ROLES
-from .test_lti import _auth, _course, _handoff, _launch
+from .test_lti import _auth, _course, _handoff, _launch, _login
 
 QUIZ = "backward-none-for-bounds"
 RIGHT, WRONG = "none-each", "zero-number"
@@ -158,3 +160,35 @@ def test_a_launch_token_from_before_courses_acts_in_its_links_course(app, client
     seen = client.get(f"/api/v1/attempts/{attempts['c2']}",
                       headers=_auth(issue_learner_token(app.config["SECRET_KEY"], teacher, 600)))
     assert seen.status_code == 404
+
+
+def test_a_class_opening_a_new_courses_first_link_at_once_makes_one_course_and_one_link(
+        app, platform, registration, database_url):
+    """The first launches of a new link in a new course, at the same moment (a class told "open it
+    now"): every launch opens, and one course and one link are made."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite's writers queue on its one write lock: no two first launches overlap")
+    for round_ in range(3):
+        context, link = f"race-{round_}", f"race-link-{round_}"
+        forms = []
+        browsers = [app.test_client() for _ in range(4)]
+        for n, browser in enumerate(browsers):
+            forms.append(platform.authorize(_login(browser, platform), custom={"exercise": QUIZ}, sub=f"racer-{n}",
+                                            resource_link_id=link, overrides=_course(context)).form)
+        start = threading.Barrier(len(browsers))
+        statuses: list[int] = []
+
+        def launch(browser, form) -> None:
+            start.wait()
+            statuses.append(browser.post("/lti/launch", data=form).status_code)
+
+        threads = [threading.Thread(target=launch, args=pair) for pair in zip(browsers, forms, strict=True)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert statuses == [200] * len(browsers), statuses
+        with app.app_context():
+            session = db_session()
+            assert len(session.scalars(select(Course.id).where(Course.external_id == context)).all()) == 1
+            assert len(session.scalars(select(LtiResourceLink.id).where(LtiResourceLink.resource_link_id == link)).all()) == 1
