@@ -178,7 +178,7 @@ def test_a_class_opening_a_new_courses_first_link_at_once_makes_one_course_and_o
         start = threading.Barrier(len(browsers))
         statuses: list[int] = []
 
-        def launch(browser, form) -> None:
+        def launch(browser, form, start=start, statuses=statuses) -> None:
             start.wait()
             statuses.append(browser.post("/lti/launch", data=form).status_code)
 
