@@ -12,8 +12,10 @@ alert/confirm dialog and any Content-Security-Policy violation on the page.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -39,6 +41,7 @@ CHROMIUM_ARGS = [
 ]
 EXERCISES_DIR = PROJECT_ROOT / "exercises"
 SCREENSHOTS = PROJECT_ROOT / "build" / "screenshots"
+FRONTEND = PROJECT_ROOT / "frontend"
 
 
 @dataclass
@@ -172,3 +175,33 @@ def page(browser, live_server: LiveServer, request: pytest.FixtureRequest) -> It
     context.close()
     assert not outside, f"the page requested other origins: {outside}"
     assert not problems, problems
+
+
+@pytest.fixture(scope="module")
+def axe_source(tmp_path_factory) -> str:
+    """axe-core's axe.min.js at the version frontend/package-lock.json pins: from frontend/node_modules
+    when it holds that version (make static installs it), else from an npm ci of the lockfile."""
+    version = json.loads((FRONTEND / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
+    installed = FRONTEND / "node_modules" / "axe-core"
+    if not (installed / "package.json").exists() or json.loads((installed / "package.json").read_text())["version"] != version:
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("The accessibility check needs npm (apt-get install npm) for axe-core", pytrace=False)
+        work = tmp_path_factory.mktemp("axe") / "frontend"
+        shutil.copytree(FRONTEND, work, ignore=shutil.ignore_patterns("node_modules"))
+        subprocess.run([npm, "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"], cwd=work,
+                       check=True, capture_output=True, timeout=600)
+        installed = work / "node_modules" / "axe-core"
+    return (installed / "axe.min.js").read_text()
+
+
+def axe_violations(page, axe_source: str) -> list[dict]:
+    """The serious and critical accessibility violations axe-core finds in `page` (a page or a frame)."""
+    # evaluate() runs through the DevTools protocol, not as a page script: the page's CSP stays on.
+    page.evaluate(axe_source + "\n;undefined")
+    result = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                       nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+    }""")
+    return [v for v in result if v["impact"] in ("serious", "critical")]

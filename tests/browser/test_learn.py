@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -27,10 +25,9 @@ from service.extensions import db_session
 from service.learn import render_exercise_page
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import ApiClient
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import FRONTEND, SCREENSHOTS, axe_violations
 from tests.helpers import bearer, correct_answer
 
-FRONTEND = PROJECT_ROOT / "frontend"
 CODE = "square-function"
 REFERENCE = (PROJECT_ROOT / "exercises" / CODE / "reference.py").read_text()
 WRONG = (PROJECT_ROOT / "exercises" / CODE / "wrong" / "forgot_grad_output.py").read_text()
@@ -82,35 +79,6 @@ def launch_route(live_server, token_for):
             "role": LEARNER, "api": f"{live_server.url}/api/v1"})
 
     live_server.app.add_url_rule("/test-launch/<slug>", "test_launch", view)
-
-
-@pytest.fixture(scope="module")
-def axe_source(tmp_path_factory) -> str:
-    """axe-core's axe.min.js at the version frontend/package-lock.json pins: from frontend/node_modules
-    when it holds that version (make static installs it), else from an npm ci of the lockfile."""
-    version = json.loads((FRONTEND / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
-    installed = FRONTEND / "node_modules" / "axe-core"
-    if not (installed / "package.json").exists() or json.loads((installed / "package.json").read_text())["version"] != version:
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("The accessibility check needs npm (apt-get install npm) for axe-core", pytrace=False)
-        work = tmp_path_factory.mktemp("axe") / "frontend"
-        shutil.copytree(FRONTEND, work, ignore=shutil.ignore_patterns("node_modules"))
-        subprocess.run([npm, "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"], cwd=work,
-                       check=True, capture_output=True, timeout=600)
-        installed = work / "node_modules" / "axe-core"
-    return (installed / "axe.min.js").read_text()
-
-
-def axe_violations(page, axe_source: str) -> list[dict]:
-    # evaluate() runs through the DevTools protocol, not as a page script: the page's CSP stays on.
-    page.evaluate(axe_source + "\n;undefined")
-    result = page.evaluate("""async () => {
-        const r = await axe.run(document, {resultTypes: ['violations']});
-        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                       nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
-    }""")
-    return [v for v in result if v["impact"] in ("serious", "critical")]
 
 
 def open_exercise(page, slug: str, token: str | None = None, path: str = "/learn/"):

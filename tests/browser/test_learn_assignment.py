@@ -15,7 +15,8 @@ from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import Exercise, LtiLinkExercise, LtiPlatform, LtiResourceLink
 from tests.helpers import bearer
 
-from .test_learn import axe_source, axe_violations, expect, shot  # noqa: F401 (axe_source: a fixture)
+from .conftest import axe_violations
+from .test_learn import expect, shot
 
 # In the assignment's order (not the catalog's): the test reads them back in this order.
 EXERCISES = ("squarefn-forward-value", "backward-none-for-bounds", "builtin-clamp-forward-value")
@@ -64,7 +65,7 @@ def items(page):
 
 
 def test_the_assignment_page_lists_its_exercises_in_order_and_follows_the_learner(page, live_server, assignment,
-                                                                                   axe_source):  # noqa: F811
+                                                                                   axe_source):
     page.goto("/test-assignment-launch/ann")
     expect(page.locator("h1")).to_have_text(TITLE)  # the LMS's title, as text
     expect(items(page)).to_have_count(3)

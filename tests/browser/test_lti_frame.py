@@ -43,7 +43,7 @@ from service.lti.roster import RosterSyncer
 from service.outbound.runner import OutboundRunner
 from tests.lti.platform import INSTRUCTOR_ROLES, STORAGE_FRAME, TestPlatform
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
+from .conftest import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, axe_violations
 
 QUIZ, RIGHT = "backward-none-for-bounds", "none-each"
 CODE = "square-function"  # a code exercise, on a link of its own (resource link "link-code")
@@ -320,7 +320,7 @@ def _read_rosters(live_server) -> None:
 
 
 def test_an_instructors_launch_opens_the_course_dashboard_in_the_lms_frame(blocking_browser, open_course, lms,
-                                                                            live_server, tool):
+                                                                            live_server, tool, axe_source):
     # A learner of the course answers first.
     learner = open_course(blocking_browser.new_context(), "frame")
     _the_token_works(learner, _arrives_on_the_exercise_page(learner, tool))
@@ -341,6 +341,7 @@ def test_an_instructors_launch_opens_the_course_dashboard_in_the_lms_frame(block
     for name in ("Ada Lovelace", "Grace Hopper", "Alan Turing", "Prof. Emmy Noether"):
         assert name in text, text
     assert "ada@example.invalid" in text
+    assert axe_violations(frame, axe_source) == []
 
     # The course's attempts: the learner's.
     frame.evaluate("location.hash = '#/attempts'")
