@@ -46,6 +46,8 @@ OUTPUT_LIMIT = 64 * 1024
 #: The wall-clock limit of a trusted run (the reference), and the floor of the CPU-time limit.
 TRUSTED_TIMEOUT = 60.0
 SPAWN_TIMEOUT = 30.0
+#: How long closing the pool waits for each slot's spare child still being forked.
+CLOSE_SPARE_TIMEOUT = 1.0
 _SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
 #: Signals that name a limit rather than a crash: (verdict, message for the learner).
 SIGNAL_VERDICTS = {
@@ -442,7 +444,9 @@ class ChildPool:
         self._closed = True
         self._janitor.put(None)
         for s in self._slots:
-            self._discard_spare(s)
+            # A spare the zygote has not answered yet is not waited for: the zygote's exit ends it
+            # (its children die with it: parent-death signal), and a worker told to stop stops now.
+            self._discard(s.take_spare(), timeout=CLOSE_SPARE_TIMEOUT)
         self._zygote.close()
 
     def info(self) -> dict[str, Any]:
@@ -487,15 +491,12 @@ class ChildPool:
                 return False
         return True
 
-    def _discard_spare(self, slot: Slot) -> None:
-        self._discard(slot.take_spare())
-
     @staticmethod
-    def _discard(fut: Future[Child] | None) -> None:
+    def _discard(fut: Future[Child] | None, timeout: float = SPAWN_TIMEOUT) -> None:
         if fut is None:
             return
         try:
-            child = fut.result(timeout=SPAWN_TIMEOUT)
+            child = fut.result(timeout=timeout)
         except Exception:
             return
         child.kill()

@@ -306,3 +306,20 @@ def test_run_takes_real_world_functions_as_written(judge):
     out = r["forward"]["outputs"][0]
     assert out["shape"] == [2, 2] and out["values"] == pytest.approx([3.0, 0.0, 6.0, 4.0])
     assert r["gradcheck"]["passed"] is True
+
+
+def test_a_judge_told_to_stop_does_not_wait_for_a_spare_still_being_forked():
+    """A worker stopping (SIGTERM) closes its judge: a slot's spare child the zygote has not answered
+    for yet is not waited for (the zygote's exit ends its children), so the worker stops at once
+    instead of after SPAWN_TIMEOUT (30 s) per slot."""
+    from concurrent.futures import Future
+
+    judge = Judge(SECRET, slots=2, timeout=10.0)
+    pool = judge._pool
+    assert pool.wait_warm(30)
+    for slot in pool._slots:  # as if each slot's next spare were asked for and not yet forked
+        pool._discard(slot.take_spare())
+        slot.spare = Future()
+    started = time.monotonic()
+    judge.close()
+    assert time.monotonic() - started < 10, "closing waited for the unanswered spares"
