@@ -8,16 +8,14 @@ takes its events with SKIP LOCKED.
 
 from __future__ import annotations
 
-import logging
 import threading
 
 from sqlalchemy.orm import sessionmaker
 
+from .. import background
 from ..config import Settings
 from ..database import engine_for
 from ..services import progress
-
-log = logging.getLogger("gradquiz.counters")
 
 
 class CounterFolder:
@@ -36,15 +34,5 @@ class CounterFolder:
             if n < progress.FOLD_BATCH:
                 return folded
 
-    def serve(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                self.run_once()
-            except Exception:  # the database went away: wait and try again, never die on it
-                log.exception("counter folder error")
-            stop.wait(self.interval)
-
     def start_thread(self, stop: threading.Event) -> threading.Thread:
-        thread = threading.Thread(target=self.serve, args=(stop,), name="counter-folder", daemon=True)
-        thread.start()
-        return thread
+        return background.start_thread("counter-folder", self.run_once, stop, self.interval)

@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from ..models import LtiPlatform, LtiRegistrationLink
 from ..models.base import utcnow
-from ..outbound.http import HttpError, HttpResponse, send
+from ..outbound.http import HttpError, HttpResponse, UnreadableJson, send
 from . import claims as c
 from .launch import origin_of
 from .platforms import find, platform_keys, register
@@ -138,15 +138,12 @@ def _http_url(value: Any, what: str, *, https_only: bool) -> str:
 
 
 def _read_json(response: HttpResponse, what: str) -> dict[str, Any]:
-    if len(response.body) >= MAX_ANSWER_BYTES:
-        raise _platform_problem(f"The LMS's {what} is larger than {MAX_ANSWER_BYTES // 1024} KiB.")
     try:
-        parsed = json.loads(response.body)
-    except ValueError:
-        raise _platform_problem(f"The LMS's {what} is not JSON.") from None
-    if not isinstance(parsed, dict):
-        raise _platform_problem(f"The LMS's {what} is not a JSON object.")
-    return parsed
+        return response.json_object()
+    except UnreadableJson as exc:
+        reason = {"too_large": f"is larger than {MAX_ANSWER_BYTES // 1024} KiB", "not_json": "is not JSON",
+                  "not_object": "is not a JSON object"}[exc.kind]
+        raise _platform_problem(f"The LMS's {what} {reason}.") from None
 
 
 def _messages(platform: dict[str, Any]) -> dict[str, list[str]] | None:

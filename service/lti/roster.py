@@ -26,7 +26,6 @@ syncer that dies leaves the course due again.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -39,11 +38,12 @@ from sqlalchemy import CursorResult, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import background
 from ..config import Settings
 from ..database import engine_for
 from ..models import Course, CourseMember, LtiPlatform, MemberStatus
 from ..models.base import utcnow
-from ..outbound.http import HttpError, send
+from ..outbound.http import HttpError, UnreadableJson, send
 from . import claims as c
 from .launch import Launch
 from .tokens import TokenRefused, TokenRequest, token_request
@@ -177,13 +177,13 @@ def _page(url: str, token: str, tokens: TokenRequest, number: int) -> tuple[list
         tokens.forget()  # revoked or expired early: the next sync gets a new one
     if not response.ok:
         raise RosterFetchFailed(f"the platform answered {response.status} to page {number}: {response.body[:200]!r}")
-    if len(response.body) >= MAX_PAGE_BYTES:
-        raise RosterFetchFailed(f"page {number} is larger than {MAX_PAGE_BYTES} bytes")
     try:
-        body = json.loads(response.body)
-    except ValueError:
-        raise RosterFetchFailed(f"page {number} is not JSON") from None
-    if not isinstance(body, dict) or not isinstance(body.get("members"), list):
+        body = response.json_object()
+    except UnreadableJson as exc:
+        reason = {"too_large": f"is larger than {MAX_PAGE_BYTES} bytes", "not_json": "is not JSON",
+                  "not_object": "is not a membership container (no members list)"}[exc.kind]
+        raise RosterFetchFailed(f"page {number} {reason}") from None
+    if not isinstance(body.get("members"), list):
         raise RosterFetchFailed(f"page {number} is not a membership container (no members list)")
     headers = {name.lower(): value for name, value in response.headers.items()}
     return body["members"], next_page(headers.get("link"))
@@ -404,15 +404,5 @@ class RosterSyncer:
         log.warning("roster of course %s not synced: %s", course_id, error)
         return SyncOutcome(course_id, False, error=error)
 
-    def serve(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                self.run_once()
-            except Exception:  # the database went away: wait and try again, never die on it
-                log.exception("roster syncer error")
-            stop.wait(POLL_SECONDS)
-
     def start_thread(self, stop: threading.Event) -> threading.Thread:
-        thread = threading.Thread(target=self.serve, args=(stop,), name="roster-syncer", daemon=True)
-        thread.start()
-        return thread
+        return background.start_thread("roster-syncer", self.run_once, stop, POLL_SECONDS)

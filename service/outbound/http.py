@@ -7,6 +7,7 @@ redirect could point a request signed for it somewhere else (or into the private
 from __future__ import annotations
 
 import ipaddress
+import json
 import socket
 import urllib.error
 import urllib.request
@@ -23,15 +24,38 @@ class HttpError(Exception):
     """No HTTP answer: the address was refused, the connection failed or timed out."""
 
 
+class UnreadableJson(ValueError):
+    """The body is not one JSON object; `kind` says why: "too_large" (cut at the read limit),
+    "not_json", or "not_object"."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
 @dataclass(frozen=True)
 class HttpResponse:
     status: int
     headers: Mapping[str, str]
     body: bytes
+    # The body reached the read limit (send's max_bytes): what was read may be cut.
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status < 300
+
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object; UnreadableJson when it was cut, is not JSON, or is another value."""
+        if self.truncated:
+            raise UnreadableJson("too_large")
+        try:
+            parsed = json.loads(self.body)
+        except ValueError:
+            raise UnreadableJson("not_json") from None
+        if not isinstance(parsed, dict):
+            raise UnreadableJson("not_object")
+        return parsed
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -61,7 +85,7 @@ def check_public_url(url: str) -> None:
 def send(method: str, url: str, *, body: bytes | None = None, headers: Mapping[str, str] | None = None,
          timeout: float, public_only: bool = False, max_bytes: int = MAX_RESPONSE_BYTES) -> HttpResponse:
     """One request; any HTTP status comes back as a response, no answer at all as HttpError.
-    The body read is cut at `max_bytes`."""
+    The body read is cut at `max_bytes` (the response says `truncated`)."""
     if public_only:
         check_public_url(url)
     elif urlsplit(url).scheme not in ("http", "https"):
@@ -70,10 +94,12 @@ def send(method: str, url: str, *, body: bytes | None = None, headers: Mapping[s
                                      headers={"User-Agent": USER_AGENT, **(headers or {})})
     try:
         with _opener.open(request, timeout=timeout) as response:
-            return HttpResponse(response.status, dict(response.headers), response.read(max_bytes))
+            read = response.read(max_bytes)
+            return HttpResponse(response.status, dict(response.headers), read, len(read) >= max_bytes)
     except urllib.error.HTTPError as exc:
         with exc:
-            return HttpResponse(exc.code, dict(exc.headers or {}), exc.read(max_bytes))
+            read = exc.read(max_bytes)
+            return HttpResponse(exc.code, dict(exc.headers or {}), read, len(read) >= max_bytes)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         parts = urlsplit(url)  # host and port only: a netloc may carry user:password

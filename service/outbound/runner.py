@@ -29,6 +29,7 @@ from typing import Any, Protocol, cast
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import background
 from ..config import Settings
 from ..database import engine_for
 from ..models import DeliveryStatus, OutboundDelivery
@@ -159,18 +160,11 @@ class OutboundRunner:
                  outcome.status_code or outcome.error)
 
     def serve(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                if self.run_once():
-                    continue
-            except Exception:  # the database went away: wait and try again, never die on it
-                log.exception("outbound runner error")
-            stop.wait(POLL_SECONDS)
+        """Send until `stop` (at once again while there was something to send)."""
+        background.serve("outbound-runner", self.run_once, stop, POLL_SECONDS, again_at_once=True)
 
     def start_thread(self, stop: threading.Event) -> threading.Thread:
-        thread = threading.Thread(target=self.serve, args=(stop,), name="outbound-runner", daemon=True)
-        thread.start()
-        return thread
+        return background.start_thread("outbound-runner", self.run_once, stop, POLL_SECONDS, again_at_once=True)
 
 
 def _run_step(step: SendStep) -> Outcome:
