@@ -32,8 +32,27 @@ from tests.grading.test_tamper import HEADER as TAMPER_HEADER
 PROJECT = EXERCISES.parent
 REFERENCE_PATH = EXERCISES / "clamp-function" / "reference.py"
 MARKER = "PWNED:"
-#: The secret of every judge of this suite: unique per run, so a leak is unmistakable.
-SECRET = ("hostile-secret-" + uuid.uuid4().hex).encode()
+
+
+def _revealing_secret() -> bytes:
+    """A secret unique to this run (so a leak is unmistakable) whose gradcheck case puts some x
+    inside [-1, 1]. The grade's inputs are drawn from the secret, and for 1 secret in 256 all 8
+    values of its gradcheck case fall where ClampFn's gradient is zero: a backward of the wrong
+    sign then passes gradcheck honestly (torch's gradcheck would too), and "no gradient check
+    passes" could not be asserted."""
+    from service.grading.plan import base_cases
+    from service.grading.spec import load_code_spec
+
+    code, _ = load_code_spec(load_exercise("clamp-function")["spec"])
+    while True:
+        secret = ("hostile-secret-" + uuid.uuid4().hex).encode()
+        gradcheck_case = base_cases(code, secret, "clamp-function")[0]  # random-1 (plan.complete_cases)
+        if any(-1.0 < v < 1.0 for v in gradcheck_case.args[0].values):
+            return secret
+
+
+#: The secret of every judge of this suite.
+SECRET = _revealing_secret()
 CANARY_VAR = "GRADQUIZ_TEST_CANARY"
 CANARY_VALUE = "canary-" + uuid.uuid4().hex
 ALL_LAYERS = ("limits", "user", "namespaces", "filesystem", "seccomp")
