@@ -65,7 +65,9 @@ def main() -> None:
         headers = {"Authorization": f"Bearer {key}"}
 
         def post(i: int) -> None:
-            response = http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers,
+            # a new Idempotency-Key each time, as bench/api_load.py (and an LMS) sends them
+            response = http.post(f"/api/v1/exercises/{QUIZ}/attempts",
+                                 headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
                                  json={"learner": f"learner-{i % 500}", "answer": RIGHT})
             assert response.status_code == 201, response.get_json()
 

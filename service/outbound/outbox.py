@@ -9,13 +9,38 @@ counters take from it (the workers fold it in afterwards).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, select
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Executable,
+    FromClause,
+    Insert,
+    Integer,
+    Table,
+    bindparam,
+    insert,
+    literal,
+    select,
+    true,
+)
 from sqlalchemy.orm import Session
 
-from ..models import ApiClient, Attempt, AttemptEvent, ScorePassback, WebhookDelivery, WebhookEndpoint
+from ..models import (
+    ApiClient,
+    Attempt,
+    AttemptEvent,
+    DeliveryStatus,
+    IdempotencyRecord,
+    ScorePassback,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 # The client's active endpoints, built once (every graded attempt runs it; building costs more than
 # running it). A revoked client's endpoints get nothing more: it can no longer see or manage them.
@@ -24,12 +49,20 @@ ACTIVE_ENDPOINTS = (select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == W
                            WebhookEndpoint.disabled_at.is_(None), ApiClient.revoked_at.is_(None)))
 
 
+def event_columns(attempt_id: Any, type: str, data: dict[str, Any], at: datetime,
+                  counters: dict[str, Any] | None) -> dict[str, Any]:
+    """An event row's values. `counters`: what the statistics take from it (None: nothing, so it is
+    counted already)."""
+    return {"attempt_id": attempt_id, "type": type, "data": data, "created_at": at, "counters": counters,
+            "counted_at": None if counters is not None else at}
+
+
 def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_id: int | None,
                 type: str, data: dict[str, Any], at: datetime, counters: dict[str, Any] | None = None) -> AttemptEvent:
     """The event and its deliveries, added to the session (written by its next flush).
     `counters`: what the statistics take from it (None: nothing, so it is counted already)."""
-    event = AttemptEvent(attempt=attempt, type=type, data=data, created_at=at, counters=counters,
-                         counted_at=None if counters is not None else at)
+    columns = event_columns(attempt.id, type, data, at, counters)
+    event = AttemptEvent(**columns, attempt=attempt)
     session.add(event)
     # The deliveries name their event through the relationship: the session writes the attempt,
     # the event and the deliveries in its next flush, in that order, with no flush forced here.
@@ -41,3 +74,112 @@ def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_
         session.add(ScorePassback(attempt=attempt, event=event, link_id=lti_link_id,
                                   next_attempt_at=at, created_at=at))
     return event
+
+
+# --------------------------------------------------------------------------- a new attempt's rows
+
+_ATTEMPTS, _EVENTS = Attempt.__table__, AttemptEvent.__table__
+_DELIVERIES, _PASSBACKS = WebhookDelivery.__table__, ScorePassback.__table__
+_ENDPOINTS, _CLIENTS, _RECORDS = WebhookEndpoint.__table__, ApiClient.__table__, IdempotencyRecord.__table__
+EVENT_COLUMNS = ("attempt_id", "type", "data", "created_at", "counters", "counted_at")
+RECORD_COLUMNS = ("client_id", "key", "request_digest", "response_status", "response_body", "location", "created_at")
+
+
+@dataclass(frozen=True)
+class NewAttemptRows:
+    """Every row a submitted attempt makes, as column values: the attempt; its `attempt.graded`
+    event when it is graded at once (a quiz answer; None for code, queued); the LTI link its score
+    goes back to; the Idempotency-Key's record of the response (None without a key)."""
+
+    attempt: dict[str, Any]
+    event: dict[str, Any] | None
+    lti_link_id: int | None
+    record: dict[str, Any] | None
+
+
+def insert_new_attempt(session: Session, rows: NewAttemptRows) -> None:
+    """Write `rows` with what the event causes (a webhook delivery per active endpoint of the
+    client, as `write_event` makes them, and the score passback of a launch's attempt), in the
+    session's transaction: on PostgreSQL in one statement (data-modifying WITH), elsewhere in one
+    statement per table. A unique violation (the attempt's number, the record's key) raises
+    IntegrityError here, not at the commit."""
+    params = {**{f"a_{k}": v for k, v in rows.attempt.items()},
+              **({f"e_{k}": v for k, v in rows.event.items()} if rows.event is not None else {}),
+              **({f"r_{k}": v for k, v in rows.record.items()} if rows.record is not None else {}),
+              "link_id": rows.lti_link_id}
+    shape = (rows.event is not None, rows.event is not None and rows.lti_link_id is not None, rows.record is not None)
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(_one_statement(*shape), params)
+        return
+    has_event, has_passback, has_record = shape
+    session.execute(_insert_attempt(), params)
+    if has_event:
+        params["event_id"] = session.execute(_insert_event(), params).scalar_one()
+        event_id = bindparam("event_id", type_=_EVENTS.c.id.type)
+        session.execute(_insert_deliveries(event_id), params)
+        if has_passback:
+            session.execute(_insert_passback(event_id), params)
+    if has_record:
+        session.execute(_insert_record(), params)
+
+
+def _bound(table: Table, prefix: str, names: Iterable[str]) -> dict[str, BindParameter[Any]]:
+    return {name: bindparam(prefix + name, type_=table.c[name].type) for name in names}
+
+
+@functools.cache
+def _insert_attempt() -> Insert:
+    return insert(_ATTEMPTS).values(_bound(_ATTEMPTS, "a_", (c.name for c in _ATTEMPTS.columns)))
+
+
+@functools.cache
+def _insert_event() -> Insert:
+    return insert(_EVENTS).values(_bound(_EVENTS, "e_", EVENT_COLUMNS)).returning(_EVENTS.c.id)
+
+
+@functools.cache
+def _insert_record() -> Insert:
+    return insert(_RECORDS).values(_bound(_RECORDS, "r_", RECORD_COLUMNS))
+
+
+def _insert_deliveries(event_id: ColumnElement[Any], *join_event: FromClause) -> Insert:
+    """One pending delivery of the event per active endpoint (ACTIVE_ENDPOINTS' rule)."""
+    at = bindparam("e_created_at", type_=_EVENTS.c.created_at.type)
+    endpoints = _ENDPOINTS.join(_CLIENTS, _CLIENTS.c.id == _ENDPOINTS.c.client_id)
+    for source in join_event:
+        endpoints = endpoints.join(source, true())
+    chosen = (select(_ENDPOINTS.c.id, event_id, at, at, literal(DeliveryStatus.PENDING.value), literal(0))
+              .select_from(endpoints)
+              .where(_ENDPOINTS.c.client_id == bindparam("a_client_id", type_=_ATTEMPTS.c.client_id.type),
+                     _ENDPOINTS.c.disabled_at.is_(None), _CLIENTS.c.revoked_at.is_(None)))
+    return insert(_DELIVERIES).from_select(
+        ["endpoint_id", "event_id", "next_attempt_at", "created_at", "status", "tries"], chosen)
+
+
+def _insert_passback(event_id: ColumnElement[Any], *join_event: FromClause) -> Insert:
+    at = bindparam("e_created_at", type_=_EVENTS.c.created_at.type)
+    chosen = select(bindparam("a_id", type_=_ATTEMPTS.c.id.type), event_id,
+                    bindparam("link_id", type_=_PASSBACKS.c.link_id.type), at, at,
+                    literal(DeliveryStatus.PENDING.value), literal(0))
+    if join_event:
+        chosen = chosen.select_from(*join_event)
+    return insert(_PASSBACKS).from_select(
+        ["attempt_id", "event_id", "link_id", "next_attempt_at", "created_at", "status", "tries"], chosen)
+
+
+@functools.cache
+def _one_statement(has_event: bool, has_passback: bool, has_record: bool) -> Executable:
+    """PostgreSQL: every row in one statement (built once per shape). The sub-statements of a WITH
+    run on one snapshot and the foreign keys are checked at the statement's end, so the event may
+    name the attempt inserted beside it."""
+    parts: list[Any] = [_insert_attempt().cte("new_attempt")]
+    if has_event:
+        event = _insert_event().cte("new_event")
+        parts.append(_insert_deliveries(event.c.id, event).cte("new_deliveries"))
+        if has_passback:
+            parts.append(_insert_passback(event.c.id, event).cte("new_passback"))
+    if has_record:
+        return _insert_record().add_cte(*parts)
+    if has_event:
+        return select(literal(1)).add_cte(*parts)
+    return _insert_attempt()

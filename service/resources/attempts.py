@@ -8,7 +8,6 @@ from typing import NoReturn
 from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
@@ -25,12 +24,13 @@ from ..services.attempts import (
     IdempotencyKeyReused,
     InvalidAnswer,
     StoredResponse,
+    Submission,
     create_attempt,
     current_version,
     dump_json,
     request_digest,
-    run_idempotent,
     scope_course,
+    submit_attempt,
     visible_attempts,
     wait_until_finished,
 )
@@ -107,13 +107,13 @@ class ExerciseAttempts(MethodView):
             course = "" if scope.link_id is None and scope.course_id is None else f"{scope.link_id}:{scope.course_id}\0"
             key = hashlib.sha256(f"{scope.learner}\0{course}{key}".encode()).hexdigest()
 
-        def submit() -> StoredResponse:
+        def submit() -> Submission:
             return _submit(session, client, slug, learner, payload, lti_link_id, exempt=exempt,
                            course_id=None if scope is None or exempt else scope_course(session, scope))
 
         digest = request_digest(request.method, request.path, request.get_data())
         try:
-            stored, replayed = run_idempotent(session, client, key, digest, submit)
+            stored, replayed = submit_attempt(session, client, key, digest, submit)
         except IdempotencyKeyReused:
             problem_abort(422, "This Idempotency-Key was already used with a different request.",
                           title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
@@ -123,34 +123,25 @@ class ExerciseAttempts(MethodView):
 
 
 def _submit(session: Session, client: ApiClient, slug: str, learner: str, payload: dict, lti_link_id: int | None, *,
-            exempt: bool, course_id: int | None) -> StoredResponse:
-    """Make the attempt and its response: the rules and the kind checked, the attempt numbered."""
-    for tries_left in reversed(range(NUMBER_RACE_TRIES)):
-        try:
-            exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
-        except ExerciseNotFound:
-            problem_abort(404, f"No exercise with slug {slug!r}.")
-        try:
-            attempt, standing = create_attempt(session, client, exercise, version, learner,
-                                               payload.get("answer"), payload.get("code"), lti_link_id,
-                                               exempt=exempt, course_id=course_id)
-            session.flush()
-            break
-        except InvalidAnswer as exc:
-            problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
-                          errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
-        except AttemptRefused as exc:
-            refused(exc.refusal, exc.standing)
-        except IntegrityError as exc:
-            # Another request of the same learner took this attempt number first (the
-            # last allowed attempt, say): count again, under the rules, as if it came later.
-            if "ux_attempts_number" not in str(exc.orig) or not tries_left:
-                raise
-            session.rollback()
-    attempt.explanation_shown, attempt.standing = standing.explanation_shown(), standing
+            exempt: bool, course_id: int | None) -> Submission:
+    """The attempt and its response: the rules and the kind checked, the attempt numbered."""
+    try:
+        exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
+    except ExerciseNotFound:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    try:
+        new = create_attempt(session, client, exercise, version, learner, payload.get("answer"), payload.get("code"),
+                             lti_link_id, exempt=exempt, course_id=course_id)
+    except InvalidAnswer as exc:
+        problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
+                      errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
+    except AttemptRefused as exc:
+        refused(exc.refusal, exc.standing)
+    attempt = new.attempt
+    attempt.explanation_shown, attempt.standing = new.standing.explanation_shown(), new.standing
     location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
     status = 201 if attempt.finished else 202
-    return StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location)
+    return Submission(new, StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location))
 
 
 def _submitting_learner(payload: dict, slug: str, location: str = "json") -> tuple[str, int | None]:
@@ -212,10 +203,6 @@ class ExerciseStanding(MethodView):
         return standing_at(session, Assignment(current_client().id, exercise.id, link_id),
                            version.spec.get("rules", {}), learner, exempt=scope is not None and scope.is_instructor,
                            with_runs=exercise.kind == "code")
-
-
-# Submissions that lose the race for an attempt number are counted again this many times in all.
-NUMBER_RACE_TRIES = 3
 
 
 def refused(refusal: Refusal, standing: Standing) -> NoReturn:

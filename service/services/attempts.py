@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -10,14 +11,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, or_, select
+from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, inspect, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defaultload, lazyload
 
 from .. import scores
 from ..learner_tokens import LearnerScope
+from ..logs import current_request_id
 from ..models import (
-    GRADED_EVENT,
     ApiClient,
     Attempt,
     AttemptStatus,
@@ -28,11 +29,12 @@ from ..models import (
     LtiResourceLink,
 )
 from ..models.attempt import FINISHED, grade_columns
+from ..outbound.outbox import NewAttemptRows, insert_new_attempt
 from ..quiz import AnswerError
 from ..rules import Refusal, Standing, counted_score
 from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
-from .events import record_attempt_event
+from .events import graded_event_columns
 from .standing import Assignment, standing
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -115,14 +117,24 @@ class AttemptRefused(Exception):
         self.refusal, self.standing = refusal, standing
 
 
+@dataclass(frozen=True)
+class NewAttempt:
+    """An attempt checked and (a quiz answer) graded, not yet written: `attempt` is transient."""
+
+    attempt: Attempt
+    standing: Standing
+    #: Its `attempt.graded` event's values (a quiz answer), None for code (queued).
+    event: dict[str, Any] | None
+
+
 def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str,
                    answer: Any = None, code: str | None = None, lti_link_id: int | None = None, *,
-                   exempt: bool = False, course_id: int | None = None) -> tuple[Attempt, Standing]:
-    """Check the submission against the assessment rules and the exercise's kind, and add it
-    (`version`: its current one); the attempt and the learner's standing once it is made.
+                   exempt: bool = False, course_id: int | None = None) -> NewAttempt:
+    """Check the submission against the assessment rules and the exercise's kind, and make the
+    attempt (`version`: its current one) and, for a quiz answer, its grade; `submit_attempt` writes it.
 
     The one place every path that submits (an API key, a learner token, an LTI launch) meets the
-    rules: an attempt they refuse raises AttemptRefused before anything is added. A quiz answer
+    rules: an attempt they refuse raises AttemptRefused before anything is made. A quiz answer
     is graded here and now (with its `attempt.graded` event); code is queued for the grading
     workers. `lti_link_id`: the LTI resource link the learner launched from; `exempt`: the rules
     do not bind the learner (an instructor trying the exercise out); `course_id`: the course the
@@ -135,10 +147,12 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     if refusal is not None:
         raise AttemptRefused(refusal, before)
     penalties = before.penalties()
-    attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise,
-                      exercise_version=version, created_at=before.now, lti_link_id=lti_link_id,
-                      course_id=course_id, attempt_number=before.next_number, late=before.late_now,
-                      penalties=[p.as_json() for p in penalties] or None)
+    # Every column set here (none left to the columns' defaults): the row is written from these values.
+    attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise, exercise_id=exercise.id,
+                      exercise_version=version, exercise_version_id=version.id, created_at=before.now,
+                      lti_link_id=lti_link_id, course_id=course_id, attempt_number=before.next_number,
+                      late=before.late_now, penalties=[p.as_json() for p in penalties] or None,
+                      overridden=False, tries=0, request_id=current_request_id())
     if kind == "code":
         if answer is not None:
             raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
@@ -159,13 +173,68 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
         attempt.grader_score, attempt.score = grade.score, counted_score(grade.score, attempt.penalties)
         attempt.verdict = grade_columns(attempt.result, grade.correct, is_code=False)["verdict"]
         attempt.graded_at = attempt.created_at
-    session.add(attempt)
-    if attempt.finished:
-        assert attempt.graded_at is not None  # a quiz answer, graded above
-        record_attempt_event(session, attempt_id=attempt.id, client_id=client.id, lti_link_id=lti_link_id,
-                             type=GRADED_EVENT, at=attempt.graded_at, attempt=attempt,
-                             data={"status": attempt.status, "score": attempt.score, "correct": attempt.correct})
-    return attempt, before.after(attempt)
+    event = graded_event_columns(attempt) if attempt.finished else None
+    return NewAttempt(attempt, before.after(attempt), event)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A new attempt and the response that tells of it, ready to be written together."""
+
+    new: NewAttempt
+    response: StoredResponse
+
+
+#: How often a submission is counted again when another request of its learner took its attempt number.
+NUMBER_RACE_TRIES = 3
+
+
+@functools.cache
+def _attempt_columns() -> tuple[tuple[str, str], ...]:
+    """(column name, attribute name) of every column of attempts."""
+    return tuple((prop.columns[0].name, prop.key) for prop in inspect(Attempt).column_attrs)
+
+
+def submit_attempt(session: Session, client: ApiClient, key: str | None, digest: str,
+                   prepare: Callable[[], Submission]) -> tuple[StoredResponse, bool]:
+    """Make an attempt with `prepare` and write it, its event (and what the event causes) and the
+    Idempotency-Key's record of its response in one statement, then commit; at most once per
+    (client, key). Returns the response and whether it is a replay.
+
+    A new key (the usual case) costs no lookup: a key used before makes the write fail on the
+    record's unique key, and the first response is replayed. A submission that fails (a 404, a
+    422) is answered by an earlier record of its key if there is one, as a retry should be. When
+    another request of the same learner took the attempt's number first (the last allowed attempt,
+    say), it is made again, under the rules, as if it came later.
+    """
+    for tries_left in reversed(range(NUMBER_RACE_TRIES)):
+        try:
+            submission = prepare()
+        except Exception:
+            session.rollback()
+            previous = None if key is None else _replay(session, client, key, digest)
+            if previous is not None:
+                return previous, True
+            raise
+        attempt, response = submission.new.attempt, submission.response
+        record = None if key is None else {
+            "client_id": client.id, "key": key, "request_digest": digest, "response_status": response.status,
+            "response_body": response.body, "location": response.location, "created_at": attempt.created_at}
+        rows = NewAttemptRows({column: getattr(attempt, attr) for column, attr in _attempt_columns()},
+                              submission.new.event, attempt.lti_link_id, record)
+        try:
+            insert_new_attempt(session, rows)
+            session.commit()
+        except IntegrityError as exc:
+            session.rollback()
+            if "ux_attempts_number" in str(exc.orig) and tries_left:
+                continue
+            previous = None if key is None else _replay(session, client, key, digest)
+            if previous is None:
+                raise
+            return previous, True
+        return response, False
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 def request_digest(method: str, path: str, body: bytes) -> str:
@@ -185,44 +254,6 @@ def _replay(session: Session, client: ApiClient, key: str, digest: str) -> Store
     if record.request_digest != digest:
         raise IdempotencyKeyReused(key)
     return _stored(record)
-
-
-def run_idempotent(session: Session, client: ApiClient, key: str | None, digest: str,
-                   operation: Callable[[], StoredResponse]) -> tuple[StoredResponse, bool]:
-    """Run `operation` and commit, at most once per (client, key).
-
-    Returns the response and whether it is a replay. The record is written in the same
-    transaction as the operation's rows, so a retry either sees both or neither. A new key (the
-    usual case) costs no lookup: the operation runs and its record is inserted; a key used before
-    makes that insert fail on the record's unique key, and the operation's rows are rolled back
-    and the first response replayed. An operation that fails (a 404, a 422) is answered by an
-    earlier record of its key if there is one, as a retry should be.
-    """
-    if key is None:
-        response = operation()
-        session.commit()
-        return response, False
-    try:
-        response = operation()
-    except Exception:
-        session.rollback()
-        previous = _replay(session, client, key, digest)
-        if previous is not None:
-            return previous, True
-        raise
-    session.add(IdempotencyRecord(client_id=client.id, key=key, request_digest=digest,
-                                  response_status=response.status, response_body=response.body,
-                                  location=response.location))
-    try:
-        session.commit()
-    except IntegrityError:
-        # The key was used before (or by a concurrent request that committed first): answer as then.
-        session.rollback()
-        previous = _replay(session, client, key, digest)
-        if previous is None:
-            raise
-        return previous, True
-    return response, False
 
 
 def scope_course(session: Session, scope: LearnerScope) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..models import Attempt, AttemptEvent
+from ..models import GRADED_EVENT, Attempt, AttemptEvent
 from ..outbound import outbox
 from . import progress
 
@@ -30,3 +30,12 @@ def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: 
     assert attempt is not None
     return outbox.write_event(session, attempt=attempt, client_id=client_id, lti_link_id=lti_link_id,
                               type=type, data=data, at=at, counters=progress.counter_input(attempt, previous))
+
+
+def graded_event_columns(attempt: Attempt) -> dict[str, Any]:
+    """The `attempt.graded` event of an attempt graded as it is submitted (a quiz answer), as the
+    row's values: written with the attempt in one statement (outbox.insert_new_attempt)."""
+    assert attempt.graded_at is not None
+    return outbox.event_columns(attempt.id, GRADED_EVENT,
+                                {"status": attempt.status, "score": attempt.score, "correct": attempt.correct},
+                                attempt.graded_at, progress.counter_input(attempt, None))

@@ -1,0 +1,116 @@
+"""A submitted attempt's rows (service/outbound/outbox.py `insert_new_attempt`): the attempt, its
+event, the event's webhook deliveries and the Idempotency-Key's record, written together: on
+PostgreSQL in one statement, on SQLite in one per table. What is written is what the ORM path
+(`write_event`, used by the grading workers) writes for the same event."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import event, func, select
+
+from service.database import engine_for
+from service.extensions import db_session
+from service.models import Attempt, AttemptEvent, IdempotencyRecord, WebhookDelivery, WebhookEndpoint
+from service.models.base import utcnow
+from tests.api.test_webhooks import register
+from tests.helpers import bearer
+from tests.webhook_receiver import WebhookReceiver
+
+QUIZ, RIGHT = "call-through-apply", "apply"
+
+
+@pytest.fixture
+def receiver():
+    with WebhookReceiver() as receiver:
+        yield receiver
+
+
+@contextmanager
+def recorded(database_url: str):
+    statements: list[str] = []
+
+    def listener(_conn, _cursor, statement, *_rest) -> None:
+        statements.append(statement)
+
+    engine = engine_for(database_url)
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+
+
+def counts(app) -> dict[str, int]:
+    with app.app_context():
+        session = db_session()
+        return {model.__tablename__: session.scalar(select(func.count()).select_from(model))
+                for model in (Attempt, AttemptEvent, WebhookDelivery, IdempotencyRecord)}
+
+
+def test_a_quiz_answer_its_event_deliveries_and_record_are_one_statement_on_postgresql(
+        app, client, client_key, other_client_key, receiver, database_url):
+    active = register(client, client_key, receiver)
+    disabled = register(client, client_key, receiver)
+    register(client, other_client_key, receiver)  # another client's endpoint hears nothing of ours
+    with app.app_context():
+        db_session().get(WebhookEndpoint, disabled["id"]).disabled_at = utcnow()
+        db_session().commit()
+    key = uuid.uuid4().hex
+    headers = {**bearer(client_key), "Idempotency-Key": key}
+    body = {"learner": "ada", "answer": RIGHT}
+
+    with recorded(database_url) as statements:
+        created = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers, json=body)
+    assert created.status_code == 201, created.json
+    inserts = [s for s in statements if "INSERT" in s]
+    assert not [s for s in statements if s.lstrip().startswith(("UPDATE", "DELETE"))]
+    if database_url.startswith("postgresql"):
+        assert len(inserts) == 1, inserts
+    else:
+        assert [s.split()[2] for s in inserts] == ["attempts", "attempt_events", "webhook_deliveries",
+                                                  "idempotency_records"]
+
+    with app.app_context():
+        session = db_session()
+        attempt = session.get(Attempt, uuid.UUID(created.json["id"]))
+        assert (attempt.learner, attempt.score, attempt.correct, attempt.verdict, attempt.attempt_number) == \
+            ("ada", 1.0, True, "passed", 1)
+        assert (attempt.overridden, attempt.tries, attempt.late, attempt.status) == (False, 0, False, "graded")
+        assert attempt.request_id == created.headers["X-Request-Id"]
+        (graded,) = session.scalars(select(AttemptEvent).where(AttemptEvent.attempt_id == attempt.id)).all()
+        assert (graded.type, graded.data, graded.counted_at) == \
+            ("attempt.graded", {"status": "graded", "score": 1.0, "correct": True}, None)
+        assert graded.counters["graded"] is True and graded.counters["verdict"] == "passed"
+        deliveries = session.scalars(select(WebhookDelivery).where(WebhookDelivery.event_id == graded.id)).all()
+        assert [(d.endpoint_id, d.status, d.tries) for d in deliveries] == [(active["id"], "pending", 0)]
+        record = session.scalar(select(IdempotencyRecord).where(IdempotencyRecord.key == key))
+        assert (record.response_status, record.response_body, record.location) == \
+            (201, created.json, created.headers["Location"])
+
+    before = counts(app)
+    again = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers, json=body)
+    assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json == created.json
+    other = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers, json={**body, "answer": "call-class"})
+    assert other.status_code == 422 and other.content_type == "application/problem+json"
+    assert counts(app) == before  # a replay and a refused reuse write nothing
+
+
+def test_queued_code_and_its_record_are_one_statement_on_postgresql(app, client, client_key, database_url):
+    key = uuid.uuid4().hex
+    with recorded(database_url) as statements:
+        queued = client.post("/api/v1/exercises/clamp-function/attempts",
+                             headers={**bearer(client_key), "Idempotency-Key": key},
+                             json={"learner": "ada", "code": "class ClampFn: pass"})
+    assert queued.status_code == 202, queued.json
+    inserts = [s for s in statements if "INSERT" in s]
+    assert len(inserts) == (1 if database_url.startswith("postgresql") else 2), statements
+    with app.app_context():
+        session = db_session()
+        attempt = session.get(Attempt, uuid.UUID(queued.json["id"]))
+        assert (attempt.status, attempt.code, attempt.score) == ("queued", "class ClampFn: pass", None)
+        assert session.scalars(select(AttemptEvent)).all() == []  # an event comes with its grade
+        assert session.scalar(select(IdempotencyRecord.response_status).where(IdempotencyRecord.key == key)) == 202
