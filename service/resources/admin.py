@@ -6,7 +6,6 @@ import uuid
 from dataclasses import dataclass
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, require_admin
@@ -14,6 +13,7 @@ from ..errors import problem_abort
 from ..extensions import db_session, dispatch_job
 from ..schemas.admin import FailedJobSchema, FailedJobsQuerySchema
 from ..services import failed_jobs
+from .blueprint import Blueprint
 from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, OffsetPage
 

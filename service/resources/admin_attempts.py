@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 
 from flask import Response, stream_with_context
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import RAISE
 
 from ..auth import BEARER, require_staff
@@ -24,6 +23,7 @@ from ..schemas.admin_attempts import (
     GradebookQuerySchema,
 )
 from ..services import admin_detail, admin_export, admin_search
+from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from flask import url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -27,6 +26,7 @@ from ..schemas.admin_grades import (
     RegradeSummarySchema,
 )
 from ..services import catalog_admin, overrides, regrades
+from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
 from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, OffsetPage, Query, SelectPage

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from ..auth import BEARER, require_staff, staff_actor
@@ -20,6 +19,7 @@ from ..schemas.rules import (
 )
 from ..services import catalog_admin, rules_admin
 from ..services.standing import Assignment
+from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage

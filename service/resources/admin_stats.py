@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from ..auth import BEARER, require_staff
@@ -27,6 +26,7 @@ from ..schemas.admin_stats import (
 )
 from ..schemas.attempts import LEARNER_PATTERN
 from ..services import names, stats
+from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from flask import Response, jsonify
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from ..auth import BEARER, learner_scope, require_client
 from ..errors import problem_abort
@@ -14,6 +13,7 @@ from ..extensions import db_session
 from ..lti import assignments
 from ..models import LtiResourceLink
 from ..schemas.assignment import AssignmentSchema
+from .blueprint import Blueprint
 from .docs import UNAUTHORIZED, problems
 
 blp = Blueprint("assignment", __name__, url_prefix="/api/v1/assignment",

@@ -7,7 +7,6 @@ from typing import NoReturn
 
 from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
@@ -35,6 +34,7 @@ from ..services.attempts import (
     wait_until_finished,
 )
 from ..services.standing import Assignment, show_to_learner, standing as standing_at
+from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",

@@ -15,7 +15,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from ..auth import BEARER, course_staff, current_client, require_client, require_staff, staff_actor
 from ..errors import problem_abort
@@ -30,6 +29,7 @@ from ..schemas.courses import (
     StaffCallerSchema,
 )
 from ..services import courses
+from .blueprint import Blueprint
 from .course_scope import course_asked
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask_smorest import Blueprint
-
 from ..errors import PROBLEM_MIMETYPE, ProblemSchema
+from .blueprint import Blueprint
 
 UNAUTHORIZED = (401, "No API key, or not a valid one")
 STAFF_ONLY = (403, "The client is neither an instructor nor an admin, or a learner token was sent")

@@ -5,7 +5,6 @@ from typing import Any
 
 from flask import Flask, Response, current_app, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from ..auth import BEARER, authenticate
@@ -25,6 +24,7 @@ from ..services.attempts import ExerciseNotFound, published_exercise
 from ..services.standing import Assignment, standing
 from ..ttl_cache import TtlCache
 from ..variants import personalise_detail, quiz_variant, variant_key, varies_per_learner
+from .blueprint import Blueprint
 from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from flask import current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
 from ..errors import problem_response
 from ..extensions import db_session
 from ..migrate import current_revision, head_revision
+from .blueprint import Blueprint
 from .docs import problems
 
 blp = Blueprint("health", __name__, description="Probes for load balancers and orchestrators.")

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 
 from flask import Response, current_app, jsonify
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from ..auth import BEARER, INVALID_CREDENTIALS, course_staff, current_client, learner_scope, require_client
@@ -25,6 +24,7 @@ from ..learner_tokens import LEARNER, IssuedToken, LearnerScope, SessionOver, mi
 from ..models import Course, Exercise
 from ..schemas.learner_tokens import LearnerTokenCreateSchema, LearnerTokenSchema
 from ..services import courses
+from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("learner_tokens", __name__, url_prefix="/api/v1/learner-tokens",

@@ -3,7 +3,6 @@ from __future__ import annotations
 import re
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from ..auth import BEARER, current_client, learner_scope, require_client
@@ -13,6 +12,7 @@ from ..models import Exercise
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
 from ..services.standing import show_to_learner
+from .blueprint import Blueprint
 from .docs import UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 

@@ -6,7 +6,6 @@ from urllib.parse import urlencode
 
 from flask import current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from ..auth import BEARER, require_admin
@@ -27,6 +26,7 @@ from ..schemas.lti import (
     ToolSchema,
 )
 from .admin import FORBIDDEN
+from .blueprint import Blueprint
 from .docs import BIG_ROW_ID, BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .lti import public_url
 from .pagination import PAGINATION, Query, SelectPage

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import RAISE
 from sqlalchemy import select
 
@@ -20,6 +19,7 @@ from ..lti.roster import queue_sync
 from ..models import Course, CourseMember
 from ..models.base import utcnow
 from ..schemas.rosters import RosterQuerySchema, RosterSchema, RosterStateSchema
+from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
 from .docs import ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 

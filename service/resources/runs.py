@@ -4,7 +4,6 @@ import uuid
 
 from flask import Response, jsonify, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,6 +20,7 @@ from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
 from ..services.standing import Assignment, standing as learner_standing
 from .attempts import refused
+from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",

@@ -6,7 +6,6 @@ from typing import Any
 
 from flask import current_app, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload
 
@@ -24,6 +23,7 @@ from ..schemas.webhooks import (
     WebhookDeliverySchema,
     WebhookEndpointSchema,
 )
+from .blueprint import Blueprint
 from .docs import BIG_ROW_ID, BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
