@@ -54,11 +54,11 @@ class LearnerAttempts(MethodView):
                 problem_abort(404, f"No exercise with slug {query['exercise']!r}.")
         elif scope is not None and scope.exercises is not None:
             exercise_ids = list(session.scalars(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
-        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope)), pagination_parameters)
+        best = best_scores(session, client, learner, exercise_ids, scope)
+        # best_scores counts the same attempts per exercise: their sum is the page's total
+        total = sum(exercise["attempts"] for exercise in best)
+        page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope), total),
+                          pagination_parameters)
         attempts = page.items
         show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
-        return {
-            "learner": learner,
-            "best_scores": best_scores(session, client, learner, exercise_ids, scope),
-            "attempts": attempts,
-        }
+        return {"learner": learner, "best_scores": best, "attempts": attempts}

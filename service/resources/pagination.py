@@ -16,6 +16,8 @@ PAGINATION = {"page_size": DEFAULT_PAGE_SIZE, "max_page_size": MAX_PAGE_SIZE}
 class Query:
     session: Session
     statement: Select
+    #: How many rows `statement` selects, when the caller has counted them already (no count statement).
+    count: int | None = None
 
 
 class OffsetPage(Page):
@@ -45,5 +47,7 @@ class SelectPage(OffsetPage):
 
     @property
     def item_count(self) -> int:
+        if self.collection.count is not None:
+            return self.collection.count
         counted = select(func.count()).select_from(self.collection.statement.order_by(None).subquery())
         return self.collection.session.scalar(counted) or 0
