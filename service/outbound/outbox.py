@@ -108,19 +108,20 @@ def insert_new_attempt(session: Session, rows: NewAttemptRows) -> None:
               **({f"r_{k}": v for k, v in rows.record.items()} if rows.record is not None else {}),
               "link_id": rows.lti_link_id}
     shape = (rows.event is not None, rows.event is not None and rows.lti_link_id is not None, rows.record is not None)
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(_one_statement(*shape), params)
+    connection = session.connection()  # Core statements on the session's transaction: no ORM step
+    if connection.dialect.name == "postgresql":
+        connection.execute(_one_statement(*shape), params)
         return
     has_event, has_passback, has_record = shape
-    session.execute(_insert_attempt(), params)
+    connection.execute(_insert_attempt(), params)
     if has_event:
-        params["event_id"] = session.execute(_insert_event(), params).scalar_one()
+        params["event_id"] = connection.execute(_insert_event(), params).scalar_one()
         event_id = bindparam("event_id", type_=_EVENTS.c.id.type)
-        session.execute(_insert_deliveries(event_id), params)
+        connection.execute(_insert_deliveries(event_id), params)
         if has_passback:
-            session.execute(_insert_passback(event_id), params)
+            connection.execute(_insert_passback(event_id), params)
     if has_record:
-        session.execute(_insert_record(), params)
+        connection.execute(_insert_record(), params)
 
 
 def _bound(table: Table, prefix: str, names: Iterable[str]) -> dict[str, BindParameter[Any]]:

@@ -90,7 +90,7 @@ def standing(session: Session, assignment: Assignment, defaults: Mapping[str, An
     """Where `learner` stands at `assignment` now, in one statement. `exempt`: the rules do not bind
     them (an instructor trying the exercise out); `with_runs`: count their runs too."""
     (used, last_number, passed, own, extension, lms_from, lms_due, own_from, own_due,
-     runs_used) = session.execute(_standing_statement(with_runs), {
+     runs_used) = session.connection().execute(_standing_statement(with_runs), {
         "client_id": assignment.client_id, "exercise_id": assignment.exercise_id,
         "link_id": assignment.link_id or 0, "learner": learner}).one()
     layers = [defaults, own, dates_layer(lms_from, lms_due), dates_layer(own_from, own_due), extension]
