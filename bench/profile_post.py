@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         url = fresh_database(args.database, Path(folder))
@@ -93,7 +94,7 @@ def main() -> None:
         for i in range(args.n):
             post(i)
         profile.disable()
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.top)
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(args.top)
 
 
 if __name__ == "__main__":
