@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defaultload, lazyload
 
 from .. import scores
+from ..database import READ_ONLY
 from ..learner_tokens import LearnerScope
 from ..logs import current_request_id
 from ..models import (
@@ -206,10 +207,21 @@ def submit_attempt(session: Session, client: ApiClient, key: str | None, digest:
     422) is answered by an earlier record of its key if there is one, as a retry should be. When
     another request of the same learner took the attempt's number first (the last allowed attempt,
     say), it is made again, under the rules, as if it came later.
+
+    On SQLite the submission is made in a read transaction (a WAL snapshot, no lock) and written in
+    the next: SQLite has one write lock, and a writer holds it for the write and the commit alone,
+    not for the rules' read, the grading and the response. (A snapshot that misses an attempt
+    committed since loses the number race at the write, as above. PostgreSQL's reads take no lock.)
     """
+    snapshot = session.get_bind().dialect.name == "sqlite"
     for tries_left in reversed(range(NUMBER_RACE_TRIES)):
         try:
+            if snapshot:
+                session.commit()  # what the request read before (its key, when not cached)
+                session.connection(execution_options={READ_ONLY: True})
             submission = prepare()
+            if snapshot:
+                session.commit()
         except Exception:
             session.rollback()
             previous = None if key is None else _replay(session, client, key, digest)

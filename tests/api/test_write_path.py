@@ -72,6 +72,12 @@ def test_a_quiz_answer_its_event_deliveries_and_record_are_one_statement_on_post
     else:
         assert [s.split()[2] for s in inserts] == ["attempts", "attempt_events", "webhook_deliveries",
                                                   "idempotency_records"]
+        # SQLite's one write lock is taken for the write alone: the rules are read on a snapshot
+        write = statements.index(inserts[0])
+        rules_read = next(i for i, s in enumerate(statements) if "count(*)" in s and "FROM attempts" in s)
+        begins = [(i, s) for i, s in enumerate(statements) if s.startswith("BEGIN")]
+        assert [s for i, s in begins if i < rules_read][-1] == "BEGIN"
+        assert statements[write - 1] == "BEGIN IMMEDIATE"
 
     with app.app_context():
         session = db_session()
