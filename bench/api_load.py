@@ -23,6 +23,10 @@ right answers in three); a code POST stores an attempt queued for grading (no gr
 here); the floor's POST stores a row. The learner history is GET /api/v1/learners/{id}/attempts of
 a learner with a few attempts.
 
+A third floor, the read floor (bench/insert_app.py's GET), reads a learner's rows by an index and
+answers them as JSON: what any request that reads the database costs here. The learner history's
+target is against hello-world, as issue 19 set it; its ratio to the read floor is printed too.
+
 A line for GET /healthz of gradquiz (every request hook, the access line and the metrics, but no
 database) splits the gap to hello-world between the app's per-request layers and the database.
 
@@ -232,6 +236,8 @@ def main() -> None:
             "hello": (f"http://127.0.0.1:{hello_port}/", result_lua, lambda tag: [], hello.pid),
             "floor": (f"http://127.0.0.1:{floor_port}/attempts", post_lua,
                       lambda tag: ["/attempts", floor_token, tag, "answer", ""], floor.pid),
+            "read floor": (f"http://127.0.0.1:{floor_port}/attempts/{HISTORY_LEARNER}", get_lua,
+                           lambda tag: [floor_token], floor.pid),
             "healthz": (f"{api}/healthz", result_lua, lambda tag: [], servers[2].pid),
             "GET": (f"{api}/api/v1/exercises/{QUIZ_SLUG}", result_lua, lambda tag: [], servers[2].pid),
             "history": (f"{api}/api/v1/learners/{HISTORY_LEARNER}/attempts", get_lua, lambda tag: [key], servers[2].pid),
@@ -240,6 +246,7 @@ def main() -> None:
                           servers[2].pid),
         }
         labels = {"hello": "hello world (bench/hello_app.py)", "floor": "insert floor (bench/insert_app.py)",
+                  "read floor": "read floor (bench/insert_app.py, GET)",
                   "healthz": "GET /healthz (gradquiz, no database)", "GET": f"GET /api/v1/exercises/{QUIZ_SLUG}",
                   "history": "GET /api/v1/learners/{id}/attempts", "POST quiz": f"POST {quiz_path}",
                   "POST code": f"POST {code_path}"}
@@ -282,6 +289,10 @@ def main() -> None:
                   f"{m.cpu_ms_per_request:>11.2f}{ratio:>9.2f}{p99_ratio:>7.2f}  {verdict}")
         print(f"(medians of {args.rounds} rounds; x floor and p99 x: medians of the rounds' ratios against the "
               "target's floor: hello-world for reads, the insert floor for writes)")
+        pairs = list(zip(results["history"], results["read floor"]))
+        print(f"the learner history against the read floor (a learner's rows by an index, as JSON): "
+              f"{statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs):.2f}x its requests/s, "
+              f"p99 {statistics.median(r.p99_ms / f.p99_ms for r, f in pairs):.2f}x")
         for name, proc in (("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])):
             rss = ", ".join(f"{rss_mb(pid):.0f}" for pid in sorted(children(proc.pid)))
             print(f"web worker RSS after the run, {name}: {rss} MB")
