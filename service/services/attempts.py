@@ -199,8 +199,9 @@ def _attempt_columns() -> tuple[tuple[str, str], ...]:
 def submit_attempt(session: Session, client: ApiClient, key: str | None, digest: str,
                    prepare: Callable[[], Submission]) -> tuple[StoredResponse, bool]:
     """Make an attempt with `prepare` and write it, its event (and what the event causes) and the
-    Idempotency-Key's record of its response in one statement, then commit; at most once per
-    (client, key). Returns the response and whether it is a replay.
+    Idempotency-Key's record of its response together (outbox.insert_new_attempt: one statement on
+    PostgreSQL), then commit; at most once per (client, key). Returns the response and whether it
+    is a replay.
 
     A new key (the usual case) costs no lookup: a key used before makes the write fail on the
     record's unique key, and the first response is replayed. A submission that fails (a 404, a

@@ -3,6 +3,7 @@
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from service.extensions import db_session
 from tests.helpers import bearer
 
 
@@ -49,26 +50,31 @@ def test_database_outage_is_a_503_with_retry_after(app, client, client_key, monk
     assert response.headers["Retry-After"] == "2"
 
 
-def test_database_lost_during_a_write_is_still_a_503(app, client, client_key):
-    # The database going away mid-flush (bench/db_fault.py found it): the session expires the
-    # client it loaded, and nothing after the error handler may query it again (a 500).
-    from sqlalchemy import event
+def test_database_lost_during_a_write_is_still_a_503(app, client, client_key, database_url):
+    # The database going away at the attempt's write (bench/db_fault.py found it): the session
+    # expires the client it loaded, and nothing after the error handler may query it again (a 500).
+    from sqlalchemy import event, func, select
 
+    from service.database import engine_for
     from service.models import Attempt
 
-    def connection_lost(*_args):
-        raise OperationalError("INSERT", {}, Exception("terminating connection due to administrator command"))
+    def connection_lost(_conn, _cursor, statement, *_rest):
+        if "INSERT INTO attempts" in statement:
+            raise OperationalError("INSERT", {}, Exception("terminating connection due to administrator command"))
 
-    event.listen(Attempt, "before_insert", connection_lost)
+    engine = engine_for(database_url)
+    event.listen(engine, "before_cursor_execute", connection_lost)
     try:
         app.config["PROPAGATE_EXCEPTIONS"] = False
         response = client.post("/api/v1/exercises/call-through-apply/attempts",
                                json={"learner": "ada", "answer": "apply"}, headers=bearer(client_key))
     finally:
-        event.remove(Attempt, "before_insert", connection_lost)
+        event.remove(engine, "before_cursor_execute", connection_lost)
     assert response.status_code == 503
     assert response.content_type == "application/problem+json"
     assert response.headers["Retry-After"] == "2"
+    with app.app_context():
+        assert db_session().scalar(select(func.count()).select_from(Attempt)) == 0
 
 
 @pytest.mark.parametrize("path", ["/api/v1/openapi.json", "/api/docs"])
