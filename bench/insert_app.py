@@ -24,7 +24,7 @@ from flask import Flask, jsonify, request
 from marshmallow import Schema, ValidationError, fields, validate
 from sqlalchemy import JSON, Boolean, Column, DateTime, Float, Index, Integer, MetaData, String, Table, Uuid, func, select
 
-from service.database import engine_for
+from service.database import READ_ONLY, engine_for
 
 TOKEN = os.environ.get("FLOOR_TOKEN", "floor")
 metadata = MetaData()
@@ -53,6 +53,8 @@ class AnswerSchema(Schema):
 
 schema = AnswerSchema()
 engine = engine_for(os.environ["DATABASE_URL"])
+# Reads as the API's GETs read (service/database.py): on SQLite a snapshot, without the write lock.
+readers = engine.execution_options(**{READ_ONLY: True})
 metadata.create_all(engine)
 with engine.begin() as conn:
     if conn.execute(select(func.count()).select_from(floor_history)).scalar_one() == 0:
@@ -83,7 +85,7 @@ def store_attempt():
 def learner_attempts(learner: str):
     if request.headers.get("Authorization") != f"Bearer {TOKEN}":
         return jsonify(error="unauthorized"), 401
-    with engine.connect() as conn:
+    with readers.connect() as conn:
         rows = conn.execute(select(floor_history).where(floor_history.c.learner == learner)
                             .order_by(floor_history.c.created_at.desc()).limit(20)).mappings().all()
     return jsonify(learner=learner, attempts=[{**row, "id": str(row["id"])} for row in rows])
