@@ -3,7 +3,6 @@ service/resources/blueprint.py)."""
 
 from __future__ import annotations
 
-import pytest
 from marshmallow import Schema
 
 
