@@ -21,6 +21,16 @@ def test_a_request_builds_no_argument_schema(client, monkeypatch):
     assert "ExerciseDetailQuerySchema" not in built
 
 
+def test_a_request_asks_inspect_nothing_about_its_views_and_hooks(client, monkeypatch):
+    import flask.app
+
+    asked = []
+    original = flask.app.iscoroutinefunction
+    monkeypatch.setattr(flask.app, "iscoroutinefunction", lambda func: asked.append(func) or original(func))
+    assert client.get("/api/v1/exercises/call-through-apply").status_code == 200
+    assert asked == []  # Flask alone asks it of the view and each of the request's hooks
+
+
 def test_plain_views_and_hooks_are_used_as_they_are_and_coroutines_still_go_to_flask(app):
     def view():
         return "ok"
