@@ -22,6 +22,7 @@ from sqlalchemy import (
     FromClause,
     Insert,
     Integer,
+    Select,
     Table,
     bindparam,
     insert,
@@ -42,11 +43,17 @@ from ..models import (
     WebhookEndpoint,
 )
 
-# The client's active endpoints, built once (every graded attempt runs it; building costs more than
-# running it). A revoked client's endpoints get nothing more: it can no longer see or manage them.
-ACTIVE_ENDPOINTS = (select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
-                    .where(WebhookEndpoint.client_id == bindparam("client_id", type_=Integer()),
-                           WebhookEndpoint.disabled_at.is_(None), ApiClient.revoked_at.is_(None)))
+
+def _active_endpoints(client_id: BindParameter[Any]) -> Select[Any]:
+    """The ids of the client's active endpoints, which an event is delivered to. A revoked client's
+    endpoints get nothing more: it can no longer see or manage them."""
+    return (select(WebhookEndpoint.id).join(ApiClient, ApiClient.id == WebhookEndpoint.client_id)
+            .where(WebhookEndpoint.client_id == client_id, WebhookEndpoint.disabled_at.is_(None),
+                   ApiClient.revoked_at.is_(None)))
+
+
+# Built once (every graded attempt runs it; building costs more than running it).
+ACTIVE_ENDPOINTS = _active_endpoints(bindparam("client_id", type_=Integer()))
 
 
 def event_columns(attempt_id: Any, type: str, data: dict[str, Any], at: datetime,
@@ -80,7 +87,7 @@ def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_
 
 _ATTEMPTS, _EVENTS = Attempt.__table__, AttemptEvent.__table__
 _DELIVERIES, _PASSBACKS = WebhookDelivery.__table__, ScorePassback.__table__
-_ENDPOINTS, _CLIENTS, _RECORDS = WebhookEndpoint.__table__, ApiClient.__table__, IdempotencyRecord.__table__
+_RECORDS = IdempotencyRecord.__table__
 EVENT_COLUMNS = ("attempt_id", "type", "data", "created_at", "counters", "counted_at")
 RECORD_COLUMNS = ("client_id", "key", "request_digest", "response_status", "response_body", "location", "created_at")
 
@@ -144,15 +151,12 @@ def _insert_record() -> Insert:
 
 
 def _insert_deliveries(event_id: ColumnElement[Any], *join_event: FromClause) -> Insert:
-    """One pending delivery of the event per active endpoint (ACTIVE_ENDPOINTS' rule)."""
+    """One pending delivery of the event per active endpoint (the rule of `write_event`)."""
     at = bindparam("e_created_at", type_=_EVENTS.c.created_at.type)
-    endpoints = _ENDPOINTS.join(_CLIENTS, _CLIENTS.c.id == _ENDPOINTS.c.client_id)
+    endpoints = _active_endpoints(bindparam("a_client_id", type_=_ATTEMPTS.c.client_id.type)).subquery()
+    chosen = select(endpoints.c.id, event_id, at, at, literal(DeliveryStatus.PENDING.value), literal(0))
     for source in join_event:
-        endpoints = endpoints.join(source, true())
-    chosen = (select(_ENDPOINTS.c.id, event_id, at, at, literal(DeliveryStatus.PENDING.value), literal(0))
-              .select_from(endpoints)
-              .where(_ENDPOINTS.c.client_id == bindparam("a_client_id", type_=_ATTEMPTS.c.client_id.type),
-                     _ENDPOINTS.c.disabled_at.is_(None), _CLIENTS.c.revoked_at.is_(None)))
+        chosen = chosen.join(source, true())
     return insert(_DELIVERIES).from_select(
         ["endpoint_id", "event_id", "next_attempt_at", "created_at", "status", "tries"], chosen)
 
