@@ -1,12 +1,16 @@
-"""Where the CPU of a quiz POST goes, in-process: N posts through the Flask test client on a fresh
-PostgreSQL (or SQLite) database with the production caches on, timed by CPU (time.process_time,
-so other work on the machine moves the figure less than it moves wall-clock ones), then the same
-N under cProfile (with a CPU timer) for the functions that take it.
+"""Where the CPU of a request goes, in-process: N requests (a quiz POST by default) through the
+Flask test client on a fresh PostgreSQL (or SQLite) database with the production caches on, timed
+by CPU (time.process_time, so other work on the machine moves the figure less than it moves
+wall-clock ones), then the same N under cProfile (with a CPU timer) for the functions that take it.
 
     .venv/bin/python bench/profile_post.py [--database postgresql|sqlite] [-n 1000] [--top 30]
+    .venv/bin/python bench/profile_post.py --request history     # GET a learner's 5 attempts
 
-Prints the CPU ms per request without the profiler, the statements one POST runs, and the
-profile's top functions by cumulative CPU. No HTTP server, no gunicorn: the request's own cost.
+Requests (--request): `quiz` (a graded quiz POST with a new Idempotency-Key, as bench/api_load.py
+sends), `history` (GET /api/v1/learners/{id}/attempts of a learner with 5 quiz attempts) and
+`exercise` (GET of the quiz exercise). Prints the CPU ms per request without the profiler, the
+statements one request runs, and the profile's top functions. No HTTP server, no gunicorn: the
+request's own cost.
 """
 
 from __future__ import annotations
@@ -18,9 +22,14 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
+from flask.testing import FlaskClient
 from sqlalchemy import create_engine, event, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from api_load import postgres_cpu_seconds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -44,12 +53,37 @@ def fresh_database(kind: str, folder: Path) -> str:
     return POSTGRES + name
 
 
+def request_maker(http: FlaskClient, headers: dict[str, str], kind: str) -> Callable[[int], None]:
+    """The request `kind` as a function of its number; seeds the learner whose history is read."""
+    def post(i: int) -> None:
+        # a new Idempotency-Key each time, as bench/api_load.py (and an LMS) sends them
+        response = http.post(f"/api/v1/exercises/{QUIZ}/attempts",
+                             headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
+                             json={"learner": f"learner-{i % 500}", "answer": RIGHT})
+        assert response.status_code == 201, response.get_json()
+
+    def history(_i: int) -> None:
+        response = http.get("/api/v1/learners/history-learner/attempts", headers=headers)
+        assert response.status_code == 200 and len(response.get_json()["attempts"]) == 5, response.get_json()
+
+    def exercise(_i: int) -> None:
+        assert http.get(f"/api/v1/exercises/{QUIZ}").status_code == 200
+
+    for n in range(5):
+        response = http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers,
+                             json={"learner": "history-learner", "answer": RIGHT if n % 2 else "omit"})
+        assert response.status_code == 201, response.get_json()
+    return {"quiz": post, "history": history, "exercise": exercise}[kind]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
+    parser.add_argument("--request", choices=("quiz", "history", "exercise"), default="quiz")
+    parser.add_argument("--dump", help="also write the profile to this file (pstats), to read its callers")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         url = fresh_database(args.database, Path(folder))
@@ -65,36 +99,35 @@ def main() -> None:
         http = app.test_client()
         headers = {"Authorization": f"Bearer {key}"}
 
-        def post(i: int) -> None:
-            # a new Idempotency-Key each time, as bench/api_load.py (and an LMS) sends them
-            response = http.post(f"/api/v1/exercises/{QUIZ}/attempts",
-                                 headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
-                                 json={"learner": f"learner-{i % 500}", "answer": RIGHT})
-            assert response.status_code == 201, response.get_json()
-
+        run = request_maker(http, headers, args.request)
         for i in range(200):  # warm: caches, compiled statements, connections
-            post(i)
+            run(i)
         statements: list[str] = []
 
         def record(_conn, _cursor, statement, *_rest) -> None:
             statements.append(" ".join(statement.split())[:70])
 
         event.listen(engine, "before_cursor_execute", record)
-        post(0)
+        run(0)
         event.remove(engine, "before_cursor_execute", record)
-        print(f"statements of one POST ({len(statements)}):")
+        print(f"statements of one request ({len(statements)}):")
         for statement in statements:
             print(f"  {statement}")
-        started = time.process_time()
+        started, database_started = time.process_time(), postgres_cpu_seconds()
         for i in range(args.n):
-            post(i)
-        print(f"CPU ms per request ({args.database}, {args.n} posts): {(time.process_time() - started) * 1000 / args.n:.2f}")
+            run(i)
+        cpu, database_cpu = time.process_time() - started, postgres_cpu_seconds() - database_started
+        print(f"CPU ms per request ({args.request}, {args.database}, {args.n} requests): {cpu * 1000 / args.n:.2f}"
+              + (f"; the PostgreSQL server's: {database_cpu * 1000 / args.n:.2f}" if args.database == "postgresql" else ""))
         profile = cProfile.Profile(time.process_time)
         profile.enable()
         for i in range(args.n):
-            post(i)
+            run(i)
         profile.disable()
-        pstats.Stats(profile).sort_stats(args.sort).print_stats(args.top)
+        stats = pstats.Stats(profile)
+        stats.sort_stats(args.sort).print_stats(args.top)
+        if args.dump:
+            stats.dump_stats(args.dump)
 
 
 if __name__ == "__main__":
