@@ -24,7 +24,7 @@ from flask import Flask, jsonify, request
 from marshmallow import Schema, ValidationError, fields, validate
 from sqlalchemy import JSON, Boolean, Column, DateTime, Float, Index, Integer, MetaData, String, Table, Uuid, func, select
 
-from service.database import READ_ONLY, engine_for
+from service.database import DEFAULT_POOL_SIZE, READ_ONLY, engine_for
 
 TOKEN = os.environ.get("FLOOR_TOKEN", "floor")
 metadata = MetaData()
@@ -52,7 +52,8 @@ class AnswerSchema(Schema):
 
 
 schema = AnswerSchema()
-engine = engine_for(os.environ["DATABASE_URL"])
+# The pool the API's web processes get: gunicorn.conf.py sets DATABASE_POOL_SIZE to the threads.
+engine = engine_for(os.environ["DATABASE_URL"], int(os.environ.get("DATABASE_POOL_SIZE", DEFAULT_POOL_SIZE)))
 # Reads as the API's GETs read (service/database.py): on SQLite a snapshot, without the write lock.
 readers = engine.execution_options(**{READ_ONLY: True})
 metadata.create_all(engine)

@@ -123,7 +123,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
     # First of the before_request hooks: every later log line and error carries the request id.
     init_request_ids(app)
-    app.extensions["gradquiz.db"] = Database(settings.sqlalchemy_url)
+    app.extensions["gradquiz.db"] = Database(settings.sqlalchemy_url, settings.database_pool_size)
     app.extensions["gradquiz.dispatcher"] = dispatcher_for(settings)
     app.teardown_appcontext(close_db_session)
     api = ProblemApi(app)

@@ -7,23 +7,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
 
 CONNECT_TIMEOUT_SECONDS = 5
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine with the connection settings each backend needs to behave transactionally."""
+DEFAULT_POOL_SIZE = 5
+# Connections a pool opens past its size when all are in use (closed again when returned).
+POOL_OVERFLOW = 5
+
+
+def make_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE, **kwargs: Any) -> Engine:
+    """An engine with the connection settings each backend needs to behave transactionally, keeping
+    up to `pool_size` connections open."""
     if url.startswith("sqlite"):
+        if make_url(url).database not in (None, "", ":memory:"):  # an in-memory database has no pool
+            kwargs = {"pool_size": pool_size, "max_overflow": POOL_OVERFLOW, **kwargs}
         engine = create_engine(url, connect_args={"timeout": 15}, **kwargs)
         _make_sqlite_transactional(engine)
         return engine
     # libpq waits without limit for a server that does not answer (a crashed host, a partition, a
     # frozen postmaster): each request opening a connection would hang. A URL may set its own.
     connect_args = {} if "connect_timeout=" in url else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args=connect_args, **kwargs)
+    return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=POOL_OVERFLOW,
+                         connect_args=connect_args, **kwargs)
 
 
 def _make_sqlite_transactional(engine: Engine) -> None:
@@ -57,11 +67,12 @@ READ_ONLY = "gradquiz_read_only"
 _engines: dict[str, Engine] = {}
 
 
-def engine_for(url: str) -> Engine:
-    """One engine (one pool) per database URL per process: apps built for tests share it."""
+def engine_for(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> Engine:
+    """One engine (one pool) per database URL per process: apps built for tests share it. Its
+    first caller sizes its pool (in a web process, the app: DATABASE_POOL_SIZE)."""
     engine = _engines.get(url)
     if engine is None:
-        engine = _engines[url] = make_engine(url)
+        engine = _engines[url] = make_engine(url, pool_size)
     return engine
 
 
@@ -71,12 +82,37 @@ def dispose_engines() -> None:
         engine.dispose(close=False)
 
 
+class ReadOnlySession(Session):
+    """A session whose transactions PostgreSQL runs READ ONLY, and which ends them with COMMIT.
+
+    For a transaction that cannot write, COMMIT is ROLLBACK; but psycopg forgets every prepared
+    statement of its connection at a ROLLBACK (and has the server DEALLOCATE ALL), so GETs that
+    ended in one left each pooled connection planning every statement again, for ever: the
+    learner history cost the database 2.96 ms of CPU a request, 1.24 ms ending in COMMIT
+    (bench/profile_post.py --request history)."""
+
+    def close(self) -> None:
+        transaction = self.get_transaction()
+        if transaction is not None and transaction.is_active:
+            try:
+                self.commit()
+            except SQLAlchemyError:
+                pass  # a lost connection: close() below rolls back or discards it
+        super().close()
+
+
 class Database:
     """The app's engine and its session factories; one session per app context (request)."""
 
-    def __init__(self, url: str) -> None:
-        self.engine = engine_for(url)
+    def __init__(self, url: str, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+        self.engine = engine_for(url, pool_size)
         self.session_factory = sessionmaker(bind=self.engine, expire_on_commit=False)
-        # For requests that only read (GET, HEAD): on SQLite their transactions take no write lock.
-        self.read_session_factory = sessionmaker(bind=self.engine.execution_options(**{READ_ONLY: True}),
-                                                 expire_on_commit=False)
+        # For requests that only read (GET, HEAD): on SQLite their transactions take no write lock;
+        # on PostgreSQL they are READ ONLY (a GET cannot write) and end in COMMIT (ReadOnlySession).
+        self.read_session_factory: sessionmaker[Session]
+        if self.engine.dialect.name == "postgresql":
+            readers = self.engine.execution_options(**{READ_ONLY: True, "postgresql_readonly": True})
+            self.read_session_factory = sessionmaker(bind=readers, class_=ReadOnlySession, expire_on_commit=False)
+        else:
+            self.read_session_factory = sessionmaker(bind=self.engine.execution_options(**{READ_ONLY: True}),
+                                                     expire_on_commit=False)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import http
+from collections.abc import Callable
 from typing import Any
 
 from flask import current_app, g, has_request_context, request
@@ -48,14 +50,27 @@ READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def db_session() -> Session:
-    """The session of the current request (or CLI command), opened on first use."""
+    """The session of the current request (or CLI command), opened on first use: a GET's reads
+    only (on PostgreSQL its transaction is READ ONLY), unless its view `writes_on_get`."""
     session = g.get("db_session")
     if session is None:
         database = current_app.extensions["gradquiz.db"]
-        reads_only = has_request_context() and request.method in READ_ONLY_METHODS
+        reads_only = has_request_context() and request.method in READ_ONLY_METHODS and not g.get("writes_on_get")
         factory = database.read_session_factory if reads_only else database.session_factory
         session = g.db_session = factory()
     return session
+
+
+def writes_on_get(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a GET view that writes (the JWKS makes the tool's first key; an LMS opens the dynamic
+    registration link with a GET): its session is a writer's, as a POST's is."""
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g.writes_on_get = True
+        close_db_session()  # a read-only session opened before the view (none does today)
+        return view(*args, **kwargs)
+
+    return wrapper
 
 
 def close_db_session(_exc: BaseException | None = None) -> None:

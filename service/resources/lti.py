@@ -28,7 +28,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from ..config import Settings
 from ..errors import problem_response
-from ..extensions import db_session
+from ..extensions import db_session, writes_on_get
 from ..learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, mint_learner_token
 from ..lti import assignments, claims as c, deep_linking, keys
 from ..lti.launch import (
@@ -290,6 +290,7 @@ def _autopost(action: str, fields: dict[str, Any]) -> Response:
 
 
 @blp.route("/jwks")
+@writes_on_get
 def jwks() -> Response:
     """The tool's public keys: platforms verify its deep-linking responses and AGS requests."""
     session = db_session()

@@ -18,7 +18,7 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 
 from ..config import Settings
 from ..errors import problem_response
-from ..extensions import db_session
+from ..extensions import db_session, writes_on_get
 from ..lti.launch import origin_of
 from ..lti.registration import (
     PlatformConfiguration,
@@ -45,6 +45,7 @@ def _settings() -> Settings:
 
 
 @blp.route("/register")
+@writes_on_get
 def register() -> Response:
     """Register the LMS that opened this URL, as an admin's registration link allows once."""
     session = db_session()

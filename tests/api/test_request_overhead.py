@@ -1,9 +1,16 @@
 """Work every request would repeat, done once per process instead (service/__init__.py `App`,
-service/resources/blueprint.py)."""
+service/resources/blueprint.py, service/database.py's read-only sessions)."""
 
 from __future__ import annotations
 
+import pytest
 from marshmallow import Schema
+from sqlalchemy import event, text
+from sqlalchemy.exc import DBAPIError
+
+from service.database import engine_for
+from service.extensions import close_db_session, db_session
+from tests.helpers import bearer
 
 
 def test_a_request_builds_no_argument_schema(client, monkeypatch):
@@ -52,3 +59,37 @@ def test_plain_views_and_hooks_are_used_as_they_are_and_coroutines_still_go_to_f
         assert "async" in str(exc)
     else:
         assert wrapped is not asynchronous and wrapped() == "ok"
+
+
+@pytest.mark.backends("postgresql")
+def test_a_get_reads_in_a_read_only_transaction_that_ends_in_commit(app, client, client_key, database_url):
+    # psycopg forgets every prepared statement of a connection at a ROLLBACK: GETs ending in one
+    # had each pooled connection plan every statement again (service/database.py ReadOnlySession).
+    engine = engine_for(database_url)
+    ends: list[str] = []
+    on_commit, on_rollback = (lambda _conn: ends.append("commit")), (lambda _conn: ends.append("rollback"))
+    event.listen(engine, "commit", on_commit)
+    event.listen(engine, "rollback", on_rollback)
+    try:
+        assert client.get("/api/v1/learners/ada/attempts", headers=bearer(client_key)).status_code == 200
+    finally:
+        event.remove(engine, "commit", on_commit)
+        event.remove(engine, "rollback", on_rollback)
+    assert ends == ["commit"]
+
+    with app.test_request_context("/api/v1/exercises", method="GET"):
+        session = db_session()
+        assert session.execute(text("SHOW transaction_read_only")).scalar() == "on"
+        with pytest.raises(DBAPIError, match="read-only transaction"):  # a GET cannot write
+            session.execute(text("CREATE TEMPORARY TABLE written_by_a_get (id integer)"))
+        close_db_session()
+    with app.test_request_context("/api/v1/exercises", method="POST"):
+        assert db_session().execute(text("SHOW transaction_read_only")).scalar() == "off"
+        close_db_session()
+
+
+@pytest.mark.backends("postgresql")
+def test_a_get_marked_as_writing_writes(app, client):
+    # GET /lti/jwks makes the tool's first signing key (extensions.writes_on_get)
+    keys = client.get("/lti/jwks")
+    assert keys.status_code == 200 and len(keys.json["keys"]) == 1
