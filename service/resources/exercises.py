@@ -22,6 +22,7 @@ from ..schemas.exercises import (
 from ..schemas.rules import StandingSchema
 from ..services.attempts import ExerciseNotFound, published_exercise
 from ..services.standing import Assignment, standing
+from ..services.versions import VersionCache
 from ..ttl_cache import TtlCache
 from ..variants import personalise_detail, quiz_variant, variant_key, varies_per_learner
 from .blueprint import Blueprint
@@ -52,10 +53,11 @@ def init_exercise_caches(app: Flask) -> None:
     """What each web process keeps of each published exercise for EXERCISE_CACHE_SECONDS: its
     detail response (the most read page: a class opens it at once) and its current version (what
     every attempt is graded against); both change only by a sync or a publish. Unknown slugs are
-    never kept."""
+    never kept. Versions themselves never change: each process keeps those it read (VersionCache)."""
     seconds = app.config["SETTINGS"].exercise_cache_ttl
     app.extensions["gradquiz.exercise_details"] = TtlCache(seconds)
     app.extensions["gradquiz.current_versions"] = TtlCache(seconds)
+    app.extensions["gradquiz.versions"] = VersionCache()
 
 
 def _exercise(slug: str) -> Exercise:

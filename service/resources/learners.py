@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+from flask import current_app
 from flask.views import MethodView
 from sqlalchemy import select
 
@@ -10,7 +11,7 @@ from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import Exercise
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
-from ..services.attempts import ExerciseNotFound, best_scores, learner_attempts, published_exercise
+from ..services.attempts import best_scores, learner_attempts
 from ..services.standing import show_to_learner
 from .blueprint import Blueprint
 from .docs import UNAUTHORIZED, problems
@@ -48,10 +49,11 @@ class LearnerAttempts(MethodView):
                 problem_abort(403, f"This learner token is not for exercise {query['exercise']!r}.")
         exercise_ids = None
         if "exercise" in query:
-            try:
-                exercise_ids = [published_exercise(session, query["exercise"]).id]
-            except ExerciseNotFound:
+            exercise_id = session.scalar(select(Exercise.id).where(Exercise.slug == query["exercise"],
+                                                                   Exercise.published.is_(True)))
+            if exercise_id is None:
                 problem_abort(404, f"No exercise with slug {query['exercise']!r}.")
+            exercise_ids = [exercise_id]
         elif scope is not None and scope.exercises is not None:
             exercise_ids = list(session.scalars(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
         best = best_scores(session, client, learner, exercise_ids, scope)
@@ -60,5 +62,6 @@ class LearnerAttempts(MethodView):
         page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope), total),
                           pagination_parameters)
         attempts = page.items
+        current_app.extensions["gradquiz.versions"].attach(session, attempts)
         show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
         return {"learner": learner, "best_scores": best, "attempts": attempts}

@@ -37,6 +37,7 @@ from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
 from .events import graded_event_columns
 from .standing import Assignment, standing
+from .versions import WITHOUT_VERSIONS
 
 Job = TypeVar("Job", bound=GradingJob)
 
@@ -76,20 +77,19 @@ def published_exercise(session: Session, slug: str) -> Exercise:
 @dataclass(frozen=True)
 class CurrentVersion:
     """A published exercise and its current version as loaded once, detached from every session
-    (columns loaded), for a process's TtlCache: requests attach copies (`attach`)."""
+    (columns loaded), for a process's TtlCache. Requests of several threads read them as they are,
+    never added to a session: an attempt refers to them, and is written with Core statements
+    (merging copies into each request's session was 6% of a quiz POST's CPU under load)."""
 
     exercise: Exercise
     version: ExerciseVersion
-
-    def attach(self, session: Session) -> tuple[Exercise, ExerciseVersion]:
-        # merge(load=False): copies into the session's identity map, no statement.
-        return session.merge(self.exercise, load=False), session.merge(self.version, load=False)
 
 
 def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVersion]) -> tuple[Exercise, ExerciseVersion]:
     """The published exercise `slug` and its current version, from the process's cache
     (EXERCISE_CACHE_SECONDS: a sync, publish or unpublish shows within that time) when it is on;
-    raises ExerciseNotFound. The version's content is parsed from the database once per entry."""
+    raises ExerciseNotFound. The version's content is parsed from the database once per entry.
+    Read only: cached objects are shared by the process's threads."""
     if not cache.seconds:
         exercise = published_exercise(session, slug)
         return exercise, exercise.version
@@ -107,7 +107,7 @@ def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVer
     cached = cache.get(slug, load)
     if cached is None:
         raise ExerciseNotFound(slug)
-    return cached.attach(session)
+    return cached.exercise, cached.version
 
 
 class AttemptRefused(Exception):
@@ -370,28 +370,38 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     return session.scalar(stmt)
 
 
+@functools.cache
+def _learner_attempts_select() -> Select[Attempt]:
+    # Built once, as _best_scores_select is: a request adds its conditions.
+    return select(Attempt).options(*WITHOUT_VERSIONS).order_by(Attempt.created_at.desc(), Attempt.id.desc())
+
+
 def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
                      scope: LearnerScope | None = None) -> Select[Attempt]:
     """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any), and
-    within a learner token's limits (token_limits)."""
-    stmt = (select(Attempt).options(WITHOUT_TOPICS)
-            .where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope)))
+    within a learner token's limits (token_limits). Without their versions: VersionCache.attach."""
+    stmt = _learner_attempts_select().where(Attempt.client_id == client.id, Attempt.learner == learner,
+                                            *token_limits(scope))
     if exercise_ids is not None:
         stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
-    return stmt.order_by(Attempt.created_at.desc(), Attempt.id.desc())
+    return stmt
+
+
+@functools.cache
+def _best_scores_select() -> Select[str, int, float | None, int]:
+    """best_scores' columns, join and grouping, built once per process: under load, building them
+    (the CASE above all) was 40% of the learner history's CPU (py-spy, bench/api_load.py)."""
+    return (select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
+                   func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
+            .join(Attempt, Attempt.exercise_id == Exercise.id)
+            .group_by(Exercise.slug)
+            .order_by(Exercise.slug))
 
 
 def best_scores(session: Session, client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
                 scope: LearnerScope | None = None) -> list[dict[str, Any]]:
     """The learner's best score per exercise, over the same attempts as learner_attempts."""
-    stmt = (
-        select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
-               func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
-        .join(Attempt, Attempt.exercise_id == Exercise.id)
-        .where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
-        .group_by(Exercise.slug)
-        .order_by(Exercise.slug)
-    )
+    stmt = _best_scores_select().where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
     if exercise_ids is not None:
         stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
     return [

@@ -2,10 +2,11 @@
 
 import shutil
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from service.catalog import load_catalog, sync_catalog
 from service.config import PROJECT_ROOT
+from service.database import engine_for
 from service.extensions import db_session
 from service.models import Exercise, ExerciseVersion
 from tests.helpers import bearer
@@ -158,3 +159,38 @@ def test_sync_in_code_matches_the_cli(bare_app):
         report = sync_catalog(db_session(), exercises)
         db_session().commit()
     assert sorted(report.created) == sorted(e.slug for e in exercises)
+
+
+def test_the_history_reads_each_version_once_per_process_and_a_new_version_at_once(bare_app, tmp_path, client_key_for,
+                                                                                  database_url):
+    root = copy_catalog(tmp_path, SLUG)
+    run(bare_app, "exercises", "sync", "--dir", str(root))
+    client = bare_app.test_client()
+    key = client_key_for(bare_app)
+    history = f"/api/v1/learners/ada/attempts?exercise={SLUG}"
+    assert client.post(f"/api/v1/exercises/{SLUG}/attempts", json={"learner": "ada", "answer": "omit"},
+                       headers=bearer(key)).status_code == 201
+    first = client.get(history, headers=bearer(key)).json["attempts"][0]
+    # Wrong, and the default rules show the explanation after a pass only.
+    assert (first["exercise_version"], first["correct"], first["explanation"]) == (1, False, None)
+
+    statements = []
+    engine = engine_for(database_url)
+    listener = lambda *args: statements.append(args[2])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        again = client.get(history, headers=bearer(key)).json["attempts"][0]
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert again == first
+    assert statements and not any("exercise_versions" in sql for sql in statements)  # kept by the process
+
+    # Version 2 shows explanations always: the history follows the current version's rules at once,
+    # with the explanation of the version the attempt answered.
+    spec_file = root / SLUG / "exercise.toml"
+    spec_file.write_text(spec_file.read_text() + '\n[rules]\nshow_explanation = "always"\n')
+    assert "1 updated" in run(bare_app, "exercises", "sync", "--dir", str(root)).output
+    after = client.get(history, headers=bearer(key)).json["attempts"][0]
+    with bare_app.app_context():
+        first_version = db_session().scalar(select(ExerciseVersion).where(ExerciseVersion.number == 1))
+        assert after["exercise_version"] == 1 and after["explanation"] == first_version.spec["explanation"]
