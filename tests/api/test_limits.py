@@ -198,3 +198,58 @@ def test_the_limits_are_documented(client):
         responses = spec["paths"][path]["post"]["responses"]
         assert "429" in responses and "413" in responses, (path, sorted(responses))
     assert json.dumps(spec).count("Retry-After") >= 2
+
+
+class TestMemoryWindows:
+    """The in-process moving window (service/ratelimit.py), on a clock the test moves."""
+
+    def windows(self):
+        from service.ratelimit import MemoryWindows
+
+        now = [1000.0]
+        return MemoryWindows(clock=lambda: now[0]), now
+
+    def test_a_call_counts_if_fewer_than_the_limit_were_counted_in_the_window_before_it(self):
+        from service.ratelimit import parsed_limits
+
+        windows, now = self.windows()
+        (limit,) = parsed_limits("3/minute")
+        for _ in range(3):
+            assert windows.hit(limit, "ada") is None
+            now[0] += 10
+        # 3 counted at 1000, 1010, 1020; at 1030 the first leaves the window in 30 s
+        assert windows.hit(limit, "ada") == pytest.approx(30)
+        assert windows.hit(limit, "bob") is None  # another caller's own window
+        now[0] = 1060.0  # the first call is out of the window (a minute before 1060 is 1000)
+        assert windows.hit(limit, "ada") is None
+        assert windows.hit(limit, "ada") == pytest.approx(10)  # the refused call was not counted
+
+    def test_idle_callers_are_swept_and_no_thread_is_started(self):
+        import threading
+
+        from service.ratelimit import MemoryWindows, parsed_limits
+
+        windows, now = self.windows()
+        (limit,) = parsed_limits("600/minute")
+        threads = threading.active_count()
+        for learner in range(100):
+            assert windows.hit(limit, f"learner-{learner}") is None
+        assert threading.active_count() == threads
+        now[0] += MemoryWindows.SWEEP_SECONDS + 1  # past the sweep and every caller's window
+        assert windows.hit(limit, "ada") is None
+        assert list(windows._windows) == ["ada"]
+
+
+def test_an_unreachable_redis_is_tried_again_after_a_while(caplog):
+    from service.ratelimit import SHARED_RETRY_SECONDS, RateLimits, parsed_limits
+
+    limits = RateLimits("redis://127.0.0.1:1/0")
+    (limit,) = parsed_limits("2/minute")
+    assert limits.exceeded((limit,), "attempts", "client:1") is None  # counted in memory
+    assert "rate-limit storage unreachable" in caplog.text
+    assert limits.shared_down_until > 0
+    limits.shared_down_until -= SHARED_RETRY_SECONDS  # the retry is due: Redis is tried (and fails) again
+    caplog.clear()
+    assert limits.exceeded((limit,), "attempts", "client:1") is None
+    assert "rate-limit storage unreachable" in caplog.text
+    assert limits.exceeded((limit,), "attempts", "client:1").retry_after_seconds == 60  # still counted in memory
