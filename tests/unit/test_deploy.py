@@ -1,7 +1,11 @@
 """docker-compose.yml, Dockerfile, Makefile and requirements: what can be checked without Docker."""
 
+import json
 import re
 import shlex
+import subprocess
+import sys
+import textwrap
 
 import yaml
 
@@ -130,3 +134,39 @@ def test_every_package_the_service_imports_is_pinned():
     web = [p for p in sources if "grading" not in p.parts]
     assert _unpinned(_third_party_imports(web), _pinned("requirements.txt")) == []
     assert _unpinned(_third_party_imports(grading), _pinned("requirements-worker.txt", "requirements.txt")) == []
+
+
+def _gunicorn_config(source: str, **env: str) -> dict:
+    """Run `source` after loading gunicorn.conf.py as gunicorn does, in a fresh interpreter (it sets
+    environment variables and the metrics directory); its last line is JSON."""
+    script = "import json, runpy\nconfig = runpy.run_path('gunicorn.conf.py')\n" + textwrap.dedent(source)
+    result = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                            timeout=60, env={"PATH": "/usr/bin:/bin", **env})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_a_web_process_pools_a_connection_per_thread():
+    # Below the threads, each request past the pool opened and closed a database connection.
+    found = _gunicorn_config("""
+        from service.config import Settings
+        from service.database import make_engine
+        size = Settings.from_env().database_pool_size
+        print(json.dumps({"threads": config["threads"], "pool": make_engine("sqlite:////tmp/gq-pool.sqlite3", size).pool.size()}))
+    """, WEB_THREADS="7")
+    assert found == {"threads": 7, "pool": 7}
+    from service.config import Settings
+
+    assert Settings.from_env({}).database_pool_size == 5  # a worker or a CLI command: a few
+
+
+def test_gunicorn_builds_no_access_line():
+    # The app writes its own (service/logs.py); gunicorn's logger would build one per request to drop it.
+    found = _gunicorn_config("""
+        logger = config["logger_class"].__new__(config["logger_class"])
+        def atoms(*args):
+            raise AssertionError("atoms built")
+        logger.atoms = atoms
+        print(json.dumps({"access": logger.access(None, None, {}, 0.001)}))
+    """)
+    assert found == {"access": None}
