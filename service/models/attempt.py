@@ -75,8 +75,8 @@ class Attempt(GradingJob, Base):
     __tablename__ = "attempts"
     JOB_KIND = "attempt"
     __table_args__ = (
-        # A learner's history, newest first, within one client.
-        Index("ix_attempts_learner_history", "client_id", "learner", "created_at"),
+        # A learner's history, newest first (ties by id), within one client (migration 0020).
+        Index("ix_attempts_learner_history", "client_id", "learner", "created_at", "id"),
         Index("ix_attempts_exercise_created", "exercise_id", "created_at", "id"),
         Index("ix_attempts_queue", "status", "created_at"),
         # The admin search's keyset pages (migration 0006; see service/services/admin_search.py).

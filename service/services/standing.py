@@ -9,13 +9,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, select
+from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, literal_column, select
 from sqlalchemy.orm import Session
 
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
 from ..rules import Standing, resolve
+
+
+def link_key(link_id: ColumnElement[int | None]) -> ColumnElement[int]:
+    """`coalesce(lti_link_id, 0)` as the assignment indexes have it (ux_attempts_number,
+    ux_assessment_rules_scope), its 0 in the SQL: with the 0 a bound parameter SQLite could not
+    use them (it read every attempt at the exercise), nor PostgreSQL's generic plans."""
+    return func.coalesce(link_id, literal_column("0"))
 
 
 @dataclass(frozen=True)
@@ -30,7 +37,7 @@ class Assignment:
     def rule_rows(self) -> list[ColumnElement[bool]]:
         """The assignment's rules rows: its own (no learner) and its learners' extensions."""
         return [AssessmentRules.client_id == self.client_id, AssessmentRules.exercise_id == self.exercise_id,
-                func.coalesce(AssessmentRules.lti_link_id, 0) == (self.link_id or 0)]
+                link_key(AssessmentRules.lti_link_id) == (self.link_id or 0)]
 
 
 def dates_layer(available_from: datetime | None, due_at: datetime | None) -> dict[str, datetime]:
@@ -65,10 +72,10 @@ def _standing_statement(with_runs: bool) -> Select[Any]:
     client, exercise, link = (bindparam(name, type_=Integer()) for name in ("client_id", "exercise_id", "link_id"))
     learner = bindparam("learner", type_=String())
     attempts = (Attempt.client_id == client, Attempt.exercise_id == exercise,
-                func.coalesce(Attempt.lti_link_id, 0) == link, Attempt.learner == learner)
+                link_key(Attempt.lti_link_id) == link, Attempt.learner == learner)
     rules = select(AssessmentRules.rules).where(
         AssessmentRules.client_id == client, AssessmentRules.exercise_id == exercise,
-        func.coalesce(AssessmentRules.lti_link_id, 0) == link)
+        link_key(AssessmentRules.lti_link_id) == link)
     learner_dates = (LtiLearnerDates.link_id == link, LtiLearnerDates.learner == learner)
     runs = (select(func.count(Run.id)).where(Run.client_id == client, Run.exercise_id == exercise,
                                              Run.learner == learner).scalar_subquery() if with_runs else literal(0))

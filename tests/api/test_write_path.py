@@ -120,3 +120,27 @@ def test_queued_code_and_its_record_are_one_statement_on_postgresql(app, client,
         assert (attempt.status, attempt.code, attempt.score) == ("queued", "class ClampFn: pass", None)
         assert session.scalars(select(AttemptEvent)).all() == []  # an event comes with its grade
         assert session.scalar(select(IdempotencyRecord.response_status).where(IdempotencyRecord.key == key)) == 202
+
+
+@pytest.mark.backends("sqlite")
+def test_the_history_and_the_standing_read_by_their_indexes_on_sqlite(client, client_key, database_url):
+    # SQLite's planner has no statistics: the history read every attempt of the client newest
+    # first when its index lacked the id (migration 0020), and the standing every attempt at the
+    # exercise when coalesce(lti_link_id, 0) had its 0 as a parameter (standing.link_key).
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", json={"learner": "ada", "answer": RIGHT},
+                       headers=bearer(client_key)).status_code == 201
+    statements = []
+    engine = engine_for(database_url)
+    listener = lambda _conn, _cursor, sql, params, *_rest: statements.append((sql, params))  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        assert client.get("/api/v1/learners/ada/attempts", headers=bearer(client_key)).status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    with engine.connect() as conn:
+        plans = {sql.split()[1]: " ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params))
+                 for sql, params in statements if sql.startswith("SELECT")}
+    page = next(plan for sql, plan in plans.items() if sql == "attempts.id,")
+    assert "USING INDEX ix_attempts_learner_history (client_id=? AND learner=?)" in page and "TEMP B-TREE" not in page
+    standing = next(plan for plan in plans.values() if "ux_attempts_number" in plan)
+    assert "ux_attempts_number (client_id=? AND exercise_id=? AND <expr>=? AND learner=?)" in standing
