@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, literal_column, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
 from ..models.base import utcnow
@@ -18,7 +18,7 @@ from ..models.rules import AssessmentRules
 from ..rules import Standing, resolve
 
 
-def link_key(link_id: ColumnElement[int | None]) -> ColumnElement[int]:
+def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
     """`coalesce(lti_link_id, 0)` as the assignment indexes have it (ux_attempts_number,
     ux_assessment_rules_scope), its 0 in the SQL: with the 0 a bound parameter SQLite could not
     use them (it read every attempt at the exercise), nor PostgreSQL's generic plans."""
