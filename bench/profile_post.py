@@ -37,6 +37,7 @@ from service import create_app, migrate
 from service.auth import create_client
 from service.catalog import load_catalog, sync_catalog
 from service.config import PROJECT_ROOT
+from service.database import dispose_engines
 from service.extensions import db_session
 from service.models import Role
 
@@ -87,47 +88,58 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         url = fresh_database(args.database, Path(folder))
-        migrate.upgrade(url)
-        # The caches a production process has (testing turns them off); no rate limit in the way.
-        app = create_app({"database_url": url, "env": "testing", "exercise_cache_seconds": 5,
-                          "api_key_cache_seconds": 5, "attempts_rate_limit": "100000000/minute"})
-        with app.app_context():
-            sync_catalog(db_session(), load_catalog(PROJECT_ROOT / "exercises")[0])
-            _client, key = create_client(db_session(), "profile", Role.CLIENT)
-            db_session().commit()
-            engine = db_session().get_bind()
-        http = app.test_client()
-        headers = {"Authorization": f"Bearer {key}"}
+        try:
+            profile(url, args)
+        finally:
+            if args.database == "postgresql":
+                dispose_engines()
+                with create_engine(POSTGRES + "postgres", isolation_level="AUTOCOMMIT").connect() as conn:
+                    conn.execute(text(f'DROP DATABASE "{url.rsplit("/", 1)[1]}" WITH (FORCE)'))
 
-        run = request_maker(http, headers, args.request)
-        for i in range(200):  # warm: caches, compiled statements, connections
-            run(i)
-        statements: list[str] = []
 
-        def record(_conn, _cursor, statement, *_rest) -> None:
-            statements.append(" ".join(statement.split())[:70])
+def profile(url: str, args: argparse.Namespace) -> None:
+    """Make the app on `url`, then time and profile args.n requests of args.request."""
+    migrate.upgrade(url)
+    # The caches a production process has (testing turns them off); no rate limit in the way.
+    app = create_app({"database_url": url, "env": "testing", "exercise_cache_seconds": 5,
+                      "api_key_cache_seconds": 5, "attempts_rate_limit": "100000000/minute"})
+    with app.app_context():
+        sync_catalog(db_session(), load_catalog(PROJECT_ROOT / "exercises")[0])
+        _client, key = create_client(db_session(), "profile", Role.CLIENT)
+        db_session().commit()
+        engine = db_session().get_bind()
+    http = app.test_client()
+    headers = {"Authorization": f"Bearer {key}"}
 
-        event.listen(engine, "before_cursor_execute", record)
-        run(0)
-        event.remove(engine, "before_cursor_execute", record)
-        print(f"statements of one request ({len(statements)}):")
-        for statement in statements:
-            print(f"  {statement}")
-        started, database_started = time.process_time(), postgres_cpu_seconds()
-        for i in range(args.n):
-            run(i)
-        cpu, database_cpu = time.process_time() - started, postgres_cpu_seconds() - database_started
-        print(f"CPU ms per request ({args.request}, {args.database}, {args.n} requests): {cpu * 1000 / args.n:.2f}"
-              + (f"; the PostgreSQL server's: {database_cpu * 1000 / args.n:.2f}" if args.database == "postgresql" else ""))
-        profile = cProfile.Profile(time.process_time)
-        profile.enable()
-        for i in range(args.n):
-            run(i)
-        profile.disable()
-        stats = pstats.Stats(profile)
-        stats.sort_stats(args.sort).print_stats(args.top)
-        if args.dump:
-            stats.dump_stats(args.dump)
+    run = request_maker(http, headers, args.request)
+    for i in range(200):  # warm: caches, compiled statements, connections
+        run(i)
+    statements: list[str] = []
+
+    def record(_conn, _cursor, statement, *_rest) -> None:
+        statements.append(" ".join(statement.split())[:70])
+
+    event.listen(engine, "before_cursor_execute", record)
+    run(0)
+    event.remove(engine, "before_cursor_execute", record)
+    print(f"statements of one request ({len(statements)}):")
+    for statement in statements:
+        print(f"  {statement}")
+    started, database_started = time.process_time(), postgres_cpu_seconds()
+    for i in range(args.n):
+        run(i)
+    cpu, database_cpu = time.process_time() - started, postgres_cpu_seconds() - database_started
+    print(f"CPU ms per request ({args.request}, {args.database}, {args.n} requests): {cpu * 1000 / args.n:.2f}"
+          + (f"; the PostgreSQL server's: {database_cpu * 1000 / args.n:.2f}" if args.database == "postgresql" else ""))
+    profiler = cProfile.Profile(time.process_time)
+    profiler.enable()
+    for i in range(args.n):
+        run(i)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.sort_stats(args.sort).print_stats(args.top)
+    if args.dump:
+        stats.dump_stats(args.dump)
 
 
 if __name__ == "__main__":
