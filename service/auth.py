@@ -70,7 +70,7 @@ def init_client_cache(app: Flask) -> None:
 def _client(session: Session, cache_key: str, column: InstrumentedAttribute[Any], value: Any) -> ApiClient | None:
     """The client whose `column` is `value`, from the process's cache when it is on. A cached
     client is detached from every session (its columns loaded): requests of several threads read
-    it. (The condition is built on a miss only: building it was 5% of a POST's CPU under load.)"""
+    it. (The condition is built on a miss only: a hit needs none.)"""
     cache: TtlCache[str, ApiClient] = current_app.extensions["gradquiz.clients"]
     if not cache.seconds:
         return session.scalar(select(ApiClient).where(column == value))

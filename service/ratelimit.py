@@ -8,8 +8,9 @@ by `limits`). RATE_LIMIT_STORAGE memory:// counts per web process; redis://… s
 between processes and machines (`limits`' Redis moving window). Should Redis go away, each
 process counts in memory until it is back, rather than refusing or failing every submission.
 
-Not Flask-Limiter, nor `limits`' own memory storage: under load its check was a fifth of a quiz
-POST's CPU, most of it a new expiry thread started every 10 ms (bench/api_load.py, py-spy).
+Not Flask-Limiter, nor `limits`' own memory storage: that storage starts a new expiry thread every
+10 ms under load, and Flask-Limiter hooks every request of the app (the hooks had to be taken out
+of Flask's lists). Not for speed: the CPU of a POST under load did not change (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -78,8 +78,8 @@ def published_exercise(session: Session, slug: str) -> Exercise:
 class CurrentVersion:
     """A published exercise and its current version as loaded once, detached from every session
     (columns loaded), for a process's TtlCache. Requests of several threads read them as they are,
-    never added to a session: an attempt refers to them, and is written with Core statements
-    (merging copies into each request's session was 6% of a quiz POST's CPU under load)."""
+    never added to a session: an attempt refers to them, and is written with Core statements, so
+    no request needs copies merged into its session."""
 
     exercise: Exercise
     version: ExerciseVersion
@@ -389,8 +389,8 @@ def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[i
 
 @functools.cache
 def _best_scores_select() -> Select[str, int, float | None, int]:
-    """best_scores' columns, join and grouping, built once per process: under load, building them
-    (the CASE above all) was 40% of the learner history's CPU (py-spy, bench/api_load.py)."""
+    """best_scores' columns, join and grouping, the same for every request: built once per process
+    (SQLAlchemy's case() alone formats an error message each time it is built)."""
     return (select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
                    func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
             .join(Attempt, Attempt.exercise_id == Exercise.id)
