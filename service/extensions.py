@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import http
 from collections.abc import Callable
 from typing import Any
@@ -55,7 +54,7 @@ def db_session() -> Session:
     session = g.get("db_session")
     if session is None:
         database = current_app.extensions["gradquiz.db"]
-        reads_only = has_request_context() and request.method in READ_ONLY_METHODS and not g.get("writes_on_get")
+        reads_only = has_request_context() and request.method in READ_ONLY_METHODS and not _view_writes_on_get()
         factory = database.read_session_factory if reads_only else database.session_factory
         session = g.db_session = factory()
     return session
@@ -63,14 +62,15 @@ def db_session() -> Session:
 
 def writes_on_get(view: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a GET view that writes (the JWKS makes the tool's first key; an LMS opens the dynamic
-    registration link with a GET): its session is a writer's, as a POST's is."""
-    @functools.wraps(view)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g.writes_on_get = True
-        close_db_session()  # a read-only session opened before the view (none does today)
-        return view(*args, **kwargs)
+    registration link with a GET): every session of its requests is a writer's, as a POST's is,
+    whether the view or a hook before it opens it."""
+    view.writes_on_get = True  # type: ignore[attr-defined]
+    return view
 
-    return wrapper
+
+def _view_writes_on_get() -> bool:
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    return getattr(view, "writes_on_get", False)
 
 
 def close_db_session(_exc: BaseException | None = None) -> None:

@@ -24,8 +24,11 @@ WITHOUT_VERSIONS = (defaultload(Attempt.exercise).lazyload(Exercise.topics),
 
 
 class VersionCache:
-    """Versions by id and by (exercise id, number), detached, their content loaded. At most
-    `max_entries`; past that it starts again empty (an exercise has a few versions)."""
+    """Versions by id and by (exercise id, number), detached, their columns loaded. At most
+    `max_entries`; past that it starts again empty (an exercise has a few versions).
+
+    As with the cached current version (services/attempts.py CurrentVersion), the threads of the
+    process read these objects as they are, never added to a session: a history only reads them."""
 
     def __init__(self, max_entries: int = 2_000) -> None:
         self.max_entries = max_entries
@@ -33,30 +36,22 @@ class VersionCache:
         self.by_number: dict[tuple[int, int], ExerciseVersion] = {}
 
     def attach(self, session: Session, attempts: Sequence[Attempt]) -> None:
-        """Set each attempt's version and its exercise's current version, loading the versions this
-        process has not seen yet in one statement."""
+        """Set each attempt's version and its exercise's current version (the cached objects, as
+        committed values: no session adds them), loading the versions this process has not seen
+        yet in one statement."""
         ids = {attempt.exercise_version_id for attempt in attempts} - self.by_id.keys()
         numbers = {(attempt.exercise_id, attempt.exercise.current_version) for attempt in attempts} - self.by_number.keys()
         if ids or numbers:
             self._load(session, ids, numbers)
-        merged: dict[int, ExerciseVersion] = {}
 
-        def in_session(version: ExerciseVersion) -> ExerciseVersion:
-            # merge(load=False): a copy in this session's identity map, no statement; the content
-            # dict is shared, read only.
-            if version.id not in merged:
-                merged[version.id] = session.merge(version, load=False)
-            return merged[version.id]
-
-        # References taken after the load: another thread starting the cache again makes new dicts.
         # A version missing anyway (that thread's start between) is left to load lazily.
         by_id, by_number = self.by_id, self.by_number
         for attempt in attempts:
             exercise = attempt.exercise
             if (version := by_id.get(attempt.exercise_version_id)) is not None:
-                set_committed_value(attempt, "exercise_version", in_session(version))
+                set_committed_value(attempt, "exercise_version", version)
             if (current := by_number.get((exercise.id, exercise.current_version))) is not None:
-                set_committed_value(exercise, "version", in_session(current))
+                set_committed_value(exercise, "version", current)
 
     def _load(self, session: Session, ids: set[int], numbers: set[tuple[int, int]]) -> None:
         if len(self.by_id) + len(ids) + len(numbers) > self.max_entries:

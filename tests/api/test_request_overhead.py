@@ -93,3 +93,8 @@ def test_a_get_marked_as_writing_writes(app, client):
     # GET /lti/jwks makes the tool's first signing key (extensions.writes_on_get)
     keys = client.get("/lti/jwks")
     assert keys.status_code == 200 and len(keys.json["keys"]) == 1
+    # The mark belongs to the route, not to the view's call: a session opened before the view runs
+    # (by a hook) is a writer's too.
+    with app.test_request_context("/lti/jwks", method="GET"):
+        assert db_session().execute(text("SHOW transaction_read_only")).scalar() == "off"
+        close_db_session()
