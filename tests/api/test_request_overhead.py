@@ -61,6 +61,24 @@ def test_plain_views_and_hooks_are_used_as_they_are_and_coroutines_still_go_to_f
         assert wrapped is not asynchronous and wrapped() == "ok"
 
 
+def test_documented_responses_add_no_layer_around_a_view(app, client):
+    import flask_smorest
+
+    # The code of the function flask-smorest's alt_response puts around a view, which only calls it.
+    alt_layer = flask_smorest.Blueprint("probe", __name__).alt_response(418)(lambda: None).__code__
+    endpoint, _ = app.url_map.bind("localhost").match("/api/v1/exercises/clamp-function/attempts", method="POST")
+    view = app.view_functions[endpoint].view_class.post
+    layers = []
+    while view is not None:
+        layers.append(view.__code__)
+        view = getattr(view, "__wrapped__", None)
+    assert alt_layer not in layers
+    # ... and the responses are documented all the same: the 202 and the problems (docs.problems).
+    responses = client.get("/api/v1/openapi.json").json["paths"]["/api/v1/exercises/{slug}/attempts"]["post"]["responses"]
+    assert {"202", "401", "409", "415", "422"} <= responses.keys()
+    assert "problem+json" in next(iter(responses["415"]["content"]))
+
+
 @pytest.mark.backends("postgresql")
 def test_a_get_reads_in_a_read_only_transaction_that_ends_in_commit(app, client, client_key, database_url):
     # psycopg forgets every prepared statement of a connection at a ROLLBACK: GETs ending in one
