@@ -82,6 +82,9 @@ class Target:
     min_ratio: float
     max_p99_ratio: float | None = None
 
+    def met(self, ratio: float, p99_ratio: float) -> bool:
+        return ratio >= self.min_ratio and (self.max_p99_ratio is None or p99_ratio <= self.max_p99_ratio)
+
 
 TARGETS = {"GET": Target("hello", 0.70), "history": Target("hello", 0.50),
            "POST quiz": Target("floor", 0.50, 2.0), "POST code": Target("floor", 0.50)}
@@ -295,10 +298,12 @@ def main() -> None:
             p99_ratio = statistics.median(r.p99_ms / f.p99_ms for r, f in pairs)
             verdict = ""
             if target:
-                met = ratio >= target.min_ratio and (target.max_p99_ratio is None or p99_ratio <= target.max_p99_ratio)
+                met = target.met(ratio, p99_ratio)
+                rounds_met = sum(target.met(r.requests_per_s / f.requests_per_s, r.p99_ms / f.p99_ms) for r, f in pairs)
                 limits = f">= {target.min_ratio}x {target.floor}" + (
                     f", p99 <= {target.max_p99_ratio}x" if target.max_p99_ratio else "")
-                verdict = f"{limits}: {'OK' if met else 'MISSED'}"
+                # How many rounds met it on their own: a median near the target is a coin's toss.
+                verdict = f"{limits}: {'OK' if met else 'MISSED'} ({rounds_met} of {len(pairs)} rounds)"
             print(f"{labels[name]:<48}{m.requests_per_s:>8,.0f}{m.p50_ms:>8.1f}{m.p99_ms:>8.1f}{m.max_ms:>8.1f}"
                   f"{m.cpu_ms_per_request:>11.2f}{m.database_cpu_ms_per_request:>10.2f}{ratio:>9.2f}{p99_ratio:>7.2f}  {verdict}")
         print(f"(medians of {args.rounds} rounds; x floor and p99 x: medians of the rounds' ratios against the "
