@@ -1,10 +1,12 @@
 """Attempt events and the deliveries they cause, written in the transaction that made the event.
 
-`write_event` adds the event, one webhook delivery per active endpoint of the attempt's client,
-and a score passback when the attempt came from an LTI launch; they commit together with the
-change that made the event, or not at all. A grade, regrade or override calls it through
+An event comes with one webhook delivery per active endpoint of the attempt's client and a score
+passback when the attempt came from an LTI launch; they commit together with the change that made
+the event, or not at all. Both ways in write them with the same Core statements, on the session's
+connection (no unit of work): `insert_new_attempt` with a new attempt (a quiz answer's
+`attempt.graded`), `write_event` for a grade, regrade or override of a stored one (through
 service/services/events.py `record_attempt_event`, which gives the event what the statistics
-counters take from it (the workers fold it in afterwards).
+counters take from it; the workers fold it in afterwards). On PostgreSQL each is one statement.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from sqlalchemy import (
     Executable,
     FromClause,
     Insert,
-    Integer,
     Select,
     Table,
     bindparam,
@@ -30,6 +31,7 @@ from sqlalchemy import (
     select,
     true,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from ..models import (
@@ -52,10 +54,6 @@ def _active_endpoints(client_id: BindParameter[Any]) -> Select[Any]:
                    ApiClient.revoked_at.is_(None)))
 
 
-# Built once (every graded attempt runs it; building costs more than running it).
-ACTIVE_ENDPOINTS = _active_endpoints(bindparam("client_id", type_=Integer()))
-
-
 def event_columns(attempt_id: Any, type: str, data: dict[str, Any], at: datetime,
                   counters: dict[str, Any] | None) -> dict[str, Any]:
     """An event row's values. `counters`: what the statistics take from it (None: nothing, so it is
@@ -64,23 +62,17 @@ def event_columns(attempt_id: Any, type: str, data: dict[str, Any], at: datetime
             "counted_at": None if counters is not None else at}
 
 
-def write_event(session: Session, *, attempt: Attempt, client_id: int, lti_link_id: int | None,
-                type: str, data: dict[str, Any], at: datetime, counters: dict[str, Any] | None = None) -> AttemptEvent:
-    """The event and its deliveries, added to the session (written by its next flush).
+def write_event(session: Session, *, attempt_id: Any, client_id: int, lti_link_id: int | None,
+                type: str, data: dict[str, Any], at: datetime, counters: dict[str, Any] | None = None) -> None:
+    """The event of a stored attempt and its deliveries, written now in the session's transaction.
     `counters`: what the statistics take from it (None: nothing, so it is counted already)."""
-    columns = event_columns(attempt.id, type, data, at, counters)
-    event = AttemptEvent(**columns, attempt=attempt)
-    session.add(event)
-    # The deliveries name their event through the relationship: the session writes the attempt,
-    # the event and the deliveries in its next flush, in that order, with no flush forced here.
-    with session.no_autoflush:
-        endpoints = session.scalars(ACTIVE_ENDPOINTS, {"client_id": client_id}).all()
-    session.add_all(WebhookDelivery(endpoint_id=endpoint_id, event=event, next_attempt_at=at, created_at=at)
-                    for endpoint_id in endpoints)
-    if lti_link_id is not None:
-        session.add(ScorePassback(attempt=attempt, event=event, link_id=lti_link_id,
-                                  next_attempt_at=at, created_at=at))
-    return event
+    params = {**{f"e_{k}": v for k, v in event_columns(attempt_id, type, data, at, counters).items()},
+              "a_id": attempt_id, "a_client_id": client_id, "link_id": lti_link_id}
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        connection.execute(_event_statement(lti_link_id is not None), params)
+    else:
+        _insert_event_rows(connection, params, lti_link_id is not None)
 
 
 # --------------------------------------------------------------------------- a new attempt's rows
@@ -122,13 +114,20 @@ def insert_new_attempt(session: Session, rows: NewAttemptRows) -> None:
     has_event, has_passback, has_record = shape
     connection.execute(_insert_attempt(), params)
     if has_event:
-        params["event_id"] = connection.execute(_insert_event(), params).scalar_one()
-        event_id = bindparam("event_id", type_=_EVENTS.c.id.type)
-        connection.execute(_insert_deliveries(event_id), params)
-        if has_passback:
-            connection.execute(_insert_passback(event_id), params)
+        _insert_event_rows(connection, params, has_passback)
     if has_record:
         connection.execute(_insert_record(), params)
+
+
+def _insert_event_rows(connection: Connection, params: dict[str, Any], has_passback: bool) -> None:
+    """The event, its deliveries and passback in one statement per table (not PostgreSQL)."""
+    event_id = connection.execute(_insert_event(), params).scalar_one()
+    connection.execute(_insert_deliveries(_EVENT_ID), {**params, "event_id": event_id})
+    if has_passback:
+        connection.execute(_insert_passback(_EVENT_ID), {**params, "event_id": event_id})
+
+
+_EVENT_ID = bindparam("event_id", type_=_EVENTS.c.id.type)
 
 
 def _bound(table: Table, prefix: str, names: Iterable[str]) -> dict[str, BindParameter[Any]]:
@@ -151,7 +150,7 @@ def _insert_record() -> Insert:
 
 
 def _insert_deliveries(event_id: ColumnElement[Any], *join_event: FromClause) -> Insert:
-    """One pending delivery of the event per active endpoint (the rule of `write_event`)."""
+    """One pending delivery of the event per active endpoint of the attempt's client."""
     at = bindparam("e_created_at", type_=_EVENTS.c.created_at.type)
     endpoints = _active_endpoints(bindparam("a_client_id", type_=_ATTEMPTS.c.client_id.type)).subquery()
     chosen = select(endpoints.c.id, event_id, at, at, literal(DeliveryStatus.PENDING.value), literal(0))
@@ -179,12 +178,24 @@ def _one_statement(has_event: bool, has_passback: bool, has_record: bool) -> Exe
     name the attempt inserted beside it."""
     parts: list[Any] = [_insert_attempt().cte("new_attempt")]
     if has_event:
-        event = _insert_event().cte("new_event")
-        parts.append(_insert_deliveries(event.c.id, event).cte("new_deliveries"))
-        if has_passback:
-            parts.append(_insert_passback(event.c.id, event).cte("new_passback"))
+        parts += _event_parts(has_passback)
     if has_record:
         return _insert_record().add_cte(*parts)
     if has_event:
         return select(literal(1)).add_cte(*parts)
     return _insert_attempt()
+
+
+def _event_parts(has_passback: bool) -> list[Any]:
+    """The event, its deliveries and passback as the parts of a data-modifying WITH."""
+    event = _insert_event().cte("new_event")
+    parts = [event, _insert_deliveries(event.c.id, event).cte("new_deliveries")]
+    if has_passback:
+        parts.append(_insert_passback(event.c.id, event).cte("new_passback"))
+    return parts
+
+
+@functools.cache
+def _event_statement(has_passback: bool) -> Executable:
+    """PostgreSQL: a stored attempt's event and what it causes in one statement."""
+    return select(literal(1)).add_cte(*_event_parts(has_passback))

@@ -14,22 +14,22 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..models import GRADED_EVENT, Attempt, AttemptEvent
+from ..models import GRADED_EVENT, Attempt
 from ..outbound import outbox
 from . import progress
 
 
 def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: int, lti_link_id: int | None,
                          type: str, data: dict[str, Any], at: datetime,
-                         previous: dict[str, Any] | None = None, attempt: Attempt | None = None) -> AttemptEvent:
+                         previous: dict[str, Any] | None = None, attempt: Attempt | None = None) -> None:
     """`previous`: the attempt's grade before a regrade or override (progress.grade_snapshot).
     `attempt`: the attempt as the event leaves it, when the caller holds it; else it is read."""
     if attempt is None:  # changed by a statement (a worker's stored grade): read it back
         session.flush()
         attempt = session.get(Attempt, attempt_id, populate_existing=True)
     assert attempt is not None
-    return outbox.write_event(session, attempt=attempt, client_id=client_id, lti_link_id=lti_link_id,
-                              type=type, data=data, at=at, counters=progress.counter_input(attempt, previous))
+    outbox.write_event(session, attempt_id=attempt_id, client_id=client_id, lti_link_id=lti_link_id,
+                       type=type, data=data, at=at, counters=progress.counter_input(attempt, previous))
 
 
 def graded_event_columns(attempt: Attempt) -> dict[str, Any]:

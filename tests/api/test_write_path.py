@@ -1,7 +1,7 @@
 """A submitted attempt's rows (service/outbound/outbox.py `insert_new_attempt`): the attempt, its
 event, the event's webhook deliveries and the Idempotency-Key's record, written together: on
-PostgreSQL in one statement, on SQLite in one per table. What is written is what the ORM path
-(`write_event`, used by the grading workers) writes for the same event."""
+PostgreSQL in one statement, on SQLite in one per table; and a stored attempt's later event (a
+grade, regrade or override: `write_event`) with its deliveries, by the same statements."""
 
 from __future__ import annotations
 
@@ -103,6 +103,38 @@ def test_a_quiz_answer_its_event_deliveries_and_record_are_one_statement_on_post
     other = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers, json={**body, "answer": "call-class"})
     assert other.status_code == 422 and other.content_type == "application/problem+json"
     assert counts(app) == before  # a replay and a refused reuse write nothing
+
+
+def test_a_stored_attempts_event_and_its_deliveries_are_one_statement_on_postgresql(
+        app, client, client_key, other_client_key, receiver, database_url):
+    from service.services.events import record_attempt_event
+
+    created = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(client_key),
+                          json={"learner": "ada", "answer": RIGHT})
+    active = register(client, client_key, receiver)
+    disabled = register(client, client_key, receiver)
+    register(client, other_client_key, receiver)
+    with app.app_context():
+        session = db_session()
+        session.get(WebhookEndpoint, disabled["id"]).disabled_at = utcnow()
+        session.commit()
+        attempt = session.get(Attempt, uuid.UUID(created.json["id"]))
+        at = utcnow()
+        with recorded(database_url) as statements:
+            record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=None,
+                                 type="attempt.overridden", at=at, attempt=attempt,
+                                 data={"status": "graded", "score": 0.5, "correct": True})
+            session.commit()
+        inserts = [s for s in statements if "INSERT" in s]
+        if database_url.startswith("postgresql"):
+            assert len(inserts) == 1 and len(statements) == 1, statements  # no SELECT of the endpoints first
+        else:
+            assert [s.split()[2] for s in inserts] == ["attempt_events", "webhook_deliveries"]
+        overridden = session.scalar(select(AttemptEvent).where(AttemptEvent.type == "attempt.overridden"))
+        assert (overridden.attempt_id, overridden.data["score"], overridden.counted_at) == (attempt.id, 0.5, None)
+        deliveries = session.scalars(select(WebhookDelivery).where(WebhookDelivery.event_id == overridden.id)).all()
+        assert [(d.endpoint_id, d.status, d.tries, d.next_attempt_at) for d in deliveries] == \
+            [(active["id"], "pending", 0, at)]
 
 
 def test_queued_code_and_its_record_are_one_statement_on_postgresql(app, client, client_key, database_url):
