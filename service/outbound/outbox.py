@@ -80,6 +80,8 @@ def write_event(session: Session, *, attempt_id: Any, client_id: int, lti_link_i
 _ATTEMPTS, _EVENTS = Attempt.__table__, AttemptEvent.__table__
 _DELIVERIES, _PASSBACKS = WebhookDelivery.__table__, ScorePassback.__table__
 _RECORDS = IdempotencyRecord.__table__
+# The event's id where the database cannot name the event inserted beside (not PostgreSQL).
+_EVENT_ID = bindparam("event_id", type_=_EVENTS.c.id.type)
 EVENT_COLUMNS = ("attempt_id", "type", "data", "created_at", "counters", "counted_at")
 RECORD_COLUMNS = ("client_id", "key", "request_digest", "response_status", "response_body", "location", "created_at")
 
@@ -125,9 +127,6 @@ def _insert_event_rows(connection: Connection, params: dict[str, Any], has_passb
     connection.execute(_insert_deliveries(_EVENT_ID), {**params, "event_id": event_id})
     if has_passback:
         connection.execute(_insert_passback(_EVENT_ID), {**params, "event_id": event_id})
-
-
-_EVENT_ID = bindparam("event_id", type_=_EVENTS.c.id.type)
 
 
 def _bound(table: Table, prefix: str, names: Iterable[str]) -> dict[str, BindParameter[Any]]:
