@@ -8,9 +8,10 @@ wall-clock ones), then the same N under cProfile (with a CPU timer) for the func
 
 Requests (--request): `quiz` (a graded quiz POST with a new Idempotency-Key, as bench/api_load.py
 sends), `history` (GET /api/v1/learners/{id}/attempts of a learner with 5 quiz attempts) and
-`exercise` (GET of the quiz exercise). Prints the CPU ms per request without the profiler, the
-statements one request runs, and the profile's top functions. No HTTP server, no gunicorn: the
-request's own cost.
+`exercise` (GET of the quiz exercise); and `event`, no request: the event a grading worker writes
+beside a stored grade (`record_attempt_event` for an attempt it holds, and the commit). Prints
+the CPU ms per request without the profiler, the statements one request runs, and the profile's
+top functions. No HTTP server, no gunicorn: the request's own cost.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import create_engine, event, text
 
@@ -39,7 +41,9 @@ from service.catalog import load_catalog, sync_catalog
 from service.config import PROJECT_ROOT
 from service.database import dispose_engines
 from service.extensions import db_session
-from service.models import Role
+from service.models import OVERRIDDEN_EVENT, Attempt, Role
+from service.models.base import utcnow
+from service.services.events import record_attempt_event
 
 POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/"
 QUIZ, RIGHT = "backward-none-for-bounds", "none-each"
@@ -54,7 +58,7 @@ def fresh_database(kind: str, folder: Path) -> str:
     return POSTGRES + name
 
 
-def request_maker(http: FlaskClient, headers: dict[str, str], kind: str) -> Callable[[int], None]:
+def request_maker(app: Flask, http: FlaskClient, headers: dict[str, str], kind: str) -> Callable[[int], None]:
     """The request `kind` as a function of its number; seeds the learner whose history is read."""
     def post(i: int) -> None:
         # a new Idempotency-Key each time, as bench/api_load.py (and an LMS) sends them
@@ -74,7 +78,21 @@ def request_maker(http: FlaskClient, headers: dict[str, str], kind: str) -> Call
         response = http.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers,
                              json={"learner": "history-learner", "answer": RIGHT if n % 2 else "omit"})
         assert response.status_code == 201, response.get_json()
-    return {"quiz": post, "history": history, "exercise": exercise}[kind]
+    with app.app_context():  # the attempt as a worker holds it when it stores the grade
+        attempt = db_session().get(Attempt, uuid.UUID(response.get_json()["id"]))
+        assert attempt is not None
+        db_session().expunge(attempt)
+
+    def attempt_event(_i: int) -> None:
+        # What a worker writes beside a stored grade (an override beside its score), and the commit.
+        with app.app_context():
+            session = db_session()
+            record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=None,
+                                 type=OVERRIDDEN_EVENT, at=utcnow(), attempt=attempt,
+                                 data={"status": attempt.status, "score": 0.5, "correct": attempt.correct})
+            session.commit()
+
+    return {"quiz": post, "history": history, "exercise": exercise, "event": attempt_event}[kind]
 
 
 def main() -> None:
@@ -83,7 +101,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
-    parser.add_argument("--request", choices=("quiz", "history", "exercise"), default="quiz")
+    parser.add_argument("--request", choices=("quiz", "history", "exercise", "event"), default="quiz")
     parser.add_argument("--dump", help="also write the profile to this file (pstats), to read its callers")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -111,7 +129,7 @@ def profile(url: str, args: argparse.Namespace) -> None:
     http = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
 
-    run = request_maker(http, headers, args.request)
+    run = request_maker(app, http, headers, args.request)
     for i in range(200):  # warm: caches, compiled statements, connections
         run(i)
     statements: list[str] = []
