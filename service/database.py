@@ -5,9 +5,10 @@ Plain SQLAlchemy keeps the models and the migrations usable outside the app (wor
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from sqlalchemy import create_engine, event, make_url
+from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -80,6 +81,20 @@ def dispose_engines() -> None:
     """Drop pooled connections; a forked process must not reuse its parent's sockets."""
     for engine in _engines.values():
         engine.dispose(close=False)
+
+
+def serialize_transactions(session: Session, *key: object) -> None:
+    """Make the session's transaction wait, until its end, for any other that called this with the
+    same `key`: for a check that must see the other's insert (a learner's last allowed run). On
+    PostgreSQL a transaction-level advisory lock on a 64-bit hash of the key; on SQLite nothing,
+    as a writer holds the one write lock from its BEGIN IMMEDIATE to its end."""
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        digest = hashlib.blake2b("\x1f".join(map(str, key)).encode(), digest_size=8).digest()
+        connection.execute(_ADVISORY_LOCK, {"key": int.from_bytes(digest, "big", signed=True)})
+
+
+_ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
 
 class ReadOnlySession(Session):

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
+from ..database import serialize_transactions
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
 from ..grading.runs import exercise_run_inputs
@@ -62,6 +63,9 @@ def _check_run_rules(session: Session, client_id: int, exercise: Exercise, scope
     """A learner's run of an exercise's code, refused if its rules allow no run now (runs,
     max_runs: problem+json /problems/attempt-refused/runs-not-allowed or .../no-runs-left)."""
     link_id = None if scope.is_instructor else scope.link_id
+    # Two runs sent at once at the last allowed one: the second reads the standing after the first
+    # has committed its run (runs have no number whose unique index would refuse it, as attempts do).
+    serialize_transactions(session, "runs", client_id, exercise.id, scope.learner)
     standing = learner_standing(session, Assignment(client_id, exercise.id, link_id),
                                 exercise.version.spec.get("rules", {}), scope.learner,
                                 exempt=scope.is_instructor, with_runs=True)

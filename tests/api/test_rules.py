@@ -313,6 +313,41 @@ def test_runs_follow_the_rules(app, client, client_key, staff_key, client_id):
                        json={"code": "x = 1", "exercise": CODE, "wait": 0}).status_code == 202
 
 
+def test_two_simultaneous_runs_at_the_last_allowed_one_make_one(app, client, client_key, staff_key, client_id,
+                                                                 monkeypatch):
+    from service.resources import runs
+
+    set_rules(client, staff_key, client_id, CODE, max_runs=1)
+    token = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                        json={"learner": "ada", "exercises": [CODE]}).json["token"]
+    # Each request waits after reading the standing until the other has read it too (or for a
+    # second, when the other cannot read it yet): without a lock both see no run used.
+    both_read = threading.Barrier(2)
+    read_standing = runs.learner_standing
+
+    def standing_then_wait(*args, **kwargs):
+        standing = read_standing(*args, **kwargs)
+        try:
+            both_read.wait(timeout=1)
+        except threading.BrokenBarrierError:
+            pass
+        return standing
+
+    monkeypatch.setattr(runs, "learner_standing", standing_then_wait)
+    statuses: list[int] = []
+
+    def run() -> None:
+        statuses.append(app.test_client().post("/api/v1/runs", headers=bearer(token),
+                                               json={"code": "x = 1", "exercise": CODE, "wait": 0}).status_code)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [202, 409], statuses
+
+
 def test_links_are_listed_for_staff(client, staff_key):
     assert client.get("/api/v1/admin/links", headers=bearer(staff_key)).json == []
     assert client.get("/api/v1/admin/links/12345/rules", headers=bearer(staff_key)).status_code == 404
