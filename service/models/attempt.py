@@ -211,8 +211,6 @@ class AttemptEvent(Base):
     # workers folded it into them (None: not yet; progress.fold_pending).
     counters: Mapped[dict[str, Any] | None]
     counted_at: Mapped[datetime | None]
-    # Lets the session write an attempt and its event in one flush, the attempt first.
-    attempt: Mapped[Attempt] = relationship(lazy="raise")
 
 
 GRADED_EVENT = "attempt.graded"

@@ -148,6 +148,7 @@ def _insert_record() -> Insert:
     return insert(_RECORDS).values(_bound(_RECORDS, "r_", RECORD_COLUMNS))
 
 
+@functools.cache  # SQLite's is built with _EVENT_ID for every event; PostgreSQL's with each statement
 def _insert_deliveries(event_id: ColumnElement[Any], *join_event: FromClause) -> Insert:
     """One pending delivery of the event per active endpoint of the attempt's client."""
     at = bindparam("e_created_at", type_=_EVENTS.c.created_at.type)
@@ -159,6 +160,7 @@ def _insert_deliveries(event_id: ColumnElement[Any], *join_event: FromClause) ->
         ["endpoint_id", "event_id", "next_attempt_at", "created_at", "status", "tries"], chosen)
 
 
+@functools.cache
 def _insert_passback(event_id: ColumnElement[Any], *join_event: FromClause) -> Insert:
     at = bindparam("e_created_at", type_=_EVENTS.c.created_at.type)
     chosen = select(bindparam("a_id", type_=_ATTEMPTS.c.id.type), event_id,
