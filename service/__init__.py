@@ -72,11 +72,13 @@ def json_depth_exceeds(document: object, limit: int) -> bool:
 def _check_json_body() -> None:
     # webargs would read a form or text body as "no fields" and answer with confusing
     # missing-field errors; say what is wrong instead.
+    if request.method not in JSON_BODY_METHODS:  # first: every GET comes through here
+        return
     if request.routing_exception is not None:  # an unknown route or method: 404/405 come first
         return
     # A POST without a body (an action such as a retry) has no media type to check.
     has_body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "")
-    if request.method not in JSON_BODY_METHODS or not request.path.startswith("/api/") or not has_body:
+    if not request.path.startswith("/api/") or not has_body:
         return
     if not request.is_json:
         problem_abort(415, "Send the request body as JSON with 'Content-Type: application/json'.")

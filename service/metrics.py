@@ -30,18 +30,18 @@ import shutil
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, request
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.exceptions import NotFound
 
 from .database import Database
 from .errors import problem_abort
+from .logs import request_seconds
 from .models import Attempt, AttemptStatus, RegradeItem, Run
 
 if TYPE_CHECKING:
@@ -179,28 +179,20 @@ def scrape_registry(database: Database | None = None) -> CollectorRegistry:
 
 
 def init_app(app: Flask) -> None:
-    """Time every request and serve GET /metrics.
-
-    Call it before other before_request hooks, so that a request they refuse (415) is timed too.
-    """
-    app.before_request(_start_timer)
+    """Time every request (from its first hook, service/logs.py, so a request a later hook
+    refuses, a 415, is timed too) and serve GET /metrics."""
     app.after_request(_record_latency)
     app.add_url_rule("/metrics", METRICS_ENDPOINT, _metrics_view, methods=["GET"])
 
 
-def _start_timer() -> None:
-    g.request_started_at = time.perf_counter()
-
-
 def _record_latency(response: Response) -> Response:
-    started_at = g.pop("request_started_at", None)
-    if started_at is None or request.endpoint == METRICS_ENDPOINT:
+    seconds = request_seconds()
+    if seconds is None or request.endpoint == METRICS_ENDPOINT:
         return response
     # The rule's template, never the path: one series per route, whatever ids clients send.
     route = request.url_rule.rule if request.url_rule is not None else UNMATCHED_ROUTE
     method = request.method if request.method in KNOWN_METHODS else "other"
-    instruments().request_latency.labels(route, method, str(response.status_code)).observe(
-        time.perf_counter() - started_at)
+    instruments().request_latency.labels(route, method, str(response.status_code)).observe(seconds)
     return response
 
 

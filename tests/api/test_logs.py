@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 
@@ -103,3 +105,29 @@ def test_a_worker_process_logs_json_under_the_attempts_request_id(app, client, c
     assert about_the_attempt and all(line["request_id"] == request_id for line in about_the_attempt)
     # Lines about no job (start-up, readiness) carry no request id.
     assert any(line["request_id"] is None for line in lines)
+
+
+def test_a_json_line_carries_the_exception_the_extras_and_its_own_second():
+    stream = io.StringIO()
+    handler = log_handler("json", "worker", stream)
+    logger = logging.getLogger("gradquiz.test-json-line")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise ValueError("no such version")
+        except ValueError:
+            logger.exception("grading %s failed", "ab12", extra={"when": datetime(2026, 1, 2, tzinfo=UTC), "tries": 3})
+        record = logging.makeLogRecord({"name": "x", "levelname": "INFO", "msg": "later", "created": 1_800_000_000.5})
+        handler.handle(record)
+        record.created += 1  # the next second: the time formatted once a second must move on
+        handler.handle(record)
+    finally:
+        logger.removeHandler(handler)
+    failed, later, next_second = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert failed["message"] == "grading ab12 failed" and failed["level"] == "ERROR"
+    assert failed["service"] == "gradquiz-worker" and failed["request_id"] is None
+    assert failed["exc_info"].startswith("Traceback") and "ValueError: no such version" in failed["exc_info"]
+    assert failed["when"] == "2026-01-02T00:00:00+00:00" and failed["tries"] == 3
+    assert later["time"] == time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(1_800_000_000))
+    assert next_second["time"] == time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(1_800_000_001))
