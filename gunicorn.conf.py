@@ -1,5 +1,6 @@
 """gunicorn settings for the API; each can be overridden from the environment."""
 
+import gc
 import os
 
 from gunicorn.glogging import Logger
@@ -45,6 +46,13 @@ max_requests_jitter = 1000
 # Every worker writes its metrics to files in this directory and /metrics sums them: set before
 # preload_app builds the app, and before anything imports prometheus_client (service/metrics.py).
 use_multiprocess_dir()
+
+
+def pre_fork(server, worker):
+    # The app the master loaded (preload_app) lives as long as the workers: out of the garbage
+    # collector, a worker's full collection does not walk its 200,000 objects (an 85 ms pause of
+    # every thread, about every 2,000 quiz POSTs), nor write to their pages (copy-on-write).
+    gc.freeze()
 
 
 def post_fork(server, worker):

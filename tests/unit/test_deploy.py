@@ -170,3 +170,18 @@ def test_gunicorn_builds_no_access_line():
         print(json.dumps({"access": logger.access(None, None, {}, 0.001)}))
     """)
     assert found == {"access": None}
+
+
+def test_the_workers_garbage_collector_leaves_the_preloaded_app_alone():
+    # gunicorn calls pre_fork in the master, after the app is loaded (preload_app), before each fork.
+    found = _gunicorn_config("""
+        import gc
+        from service import create_app
+        app = create_app({"env": "testing", "database_url": "sqlite://"})
+        frozen_before = gc.get_freeze_count()
+        config["pre_fork"](None, None)
+        print(json.dumps({"preload": config["preload_app"], "frozen_before": frozen_before,
+                          "app_frozen": gc.get_freeze_count() > 100_000, "left_to_collect": len(gc.get_objects())}))
+    """)
+    assert found["preload"] is True and found["frozen_before"] == 0 and found["app_frozen"]
+    assert found["left_to_collect"] < 100
