@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, require_staff, staff_actor, staff_course_id
+from ..database import window
 from ..errors import problem_abort
 from ..extensions import db_session, dispatch_job
 from ..models import Attempt, Exercise, Regrade, RegradeItem
@@ -218,7 +219,7 @@ class AuditLogPage(OffsetPage):
         return overrides.audit_log(self.collection.attempt_id, self.collection.exercise_id, self.collection.course_id)
 
     def rows(self, offset: int, size: int) -> list:
-        rows = self.collection.session.execute(self._statement().offset(offset).limit(size))
+        rows = self.collection.session.execute(window(self._statement(), size, offset))
         return [overrides.describe(entry, learner, slug) for entry, learner, slug in rows]
 
     @property

@@ -7,6 +7,8 @@ from flask_smorest import Page
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
+from ..database import window
+
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 PAGINATION = {"page_size": DEFAULT_PAGE_SIZE, "max_page_size": MAX_PAGE_SIZE}
@@ -43,7 +45,7 @@ class SelectPage(OffsetPage):
     collection: Query
 
     def rows(self, offset: int, size: int) -> list[Any]:
-        return list(self.collection.session.scalars(self.collection.statement.offset(offset).limit(size)))
+        return list(self.collection.session.scalars(window(self.collection.statement, size, offset)))
 
     @property
     def item_count(self) -> int:

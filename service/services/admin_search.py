@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session
 
+from ..database import window
 from ..models import ApiClient, Attempt, CourseMember, Exercise, ExerciseVersion
 from .names import MEMBER_OF_ATTEMPT, NAME_COLUMNS
 
@@ -257,7 +258,7 @@ def search(session: Session, filters: AttemptFilters, *, sort: str = DEFAULT_SOR
         if index < first:
             continue
         wanted = limit + 1 - len(rows)  # one more than the page: is there a next page?
-        stmt = segment.statement(base, values if index == first else None).limit(wanted)
+        stmt = window(segment.statement(base, values if index == first else None), wanted)
         rows += session.execute(stmt).all()
         if len(rows) > limit:
             break

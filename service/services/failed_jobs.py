@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Select, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
+from ..database import window
 from ..models import ApiClient, Attempt, AttemptStatus, GradingJob, Run
 
 KINDS: dict[str, type[GradingJob]] = {model.JOB_KIND: model for model in (Attempt, Run)}
@@ -38,7 +39,7 @@ def describe(job: GradingJob, client_name: str) -> dict[str, Any]:
 
 def page(session: Session, kind: str | None, offset: int, limit: int) -> list[dict[str, Any]]:
     """One page of failed jobs, described: one query per kind and one for the clients' names."""
-    rows = session.execute(failed_jobs(kind).offset(offset).limit(limit)).all()
+    rows = session.execute(window(failed_jobs(kind), limit, offset)).all()
     jobs: dict[uuid.UUID, GradingJob] = {}
     for name, model in KINDS.items():
         wanted = [row.id for row in rows if row.kind == name]
