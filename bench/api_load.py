@@ -38,7 +38,10 @@ the quiz POST at least 0.5x the insert floor's requests/s and its p99 at most 2x
 the code POST at least 0.5x the floor; GET of an exercise at least 0.7x hello-world; the learner
 history at least 0.5x hello-world. Also printed: the web workers' CPU time per request (master and
 workers, /proc/<pid>/stat), the PostgreSQL server's (postmaster, its backends live and reaped: "db
-ms/req", 0 on SQLite, whose work is the web process's) and the workers' RSS after the run. wrk,
+ms/req", 0 on SQLite, whose work is the web process's), "CPU x" (the floor's CPU a request, web and
+database, over the target's: the ratio of what each request costs, which requests/s follows when
+the cores are full and which moves less between runs on a shared machine; the targets stay on
+requests/s) and the workers' RSS after the run. wrk,
 gunicorn and the database share this machine's cores. Exits 1 if any request failed (non-2xx or
 socket error), not when a target is missed.
 """
@@ -144,6 +147,10 @@ class Round:
     cpu_ms_per_request: float
     database_cpu_ms_per_request: float
     failed: int
+
+    @property
+    def cpu_ms_with_database(self) -> float:
+        return self.cpu_ms_per_request + self.database_cpu_ms_per_request
 
 
 def cpu_seconds(master: int) -> float:
@@ -286,7 +293,7 @@ def main() -> None:
             print(f"round {n + 1}: " + "; ".join(line), flush=True)
 
         print(f"\n{'target':<48}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'max ms':>8}{'CPU ms/req':>11}{'db ms/req':>10}"
-              f"{'x floor':>9}{'p99 x':>7}  target")
+              f"{'x floor':>9}{'p99 x':>7}{'CPU x':>7}  target")
         failed = 0
         for name in targets:
             m = median_round(results[name])
@@ -296,6 +303,7 @@ def main() -> None:
             pairs = list(zip(results[name], results[floor_name]))
             ratio = statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs)
             p99_ratio = statistics.median(r.p99_ms / f.p99_ms for r, f in pairs)
+            cpu_ratio = statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs)
             verdict = ""
             if target:
                 met = target.met(ratio, p99_ratio)
@@ -305,12 +313,16 @@ def main() -> None:
                 # How many rounds met it on their own: a median near the target is a coin's toss.
                 verdict = f"{limits}: {'OK' if met else 'MISSED'} ({rounds_met} of {len(pairs)} rounds)"
             print(f"{labels[name]:<48}{m.requests_per_s:>8,.0f}{m.p50_ms:>8.1f}{m.p99_ms:>8.1f}{m.max_ms:>8.1f}"
-                  f"{m.cpu_ms_per_request:>11.2f}{m.database_cpu_ms_per_request:>10.2f}{ratio:>9.2f}{p99_ratio:>7.2f}  {verdict}")
+                  f"{m.cpu_ms_per_request:>11.2f}{m.database_cpu_ms_per_request:>10.2f}{ratio:>9.2f}{p99_ratio:>7.2f}"
+                  f"{cpu_ratio:>7.2f}  {verdict}")
         print(f"(medians of {args.rounds} rounds; x floor and p99 x: medians of the rounds' ratios against the "
-              "target's floor: hello-world for reads, the insert floor for writes)")
+              "target's floor: hello-world for reads, the insert floor for writes; CPU x: the floor's CPU a request, "
+              "web and database, over the target's: what requests/s follows when the cores are full, and steadier "
+              "from run to run on a shared machine)")
         pairs = list(zip(results["history"], results["read floor"]))
         print(f"the learner history against the read floor (a learner's rows by an index, as JSON): "
               f"{statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs):.2f}x its requests/s, "
+              f"CPU x {statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs):.2f}, "
               f"p99 {statistics.median(r.p99_ms / f.p99_ms for r, f in pairs):.2f}x")
         for name, proc in (("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])):
             rss = ", ".join(f"{rss_mb(pid):.0f}" for pid in sorted(children(proc.pid)))
