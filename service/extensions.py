@@ -62,14 +62,17 @@ def db_session() -> Session:
 
 def writes_on_get(view: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a GET view that writes (the JWKS makes the tool's first key; an LMS opens the dynamic
-    registration link with a GET): every session of its requests is a writer's, as a POST's is,
-    whether the view or a hook before it opens it."""
+    registration link with a GET): a view function, or a MethodView's `get`. Every session of its
+    requests is a writer's, as a POST's is, whether the view or a hook before it opens it."""
     view.writes_on_get = True  # type: ignore[attr-defined]
     return view
 
 
 def _view_writes_on_get() -> bool:
     view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    view_class = getattr(view, "view_class", None)
+    if view_class is not None:  # a MethodView's route: the mark is on the method that answers
+        view = getattr(view_class, request.method.lower(), None) or getattr(view_class, "get", None)
     return getattr(view, "writes_on_get", False)
 
 

@@ -116,3 +116,27 @@ def test_a_get_marked_as_writing_writes(app, client):
     with app.test_request_context("/lti/jwks", method="GET"):
         assert db_session().execute(text("SHOW transaction_read_only")).scalar() == "off"
         close_db_session()
+
+
+@pytest.mark.backends("postgresql")
+def test_a_method_view_marked_as_writing_writes(app):
+    from flask.views import MethodView
+
+    from service.extensions import writes_on_get
+
+    class Marked(MethodView):
+        @writes_on_get
+        def get(self) -> str:
+            return ""
+
+    class Unmarked(MethodView):
+        def get(self) -> str:
+            return ""
+
+    app.add_url_rule("/marked-writer", view_func=Marked.as_view("marked_writer"))
+    app.add_url_rule("/unmarked-reader", view_func=Unmarked.as_view("unmarked_reader"))
+    for path, method, read_only in (("/marked-writer", "GET", "off"), ("/marked-writer", "HEAD", "off"),
+                                    ("/unmarked-reader", "GET", "on")):
+        with app.test_request_context(path, method=method):
+            assert db_session().execute(text("SHOW transaction_read_only")).scalar() == read_only, (path, method)
+            close_db_session()
