@@ -4,6 +4,8 @@ floor for a request that reads) and an insert app (the floor for a request that 
     .venv/bin/python bench/api_load.py                         # PostgreSQL, 9 rounds of 3 s per target
     .venv/bin/python bench/api_load.py --database sqlite       # the embedded default
     .venv/bin/python bench/api_load.py --duration 3 --rounds 1
+    .venv/bin/python bench/api_load.py --only "POST quiz" --perf  # one target (and its floor), and perf's split
+    .venv/bin/python bench/api_load.py --only "POST quiz" --setup-sql what-if.sql   # e.g. DROP INDEX ...
 
 The three apps run under gunicorn with the deployed settings (gunicorn.conf.py: gthread, the same
 WEB_CONCURRENCY and WEB_THREADS, preload, max_requests; gunicorn's own access log off), at the
@@ -41,7 +43,9 @@ workers, /proc/<pid>/stat), the PostgreSQL server's (postmaster, its backends li
 ms/req", 0 on SQLite, whose work is the web process's), "CPU x" (the floor's CPU a request, web and
 database, over the target's: the ratio of what each request costs, which requests/s follows when
 the cores are full and which moves less between runs on a shared machine; the targets stay on
-requests/s) and the workers' RSS after the run. wrk,
+requests/s) and the workers' RSS after the run. With --perf, perf samples every CPU during each
+target's last slice and the run ends with a request's CPU split between the web processes' user
+and kernel time, PostgreSQL's, the idle CPU and the rest (wrk, the machine's other work). wrk,
 gunicorn and the database share this machine's cores. Exits 1 if any request failed (non-2xx or
 socket error), not when a target is missed.
 """
@@ -51,13 +55,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+
+from sqlalchemy import create_engine
 
 from backends import Deployment
 from http_grading import (
@@ -91,7 +100,19 @@ class Target:
 
 TARGETS = {"GET": Target("hello", 0.70), "history": Target("hello", 0.50),
            "POST quiz": Target("floor", 0.50, 2.0), "POST code": Target("floor", 0.50)}
+LABELS = {"hello": "hello world (bench/hello_app.py)", "healthz": "GET /healthz (gradquiz, no database)",
+          "GET": f"GET /api/v1/exercises/{QUIZ_SLUG}", "history": "GET /api/v1/learners/{id}/attempts",
+          "read floor": "read floor (bench/insert_app.py, GET)", "floor": "insert floor (bench/insert_app.py)",
+          "POST quiz": f"POST /api/v1/exercises/{QUIZ_SLUG}/attempts",
+          "POST code": f"POST /api/v1/exercises/{CODE_SLUG}/attempts"}
 LEARNERS_PER_THREAD = 500
+
+
+def floor_of(name: str) -> str:
+    """The floor a target's ratios are against (a floor's own: itself)."""
+    if name in TARGETS:
+        return TARGETS[name].floor
+    return "floor" if name == "floor" else "hello"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 # Prints wrk's own figures as one JSON line (latency in microseconds).
@@ -188,6 +209,48 @@ def wrk(url: str, script: Path, args: list[str], connections: int, seconds: int,
                  cpu * 1000 / requests, database_cpu * 1000 / requests, r["socket_errors"] + r["non_2xx"])
 
 
+# Where a request's CPU goes, from perf's samples of every CPU: (process, in the kernel?) -> part.
+CPU_PARTS = {("gunicorn", False): "web user", ("gunicorn", True): "web kernel", ("postgres", False): "db user",
+             ("postgres", True): "db kernel", ("swapper", True): "idle"}
+
+
+@contextmanager
+def perf_sampling(data: Path, seconds: int) -> Iterator[Path]:
+    """perf sampling every CPU for `seconds` into `data`, from before the block runs (the software
+    cpu-clock event, which works where hardware counters do not, as on this VM)."""
+    process = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "999", "-a", "-o", str(data), "--",
+                                "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield data
+    finally:
+        if process.wait() != 0:
+            raise RuntimeError("perf record failed (is perf allowed here? see /proc/sys/kernel/perf_event_paranoid)")
+
+
+def cpu_split(data: Path, slice_: Round) -> dict[str, float]:
+    """Milliseconds of CPU a request of `slice_` took in each CPU_PARTS part (the rest: "other"),
+    from the samples in `data` of the slice's seconds on every CPU."""
+    report = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--sort", "comm,dso"],
+                            capture_output=True, text=True, check=True).stdout
+    shares: dict[str, float] = dict.fromkeys([*CPU_PARTS.values(), "other"], 0.0)
+    for line in report.splitlines():  # "    43.58%  gunicorn  libpython3.11.so.1.0"
+        fields = line.split()
+        if len(fields) >= 3 and fields[0].endswith("%") and not line.startswith("#"):
+            part = CPU_PARTS.get((fields[1], fields[2] == "[kernel.kallsyms]"), "other")
+            shares[part] += float(fields[0][:-1]) / 100
+    # A share of every CPU's time, over the requests served in a second.
+    return {part: share * (os.cpu_count() or 1) * 1000 / slice_.requests_per_s for part, share in shares.items()}
+
+
+def print_cpu_splits(splits: dict[str, dict[str, float]]) -> None:
+    parts = [*dict.fromkeys(CPU_PARTS.values()), "other"]
+    print("\nwhere a request's CPU went in each target's last slice, ms a request (perf's samples of every CPU; "
+          "web: the gunicorn processes, db: PostgreSQL's; idle: CPU time nothing used)")
+    print(f"{'target':<48}" + "".join(f"{part:>11}" for part in parts))
+    for name, split in splits.items():
+        print(f"{LABELS[name]:<48}" + "".join(f"{split[part]:>11.2f}" for part in parts))
+
+
 def post_ok(port: int, path: str, token: str, body: dict) -> None:
     """One POST before the load, so that a setup mistake fails loudly and not as 32 x N errors."""
     import http.client
@@ -214,14 +277,82 @@ class SqliteDatabase:
         pass  # the folder goes with the run's temporary files
 
 
-def main() -> None:
+def run_rounds(targets: dict[str, tuple], args: argparse.Namespace,
+               tmp: Path) -> tuple[dict[str, list[Round]], dict[str, dict[str, float]]]:
+    """Every round's slice of every target, and (--perf) where each target's last slice spent its CPU."""
+    results: dict[str, list[Round]] = {name: [] for name in targets}
+    splits: dict[str, dict[str, float]] = {}
+    for n in range(args.rounds):
+        line = []
+        for name, (url, script, extra, master) in targets.items():
+            sampled = args.perf and n == args.rounds - 1
+            with perf_sampling(tmp / f"perf-{len(splits)}.data", args.duration) if sampled else nullcontext() as perf:
+                r = wrk(url, script, extra(f"r{n}-{uuid.uuid4().hex[:8]}"), args.connections, args.duration, master)
+            if sampled:
+                splits[name] = cpu_split(perf, r)
+            results[name].append(r)
+            failures = f" FAILED {r.failed}" if r.failed else ""
+            line.append(f"{name} {r.requests_per_s:,.0f}/s p99 {r.p99_ms:.1f} ms{failures}")
+        print(f"round {n + 1}: " + "; ".join(line), flush=True)
+    return results, splits
+
+
+def print_table(results: dict[str, list[Round]], rounds: int) -> int:
+    """Each target's medians and ratios against its floor, with its verdict; returns the failed requests."""
+    print(f"\n{'target':<48}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'max ms':>8}{'CPU ms/req':>11}{'db ms/req':>10}"
+          f"{'x floor':>9}{'p99 x':>7}{'CPU x':>7}  target")
+    failed = 0
+    for name in results:
+        m = median_round(results[name])
+        failed += sum(r.failed for r in results[name])
+        target = TARGETS.get(name)
+        pairs = list(zip(results[name], results[floor_of(name)]))
+        ratio = statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs)
+        p99_ratio = statistics.median(r.p99_ms / f.p99_ms for r, f in pairs)
+        cpu_ratio = statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs)
+        verdict = ""
+        if target:
+            met = target.met(ratio, p99_ratio)
+            rounds_met = sum(target.met(r.requests_per_s / f.requests_per_s, r.p99_ms / f.p99_ms) for r, f in pairs)
+            limits = f">= {target.min_ratio}x {target.floor}" + (
+                f", p99 <= {target.max_p99_ratio}x" if target.max_p99_ratio else "")
+            # How many rounds met it on their own: a median near the target is a coin's toss.
+            verdict = f"{limits}: {'OK' if met else 'MISSED'} ({rounds_met} of {len(pairs)} rounds)"
+        print(f"{LABELS[name]:<48}{m.requests_per_s:>8,.0f}{m.p50_ms:>8.1f}{m.p99_ms:>8.1f}{m.max_ms:>8.1f}"
+              f"{m.cpu_ms_per_request:>11.2f}{m.database_cpu_ms_per_request:>10.2f}{ratio:>9.2f}{p99_ratio:>7.2f}"
+              f"{cpu_ratio:>7.2f}  {verdict}")
+    print(f"(medians of {rounds} rounds; x floor and p99 x: medians of the rounds' ratios against the "
+          "target's floor: hello-world for reads, the insert floor for writes; CPU x: the floor's CPU a request, "
+          "web and database, over the target's: what requests/s follows when the cores are full, and steadier "
+          "from run to run on a shared machine)")
+    return failed
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     parser.add_argument("--duration", type=int, default=3, help="seconds of load per target per round")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--only", type=lambda text: [name.strip() for name in text.split(",")], default=None,
+                        help=f"a comma-separated subset of the targets ({', '.join(LABELS)}); their floors run too")
+    parser.add_argument("--setup-sql", type=Path, help="PostgreSQL: a file of statements run on gradquiz's fresh "
+                        "database before the servers start, for what-if runs (drop an index, a constraint)")
+    parser.add_argument("--perf", action="store_true", help="also sample every CPU with perf (Debian's linux-perf) "
+                        "during each target's last slice and print where a request's CPU went, by process and by "
+                        "user or kernel space")
     args = parser.parse_args()
+    if args.only is not None and (unknown := set(args.only) - set(LABELS)):
+        parser.error(f"unknown targets: {', '.join(sorted(unknown))}")
+    if args.perf and shutil.which("perf") is None:
+        parser.error("--perf needs perf (Debian's linux-perf)")
+    if args.setup_sql is not None and args.database != "postgresql":
+        parser.error("--setup-sql is for PostgreSQL")
+    return args
 
+
+def main() -> None:
+    args = arguments()
     tmp = Path(tempfile.mkdtemp(prefix="gradquiz-bench-load-"))
     database = Deployment() if args.database == "postgresql" else SqliteDatabase(tmp)
     hello_port, floor_port, api_port = free_port(), free_port(), free_port()
@@ -234,6 +365,10 @@ def main() -> None:
     ok = False
     try:
         key = prepare_database(env)
+        if args.setup_sql is not None:
+            with create_engine(database.url).begin() as conn:
+                conn.exec_driver_sql(args.setup_sql.read_text())
+            print(f"ran {args.setup_sql} on gradquiz's database")
         with open(log_path, "w") as log:
             hello = start_gunicorn({**env, "BIND": f"127.0.0.1:{hello_port}"}, log, "bench.hello_app:app")
             floor = start_gunicorn({**env, "BIND": f"127.0.0.1:{floor_port}", "FLOOR_TOKEN": floor_token}, log,
@@ -269,11 +404,9 @@ def main() -> None:
             "POST code": (f"{api}{code_path}", post_lua, lambda tag: [code_path, key, tag, "code", code_json],
                           servers[2].pid),
         }
-        labels = {"hello": "hello world (bench/hello_app.py)", "floor": "insert floor (bench/insert_app.py)",
-                  "read floor": "read floor (bench/insert_app.py, GET)",
-                  "healthz": "GET /healthz (gradquiz, no database)", "GET": f"GET /api/v1/exercises/{QUIZ_SLUG}",
-                  "history": "GET /api/v1/learners/{id}/attempts", "POST quiz": f"POST {quiz_path}",
-                  "POST code": f"POST {code_path}"}
+        if args.only is not None:
+            wanted = set(args.only) | {floor_of(name) for name in args.only}
+            targets = {name: target for name, target in targets.items() if name in wanted}
 
         workers, threads = env.get("WEB_CONCURRENCY", "2"), env.get("WEB_THREADS", "16")
         print(f"gunicorn gthread, {workers} workers x {threads} threads for every app (gunicorn.conf.py); gradquiz "
@@ -282,48 +415,17 @@ def main() -> None:
               "by wrk, gunicorn and the database")
         for url, script, extra, master in targets.values():  # warm-up: pools, caches, first requests
             wrk(url, script, extra(f"warm-{uuid.uuid4().hex[:8]}"), args.connections, min(2, args.duration), master)
-        results: dict[str, list[Round]] = {name: [] for name in targets}
-        for n in range(args.rounds):
-            line = []
-            for name, (url, script, extra, master) in targets.items():
-                r = wrk(url, script, extra(f"r{n}-{uuid.uuid4().hex[:8]}"), args.connections, args.duration, master)
-                results[name].append(r)
-                failures = f" FAILED {r.failed}" if r.failed else ""
-                line.append(f"{name} {r.requests_per_s:,.0f}/s p99 {r.p99_ms:.1f} ms{failures}")
-            print(f"round {n + 1}: " + "; ".join(line), flush=True)
+        results, splits = run_rounds(targets, args, tmp)
 
-        print(f"\n{'target':<48}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'max ms':>8}{'CPU ms/req':>11}{'db ms/req':>10}"
-              f"{'x floor':>9}{'p99 x':>7}{'CPU x':>7}  target")
-        failed = 0
-        for name in targets:
-            m = median_round(results[name])
-            failed += sum(r.failed for r in results[name])
-            target = TARGETS.get(name)
-            floor_name = target.floor if target else ("floor" if name == "floor" else "hello")
-            pairs = list(zip(results[name], results[floor_name]))
-            ratio = statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs)
-            p99_ratio = statistics.median(r.p99_ms / f.p99_ms for r, f in pairs)
-            cpu_ratio = statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs)
-            verdict = ""
-            if target:
-                met = target.met(ratio, p99_ratio)
-                rounds_met = sum(target.met(r.requests_per_s / f.requests_per_s, r.p99_ms / f.p99_ms) for r, f in pairs)
-                limits = f">= {target.min_ratio}x {target.floor}" + (
-                    f", p99 <= {target.max_p99_ratio}x" if target.max_p99_ratio else "")
-                # How many rounds met it on their own: a median near the target is a coin's toss.
-                verdict = f"{limits}: {'OK' if met else 'MISSED'} ({rounds_met} of {len(pairs)} rounds)"
-            print(f"{labels[name]:<48}{m.requests_per_s:>8,.0f}{m.p50_ms:>8.1f}{m.p99_ms:>8.1f}{m.max_ms:>8.1f}"
-                  f"{m.cpu_ms_per_request:>11.2f}{m.database_cpu_ms_per_request:>10.2f}{ratio:>9.2f}{p99_ratio:>7.2f}"
-                  f"{cpu_ratio:>7.2f}  {verdict}")
-        print(f"(medians of {args.rounds} rounds; x floor and p99 x: medians of the rounds' ratios against the "
-              "target's floor: hello-world for reads, the insert floor for writes; CPU x: the floor's CPU a request, "
-              "web and database, over the target's: what requests/s follows when the cores are full, and steadier "
-              "from run to run on a shared machine)")
-        pairs = list(zip(results["history"], results["read floor"]))
-        print(f"the learner history against the read floor (a learner's rows by an index, as JSON): "
-              f"{statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs):.2f}x its requests/s, "
-              f"CPU x {statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs):.2f}, "
-              f"p99 {statistics.median(r.p99_ms / f.p99_ms for r, f in pairs):.2f}x")
+        failed = print_table(results, args.rounds)
+        if "history" in results and "read floor" in results:
+            pairs = list(zip(results["history"], results["read floor"]))
+            print(f"the learner history against the read floor (a learner's rows by an index, as JSON): "
+                  f"{statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs):.2f}x its requests/s, "
+                  f"CPU x {statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs):.2f}, "
+                  f"p99 {statistics.median(r.p99_ms / f.p99_ms for r, f in pairs):.2f}x")
+        if splits:
+            print_cpu_splits(splits)
         for name, proc in (("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])):
             rss = ", ".join(f"{rss_mb(pid):.0f}" for pid in sorted(children(proc.pid)))
             print(f"web worker RSS after the run, {name}: {rss} MB")
