@@ -43,8 +43,8 @@ workers, /proc/<pid>/stat), the PostgreSQL server's (postmaster, its backends li
 ms/req", 0 on SQLite, whose work is the web process's), "CPU x" (the floor's CPU a request, web and
 database, over the target's: the ratio of what each request costs, which requests/s follows when
 the cores are full and which moves less between runs on a shared machine; the targets stay on
-requests/s) and the workers' RSS after the run. With --perf, perf samples every CPU during each
-target's last slice and the run ends with a request's CPU split between the web processes' user
+requests/s) and the workers' RSS after the run. With --perf, perf samples every CPU during every
+slice and the run ends with a request's CPU split (medians of the rounds) between the web's user
 and kernel time, PostgreSQL's, the idle CPU and the rest (wrk, the machine's other work). wrk,
 gunicorn and the database share this machine's cores. Exits 1 if any request failed (non-2xx or
 socket error), not when a target is missed.
@@ -242,13 +242,13 @@ def cpu_split(data: Path, slice_: Round) -> dict[str, float]:
     return {part: share * (os.cpu_count() or 1) * 1000 / slice_.requests_per_s for part, share in shares.items()}
 
 
-def print_cpu_splits(splits: dict[str, dict[str, float]]) -> None:
+def print_cpu_splits(splits: dict[str, list[dict[str, float]]]) -> None:
     parts = [*dict.fromkeys(CPU_PARTS.values()), "other"]
-    print("\nwhere a request's CPU went in each target's last slice, ms a request (perf's samples of every CPU; "
-          "web: the gunicorn processes, db: PostgreSQL's; idle: CPU time nothing used)")
+    print("\nwhere a request's CPU went, ms a request, medians of the rounds (perf's samples of every CPU; web: "
+          "the gunicorn processes, db: PostgreSQL's; idle: CPU time nothing used)")
     print(f"{'target':<48}" + "".join(f"{part:>11}" for part in parts))
-    for name, split in splits.items():
-        print(f"{LABELS[name]:<48}" + "".join(f"{split[part]:>11.2f}" for part in parts))
+    for name, rounds in splits.items():
+        print(f"{LABELS[name]:<48}" + "".join(f"{statistics.median(r[part] for r in rounds):>11.2f}" for part in parts))
 
 
 def post_ok(port: int, path: str, token: str, body: dict) -> None:
@@ -278,18 +278,19 @@ class SqliteDatabase:
 
 
 def run_rounds(targets: dict[str, tuple], args: argparse.Namespace,
-               tmp: Path) -> tuple[dict[str, list[Round]], dict[str, dict[str, float]]]:
-    """Every round's slice of every target, and (--perf) where each target's last slice spent its CPU."""
+               tmp: Path) -> tuple[dict[str, list[Round]], dict[str, list[dict[str, float]]]]:
+    """Every round's slice of every target, and (--perf) where each slice's CPU went."""
     results: dict[str, list[Round]] = {name: [] for name in targets}
-    splits: dict[str, dict[str, float]] = {}
+    splits: dict[str, list[dict[str, float]]] = {name: [] for name in targets} if args.perf else {}
     for n in range(args.rounds):
         line = []
         for name, (url, script, extra, master) in targets.items():
-            sampled = args.perf and n == args.rounds - 1
-            with perf_sampling(tmp / f"perf-{len(splits)}.data", args.duration) if sampled else nullcontext() as perf:
+            samples = tmp / "perf.data"
+            with perf_sampling(samples, args.duration) if args.perf else nullcontext():
                 r = wrk(url, script, extra(f"r{n}-{uuid.uuid4().hex[:8]}"), args.connections, args.duration, master)
-            if sampled:
-                splits[name] = cpu_split(perf, r)
+            if args.perf:
+                splits[name].append(cpu_split(samples, r))
+                samples.unlink()
             results[name].append(r)
             failures = f" FAILED {r.failed}" if r.failed else ""
             line.append(f"{name} {r.requests_per_s:,.0f}/s p99 {r.p99_ms:.1f} ms{failures}")
@@ -339,8 +340,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--setup-sql", type=Path, help="PostgreSQL: a file of statements run on gradquiz's fresh "
                         "database before the servers start, for what-if runs (drop an index, a constraint)")
     parser.add_argument("--perf", action="store_true", help="also sample every CPU with perf (Debian's linux-perf) "
-                        "during each target's last slice and print where a request's CPU went, by process and by "
-                        "user or kernel space")
+                        "during every slice and print where a request's CPU went, by process and by user or "
+                        "kernel space")
     args = parser.parse_args()
     if args.only is not None and (unknown := set(args.only) - set(LABELS)):
         parser.error(f"unknown targets: {', '.join(sorted(unknown))}")
