@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Select, create_engine, event, literal, make_url, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 CONNECT_TIMEOUT_SECONDS = 5
@@ -84,8 +84,8 @@ class WriterTurns:
             self._depth += 1
         elif self._lock.acquire(timeout=self._timeout):
             self._holder, self._depth = me, 1
-        else:
-            raise sqlite3.OperationalError("database is locked")
+        else:  # as SQLite says it, as SQLAlchemy raises it (the API answers 503, retry)
+            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
         try:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         except BaseException:
@@ -100,6 +100,8 @@ class WriterTurns:
             try:
                 if dbapi_connection.in_transaction:
                     dbapi_connection.execute(statement)
+            except sqlite3.Error as exc:  # raised as SQLAlchemy raises what its own statements meet
+                raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
             finally:
                 self._give_back()
 

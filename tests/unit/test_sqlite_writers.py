@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine, RootTransaction
+from sqlalchemy.exc import OperationalError
 
 from service.database import READ_ONLY, WriterTurns, make_engine
 
@@ -166,3 +167,15 @@ def test_a_forked_child_starts_with_no_turn_taken():
     assert os.waitstatus_to_exitcode(status) == 0, "the child waited for a turn its parent's thread held"
     assert holder.is_alive()  # the parent's turn is still taken
     done.set()
+
+
+def test_a_writer_that_waits_too_long_for_its_turn_is_told_the_database_is_locked():
+    turns = WriterTurns(timeout=0.2)
+    taken, done = threading.Event(), threading.Event()
+    holder = in_thread(lambda: (turns.begin(FakeConnection()), taken.set(), done.wait()))
+    taken.wait()
+    # SQLAlchemy's error, as SQLite's own busy timeout gives: the API answers it 503 with Retry-After
+    with pytest.raises(OperationalError, match="database is locked"):
+        turns.begin(FakeConnection())
+    done.set()
+    holder.join(GETS_THROUGH_SECONDS)
