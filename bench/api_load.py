@@ -367,8 +367,10 @@ def main() -> None:
     try:
         key = prepare_database(env)
         if args.setup_sql is not None:
-            with create_engine(database.url).begin() as conn:
+            what_if = create_engine(database.url)
+            with what_if.begin() as conn:
                 conn.exec_driver_sql(args.setup_sql.read_text())
+            what_if.dispose()
             print(f"ran {args.setup_sql} on gradquiz's database")
         with open(log_path, "w") as log:
             hello = start_gunicorn({**env, "BIND": f"127.0.0.1:{hello_port}"}, log, "bench.hello_app:app")

@@ -43,7 +43,6 @@ def make_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE, **kwargs: Any) -> 
                          connect_args=connect_args, **kwargs)
 
 
-
 class WriterTurns:
     """SQLite's writers of one process take turns here before they ask SQLite for its write lock.
 
