@@ -6,6 +6,7 @@ floor for a request that reads) and an insert app (the floor for a request that 
     .venv/bin/python bench/api_load.py --duration 3 --rounds 1
     .venv/bin/python bench/api_load.py --only "POST quiz" --perf  # one target (and its floor), and perf's split
     .venv/bin/python bench/api_load.py --only "POST quiz" --setup-sql what-if.sql   # e.g. DROP INDEX ...
+    .venv/bin/python bench/api_load.py --only "POST quiz,history" --against main   # before and after, one run
 
 The three apps run under gunicorn with the deployed settings (gunicorn.conf.py: gthread, the same
 WEB_CONCURRENCY and WEB_THREADS, preload, max_requests; gunicorn's own access log off), at the
@@ -48,6 +49,13 @@ slice and the run ends with a request's CPU split (medians of the rounds) betwee
 and kernel time, PostgreSQL's, the idle CPU and the rest (wrk, the machine's other work). wrk,
 gunicorn and the database share this machine's cores. Exits 1 if any request failed (non-2xx or
 socket error), not when a target is missed.
+
+With --against REV, the API of another commit (checked out beside with `git worktree`, on a fresh
+database of its own, migrated by its own code) runs too, and each of gradquiz's targets runs twice
+in every round, this checkout's slice and REV's, each first in every other round: the run ends with this checkout's ratios to
+REV (requests/s, p99, CPU a request), medians of the rounds' ratios. A change's effect measured
+this way is not lost in the drift between runs minutes apart, which on this machine is larger
+than most changes.
 """
 
 from __future__ import annotations
@@ -70,6 +78,7 @@ from sqlalchemy import create_engine
 
 from backends import Deployment
 from http_grading import (
+    ROOT,
     children,
     free_port,
     prepare_database,
@@ -108,8 +117,17 @@ LABELS = {"hello": "hello world (bench/hello_app.py)", "healthz": "GET /healthz 
 LEARNERS_PER_THREAD = 500
 
 
+AGAINST = " @"  # names a target of the other checkout (--against): "POST quiz @1a2b3c4"
+
+
+def label(name: str) -> str:
+    target, _, rev = name.partition(AGAINST)
+    return LABELS[target] + (AGAINST + rev if rev else "")
+
+
 def floor_of(name: str) -> str:
     """The floor a target's ratios are against (a floor's own: itself)."""
+    name = name.partition(AGAINST)[0]
     if name in TARGETS:
         return TARGETS[name].floor
     return "floor" if name == "floor" else "hello"
@@ -248,7 +266,7 @@ def print_cpu_splits(splits: dict[str, list[dict[str, float]]]) -> None:
           "the gunicorn processes, db: PostgreSQL's; idle: CPU time nothing used)")
     print(f"{'target':<48}" + "".join(f"{part:>11}" for part in parts))
     for name, rounds in splits.items():
-        print(f"{LABELS[name]:<48}" + "".join(f"{statistics.median(r[part] for r in rounds):>11.2f}" for part in parts))
+        print(f"{label(name):<48}" + "".join(f"{statistics.median(r[part] for r in rounds):>11.2f}" for part in parts))
 
 
 def post_ok(port: int, path: str, token: str, body: dict) -> None:
@@ -277,6 +295,18 @@ class SqliteDatabase:
         pass  # the folder goes with the run's temporary files
 
 
+def round_order(names: list[str], n: int) -> list[str]:
+    """The targets in round `n`'s order: every other round, a target of the other checkout
+    (--against) runs before this checkout's, so neither side always follows the other."""
+    if n % 2 == 0:
+        return names
+    order = names[:]
+    for i, name in enumerate(names):
+        if AGAINST in name and i > 0 and names[i - 1] == name.partition(AGAINST)[0]:
+            order[i - 1], order[i] = name, names[i - 1]
+    return order
+
+
 def run_rounds(targets: dict[str, tuple], args: argparse.Namespace,
                tmp: Path) -> tuple[dict[str, list[Round]], dict[str, list[dict[str, float]]]]:
     """Every round's slice of every target, and (--perf) where each slice's CPU went."""
@@ -284,7 +314,8 @@ def run_rounds(targets: dict[str, tuple], args: argparse.Namespace,
     splits: dict[str, list[dict[str, float]]] = {name: [] for name in targets} if args.perf else {}
     for n in range(args.rounds):
         line = []
-        for name, (url, script, extra, master) in targets.items():
+        for name in round_order(list(targets), n):
+            url, script, extra, master = targets[name]
             samples = tmp / "perf.data"
             with perf_sampling(samples, args.duration) if args.perf else nullcontext():
                 r = wrk(url, script, extra(f"r{n}-{uuid.uuid4().hex[:8]}"), args.connections, args.duration, master)
@@ -319,7 +350,7 @@ def print_table(results: dict[str, list[Round]], rounds: int) -> int:
                 f", p99 <= {target.max_p99_ratio}x" if target.max_p99_ratio else "")
             # How many rounds met it on their own: a median near the target is a coin's toss.
             verdict = f"{limits}: {'OK' if met else 'MISSED'} ({rounds_met} of {len(pairs)} rounds)"
-        print(f"{LABELS[name]:<48}{m.requests_per_s:>8,.0f}{m.p50_ms:>8.1f}{m.p99_ms:>8.1f}{m.max_ms:>8.1f}"
+        print(f"{label(name):<48}{m.requests_per_s:>8,.0f}{m.p50_ms:>8.1f}{m.p99_ms:>8.1f}{m.max_ms:>8.1f}"
               f"{m.cpu_ms_per_request:>11.2f}{m.database_cpu_ms_per_request:>10.2f}{ratio:>9.2f}{p99_ratio:>7.2f}"
               f"{cpu_ratio:>7.2f}  {verdict}")
     print(f"(medians of {rounds} rounds; x floor and p99 x: medians of the rounds' ratios against the "
@@ -327,6 +358,47 @@ def print_table(results: dict[str, list[Round]], rounds: int) -> int:
           "web and database, over the target's: what requests/s follows when the cores are full, and steadier "
           "from run to run on a shared machine)")
     return failed
+
+
+def print_against(results: dict[str, list[Round]], rev: str) -> None:
+    """This checkout's targets against the same targets of `rev`, each ratio the median of the rounds'."""
+    print(f"\nthis checkout x {rev} (medians of the rounds' ratios; CPU x: {rev}'s CPU a request, web and database, "
+          "over this checkout's: above 1, this checkout costs less)")
+    print(f"{'target':<48}{'req/s x':>9}{'p99 x':>7}{'CPU x':>7}")
+    for name, rounds in results.items():
+        other = results.get(name + AGAINST + rev)
+        if other is None:
+            continue
+        pairs = list(zip(rounds, other))
+        print(f"{label(name):<48}{statistics.median(r.requests_per_s / o.requests_per_s for r, o in pairs):>9.2f}"
+              f"{statistics.median(r.p99_ms / o.p99_ms for r, o in pairs):>7.2f}"
+              f"{statistics.median(o.cpu_ms_with_database / r.cpu_ms_with_database for r, o in pairs):>7.2f}")
+
+
+class OtherCheckout:
+    """Another commit of this repository, checked out beside this one (git worktree) in `folder`,
+    with a fresh database of its own."""
+
+    def __init__(self, rev: str, folder: Path) -> None:
+        self.rev = git("rev-parse", "--short", rev)
+        self.root = folder / f"against-{self.rev}"
+        git("worktree", "add", "--detach", str(self.root), self.rev)
+        self.database: Deployment | SqliteDatabase | None = None
+
+    def prepare(self, env: dict[str, str], kind: str) -> tuple[dict[str, str], str]:
+        """Its database, migrated and seeded by its own code: its environment and API key."""
+        self.database = Deployment(migrated=False) if kind == "postgresql" else SqliteDatabase(self.root)
+        env = {**env, "DATABASE_URL": self.database.url}
+        return env, prepare_database(env, root=self.root)
+
+    def remove(self) -> None:
+        if self.database is not None:
+            self.database.drop()
+        git("worktree", "remove", "--force", str(self.root))
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def arguments() -> argparse.Namespace:
@@ -342,6 +414,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--perf", action="store_true", help="also sample every CPU with perf (Debian's linux-perf) "
                         "during every slice and print where a request's CPU went, by process and by user or "
                         "kernel space")
+    parser.add_argument("--against", metavar="REV", help="also run the API of this commit (a branch, a tag, a "
+                        "hash) and print this checkout's ratios to it")
     args = parser.parse_args()
     if args.only is not None and (unknown := set(args.only) - set(LABELS)):
         parser.error(f"unknown targets: {', '.join(sorted(unknown))}")
@@ -349,14 +423,89 @@ def arguments() -> argparse.Namespace:
         parser.error("--perf needs perf (Debian's linux-perf)")
     if args.setup_sql is not None and args.database != "postgresql":
         parser.error("--setup-sql is for PostgreSQL")
+    if args.against is not None and subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
+                                                   cwd=ROOT, capture_output=True).returncode != 0:
+        parser.error(f"--against: no commit {args.against!r} in {ROOT}")
     return args
+
+
+QUIZ_PATH, CODE_PATH = f"/api/v1/exercises/{QUIZ_SLUG}/attempts", f"/api/v1/exercises/{CODE_SLUG}/attempts"
+
+
+@dataclass(frozen=True)
+class Scripts:
+    """wrk's Lua scripts, written to the run's folder."""
+
+    result: Path
+    post: Path
+    get: Path
+
+    @classmethod
+    def write(cls, folder: Path) -> Scripts:
+        scripts = cls(folder / "result.lua", folder / "post.lua", folder / "get.lua")
+        for path, text in ((scripts.result, RESULT_LUA), (scripts.post, POST_LUA), (scripts.get, GET_LUA)):
+            path.write_text(text)
+        return scripts
+
+
+def api_targets(port: int, key: str, master: int, scripts: Scripts) -> dict[str, tuple]:
+    """gradquiz's targets on `port`: (url, script, its arguments for a round's tag, the gunicorn master)."""
+    api, code_json = f"http://127.0.0.1:{port}", json.dumps(CODE)
+    return {
+        "healthz": (f"{api}/healthz", scripts.result, lambda tag: [], master),
+        "GET": (f"{api}/api/v1/exercises/{QUIZ_SLUG}", scripts.result, lambda tag: [], master),
+        "history": (f"{api}/api/v1/learners/{HISTORY_LEARNER}/attempts", scripts.get, lambda tag: [key], master),
+        "POST quiz": (f"{api}{QUIZ_PATH}", scripts.post, lambda tag: [QUIZ_PATH, key, tag, "answer", ""], master),
+        "POST code": (f"{api}{CODE_PATH}", scripts.post, lambda tag: [CODE_PATH, key, tag, "code", code_json], master),
+    }
+
+
+def beside(targets: dict[str, tuple], theirs: dict[str, tuple], rev: str) -> dict[str, tuple]:
+    """`targets` with, after each of gradquiz's, the same target of the other checkout (`theirs`)."""
+    return {name + suffix: (target if suffix == "" else theirs[name])
+            for name, target in targets.items()
+            for suffix in ("", AGAINST + rev) if suffix == "" or name in theirs}
+
+
+def seed(port: int, key: str) -> None:
+    """One quiz and one code POST (a setup mistake fails here), and a learner with a history to read."""
+    post_ok(port, QUIZ_PATH, key, {"learner": "check", "answer": RIGHT})
+    post_ok(port, CODE_PATH, key, {"learner": "check", "code": CODE})
+    for n in range(5):
+        post_ok(port, QUIZ_PATH, key, {"learner": HISTORY_LEARNER, "answer": RIGHT if n % 2 else WRONG})
+
+
+def run_setup_sql(url: str, script: Path) -> None:
+    what_if = create_engine(url)
+    with what_if.begin() as conn:
+        conn.exec_driver_sql(script.read_text())
+    what_if.dispose()
+    print(f"ran {script} on gradquiz's database")
+
+
+def print_results(results: dict[str, list[Round]], splits: dict[str, list[dict[str, float]]],
+                  args: argparse.Namespace, other: OtherCheckout | None) -> int:
+    """The tables; returns the failed requests."""
+    failed = print_table(results, args.rounds)
+    if "history" in results and "read floor" in results:
+        pairs = list(zip(results["history"], results["read floor"]))
+        print(f"the learner history against the read floor (a learner's rows by an index, as JSON): "
+              f"{statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs):.2f}x its requests/s, "
+              f"CPU x {statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs):.2f}, "
+              f"p99 {statistics.median(r.p99_ms / f.p99_ms for r, f in pairs):.2f}x")
+    if other is not None:
+        print_against(results, other.rev)
+    if splits:
+        print_cpu_splits(splits)
+    return failed
 
 
 def main() -> None:
     args = arguments()
     tmp = Path(tempfile.mkdtemp(prefix="gradquiz-bench-load-"))
     database = Deployment() if args.database == "postgresql" else SqliteDatabase(tmp)
-    hello_port, floor_port, api_port = free_port(), free_port(), free_port()
+    hello_port, floor_port, api_port, other_port = free_port(), free_port(), free_port(), free_port()
+    other = OtherCheckout(args.against, tmp) if args.against is not None else None
     floor_token = uuid.uuid4().hex
     # Not the grading workers: a quiz answer is graded in the request, a code answer only queued.
     env = {**os.environ, "ENV": "production", "SECRET_KEY": uuid.uuid4().hex * 2, "DATABASE_URL": database.url,
@@ -367,49 +516,41 @@ def main() -> None:
     try:
         key = prepare_database(env)
         if args.setup_sql is not None:
-            what_if = create_engine(database.url)
-            with what_if.begin() as conn:
-                conn.exec_driver_sql(args.setup_sql.read_text())
-            what_if.dispose()
-            print(f"ran {args.setup_sql} on gradquiz's database")
+            run_setup_sql(database.url, args.setup_sql)
+        apis = [(api_port, key, env, ROOT)]
+        if other is not None:
+            other_env, other_key = other.prepare(env, args.database)
+            apis.append((other_port, other_key, other_env, other.root))
         with open(log_path, "w") as log:
             hello = start_gunicorn({**env, "BIND": f"127.0.0.1:{hello_port}"}, log, "bench.hello_app:app")
             floor = start_gunicorn({**env, "BIND": f"127.0.0.1:{floor_port}", "FLOOR_TOKEN": floor_token}, log,
                                    "bench.insert_app:app")
-            api = start_gunicorn({**env, "BIND": f"127.0.0.1:{api_port}"}, log)
-            servers += [hello, floor, api]
+            servers += [hello, floor] + [start_gunicorn({**api_env, "BIND": f"127.0.0.1:{port}"}, log, root=root)
+                                         for port, _key, api_env, root in apis]
         wait_ready(hello_port, "/", log_path)
-        wait_ready(api_port, "/readyz", log_path)
+        for port, *_rest in apis:
+            wait_ready(port, "/readyz", log_path)
         post_ok(floor_port, "/attempts", floor_token, {"learner": "check", "answer": RIGHT})
-        quiz_path, code_path = f"/api/v1/exercises/{QUIZ_SLUG}/attempts", f"/api/v1/exercises/{CODE_SLUG}/attempts"
-        post_ok(api_port, quiz_path, key, {"learner": "check", "answer": RIGHT})
-        post_ok(api_port, code_path, key, {"learner": "check", "code": CODE})
-        for n in range(5):  # a learner with a history to read
-            post_ok(api_port, quiz_path, key, {"learner": HISTORY_LEARNER, "answer": RIGHT if n % 2 else WRONG})
+        for port, api_key, *_rest in apis:
+            seed(port, api_key)
 
-        result_lua, post_lua, get_lua = tmp / "result.lua", tmp / "post.lua", tmp / "get.lua"
-        result_lua.write_text(RESULT_LUA)
-        post_lua.write_text(POST_LUA)
-        get_lua.write_text(GET_LUA)
-        code_json = json.dumps(CODE)
-        api = f"http://127.0.0.1:{api_port}"
+        scripts = Scripts.write(tmp)
+        gradquiz = api_targets(api_port, key, servers[2].pid, scripts)
         # Each target right after its floor: a round's ratio compares slices seconds apart, not a minute.
         targets = {
-            "hello": (f"http://127.0.0.1:{hello_port}/", result_lua, lambda tag: [], hello.pid),
-            "healthz": (f"{api}/healthz", result_lua, lambda tag: [], servers[2].pid),
-            "GET": (f"{api}/api/v1/exercises/{QUIZ_SLUG}", result_lua, lambda tag: [], servers[2].pid),
-            "history": (f"{api}/api/v1/learners/{HISTORY_LEARNER}/attempts", get_lua, lambda tag: [key], servers[2].pid),
-            "read floor": (f"http://127.0.0.1:{floor_port}/attempts/{HISTORY_LEARNER}", get_lua,
+            "hello": (f"http://127.0.0.1:{hello_port}/", scripts.result, lambda tag: [], hello.pid),
+            "healthz": gradquiz["healthz"], "GET": gradquiz["GET"], "history": gradquiz["history"],
+            "read floor": (f"http://127.0.0.1:{floor_port}/attempts/{HISTORY_LEARNER}", scripts.get,
                            lambda tag: [floor_token], floor.pid),
-            "floor": (f"http://127.0.0.1:{floor_port}/attempts", post_lua,
+            "floor": (f"http://127.0.0.1:{floor_port}/attempts", scripts.post,
                       lambda tag: ["/attempts", floor_token, tag, "answer", ""], floor.pid),
-            "POST quiz": (f"{api}{quiz_path}", post_lua, lambda tag: [quiz_path, key, tag, "answer", ""], servers[2].pid),
-            "POST code": (f"{api}{code_path}", post_lua, lambda tag: [code_path, key, tag, "code", code_json],
-                          servers[2].pid),
+            "POST quiz": gradquiz["POST quiz"], "POST code": gradquiz["POST code"],
         }
         if args.only is not None:
             wanted = set(args.only) | {floor_of(name) for name in args.only}
             targets = {name: target for name, target in targets.items() if name in wanted}
+        if other is not None:
+            targets = beside(targets, api_targets(other_port, apis[1][1], servers[3].pid, scripts), other.rev)
 
         workers, threads = env.get("WEB_CONCURRENCY", "2"), env.get("WEB_THREADS", "16")
         print(f"gunicorn gthread, {workers} workers x {threads} threads for every app (gunicorn.conf.py); gradquiz "
@@ -420,15 +561,7 @@ def main() -> None:
             wrk(url, script, extra(f"warm-{uuid.uuid4().hex[:8]}"), args.connections, min(2, args.duration), master)
         results, splits = run_rounds(targets, args, tmp)
 
-        failed = print_table(results, args.rounds)
-        if "history" in results and "read floor" in results:
-            pairs = list(zip(results["history"], results["read floor"]))
-            print(f"the learner history against the read floor (a learner's rows by an index, as JSON): "
-                  f"{statistics.median(r.requests_per_s / f.requests_per_s for r, f in pairs):.2f}x its requests/s, "
-                  f"CPU x {statistics.median(f.cpu_ms_with_database / r.cpu_ms_with_database for r, f in pairs):.2f}, "
-                  f"p99 {statistics.median(r.p99_ms / f.p99_ms for r, f in pairs):.2f}x")
-        if splits:
-            print_cpu_splits(splits)
+        failed = print_results(results, splits, args, other)
         for name, proc in (("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])):
             rss = ", ".join(f"{rss_mb(pid):.0f}" for pid in sorted(children(proc.pid)))
             print(f"web worker RSS after the run, {name}: {rss} MB")
@@ -437,6 +570,8 @@ def main() -> None:
     finally:
         stop_processes(servers)
         database.drop()
+        if other is not None:
+            other.remove()
         remove_unless_failed(tmp, ok)
     sys.exit(0 if ok else 1)
 

@@ -48,13 +48,15 @@ CONFIGURATIONS = [("embedded, 1 process", "database", 1), ("celery, 1 process", 
 class Deployment:
     """A fresh PostgreSQL database with the catalog and an API client, and the web app on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, migrated: bool = True) -> None:
+        """`migrated`: upgraded to this checkout's schema (not for another checkout's code to migrate)."""
         self.name = f"gradquiz_bench_{uuid.uuid4().hex[:8]}"
         self.admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
         with self.admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{self.name}"'))
         self.url = ADMIN_URL.rsplit("/", 1)[0] + f"/{self.name}"
-        migrate.upgrade(self.url)
+        if migrated:
+            migrate.upgrade(self.url)
 
     def app(self, backend: str):
         app = create_app({"database_url": self.url, "env": "testing", "grading_backend": backend,

@@ -111,18 +111,20 @@ def bare_gradcheck(n: int = 300) -> dict:
     return grading.section_bare(ctx)
 
 
-def prepare_database(env: dict, client: str = "bench") -> str:
-    """`flask db upgrade`, `flask exercises sync` and `flask clients create` on env's DATABASE_URL: the key."""
+def prepare_database(env: dict, client: str = "bench", root: Path = ROOT) -> str:
+    """`flask db upgrade`, `flask exercises sync` and `flask clients create` on env's DATABASE_URL,
+    with the code of the checkout at `root`: the key."""
     for args in (["db", "upgrade"], ["exercises", "sync"]):
-        subprocess.run(FLASK + args, cwd=ROOT, env=env, check=True, capture_output=True)
-    return subprocess.run(FLASK + ["clients", "create", client], cwd=ROOT, env=env, check=True,
+        subprocess.run(FLASK + args, cwd=root, env=env, check=True, capture_output=True)
+    return subprocess.run(FLASK + ["clients", "create", client], cwd=root, env=env, check=True,
                           capture_output=True, text=True).stdout.split()[-1]
 
 
-def start_gunicorn(env: dict, log, app: str = "wsgi:app") -> subprocess.Popen:
-    """gunicorn with the deployed settings (gunicorn.conf.py; BIND and WEB_* from env) serving `app`."""
+def start_gunicorn(env: dict, log, app: str = "wsgi:app", root: Path = ROOT) -> subprocess.Popen:
+    """gunicorn with the deployed settings (gunicorn.conf.py; BIND and WEB_* from env) serving `app`
+    of the checkout at `root`."""
     return subprocess.Popen([str(Path(PYTHON).parent / "gunicorn"), "-c", "gunicorn.conf.py", app],
-                            cwd=ROOT, env=env, stdout=log, stderr=log)
+                            cwd=root, env=env, stdout=log, stderr=log)
 
 
 def wait_ready(port: int, path: str, log_path: Path, timeout: float = 120) -> None:
