@@ -28,12 +28,25 @@ def receiver():
         yield receiver
 
 
+class Statements(list[str]):
+    """The statements sent, in order; `in_transaction`: which of them (on PostgreSQL) went on a
+    connection inside a transaction (psycopg sends BEGIN before the first, COMMIT at the end)."""
+
+    in_transaction: list[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_transaction = []
+
+
 @contextmanager
 def recorded(database_url: str):
-    statements: list[str] = []
+    statements = Statements()
 
-    def listener(_conn, _cursor, statement, *_rest) -> None:
+    def listener(conn, _cursor, statement, *_rest) -> None:
         statements.append(statement)
+        if conn.dialect.name == "postgresql" and not conn.connection.dbapi_connection.autocommit:
+            statements.in_transaction.append(statement)
 
     engine = engine_for(database_url)
     event.listen(engine, "before_cursor_execute", listener)
@@ -69,6 +82,9 @@ def test_a_quiz_answer_its_event_deliveries_and_record_are_one_statement_on_post
     assert not [s for s in statements if s.lstrip().startswith(("UPDATE", "DELETE"))]
     if database_url.startswith("postgresql"):
         assert len(inserts) == 1, inserts
+        # the rules' read and the write are each a transaction of their own: no BEGIN, no COMMIT
+        # (the key's lookup before them is the tests' own: they cache no key)
+        assert statements.in_transaction == [s for s in statements if s.startswith("SELECT api_clients")]
     else:
         assert [s.split()[2] for s in inserts] == ["attempts", "attempt_events", "webhook_deliveries",
                                                   "idempotency_records"]
@@ -146,6 +162,7 @@ def test_queued_code_and_its_record_are_one_statement_on_postgresql(app, client,
     assert queued.status_code == 202, queued.json
     inserts = [s for s in statements if "INSERT" in s]
     assert len(inserts) == (1 if database_url.startswith("postgresql") else 2), statements
+    assert inserts[0] not in statements.in_transaction
     with app.app_context():
         session = db_session()
         attempt = session.get(Attempt, uuid.UUID(queued.json["id"]))
