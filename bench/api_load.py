@@ -52,10 +52,10 @@ socket error), not when a target is missed.
 
 With --against REV, the API of another commit (checked out beside with `git worktree`, on a fresh
 database of its own, migrated by its own code) runs too, and each of gradquiz's targets runs twice
-in every round, this checkout's slice and REV's, each first in every other round: the run ends with this checkout's ratios to
-REV (requests/s, p99, CPU a request), medians of the rounds' ratios. A change's effect measured
-this way is not lost in the drift between runs minutes apart, which on this machine is larger
-than most changes.
+in every round, this checkout's slice and REV's, each first in every other round: the run ends
+with this checkout's ratios to REV (requests/s, p99, CPU a request), medians of the rounds'
+ratios. A change's effect measured this way is not lost in the drift between runs minutes apart,
+which on this machine is larger than most changes.
 """
 
 from __future__ import annotations
@@ -423,9 +423,11 @@ def arguments() -> argparse.Namespace:
         parser.error("--perf needs perf (Debian's linux-perf)")
     if args.setup_sql is not None and args.database != "postgresql":
         parser.error("--setup-sql is for PostgreSQL")
-    if args.against is not None and subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
-                                                   cwd=ROOT, capture_output=True).returncode != 0:
-        parser.error(f"--against: no commit {args.against!r} in {ROOT}")
+    if args.against is not None:
+        known = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=ROOT,
+                               capture_output=True)
+        if known.returncode != 0:
+            parser.error(f"--against: no commit {args.against!r} in {ROOT}")
     return args
 
 
