@@ -7,6 +7,7 @@ floor for a request that reads) and an insert app (the floor for a request that 
     .venv/bin/python bench/api_load.py --only "POST quiz" --perf  # one target (and its floor), and perf's split
     .venv/bin/python bench/api_load.py --only "POST quiz" --setup-sql what-if.sql   # e.g. DROP INDEX ...
     .venv/bin/python bench/api_load.py --only "POST quiz,history" --against main   # before and after, one run
+    .venv/bin/python bench/api_load.py --only "POST code" --celery   # as deployed with Celery and Redis
 
 The three apps run under gunicorn with the deployed settings (gunicorn.conf.py: gthread, the same
 WEB_CONCURRENCY and WEB_THREADS, preload, max_requests; gunicorn's own access log off), at the
@@ -56,6 +57,10 @@ in every round, this checkout's slice and REV's, each first in every other round
 with this checkout's ratios to REV (requests/s, p99, CPU a request), medians of the rounds'
 ratios. A change's effect measured this way is not lost in the drift between runs minutes apart,
 which on this machine is larger than most changes.
+
+With --celery, gradquiz runs with GRADING_BACKEND=celery and the local Redis as its broker
+(database 12, emptied before and after the run; no worker takes the tasks): a code POST then also
+sends its task to the broker and records that it went, as a deployment with Celery does.
 """
 
 from __future__ import annotations
@@ -115,6 +120,7 @@ LABELS = {"hello": "hello world (bench/hello_app.py)", "healthz": "GET /healthz 
           "POST quiz": f"POST /api/v1/exercises/{QUIZ_SLUG}/attempts",
           "POST code": f"POST /api/v1/exercises/{CODE_SLUG}/attempts"}
 LEARNERS_PER_THREAD = 500
+CELERY_BROKER = "redis://127.0.0.1:6379/12"  # --celery; bench/backends.py uses database 11
 
 
 AGAINST = " @"  # names a target of the other checkout (--against): "POST quiz @1a2b3c4"
@@ -414,6 +420,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--perf", action="store_true", help="also sample every CPU with perf (Debian's linux-perf) "
                         "during every slice and print where a request's CPU went, by process and by user or "
                         "kernel space")
+    parser.add_argument("--celery", action="store_true", help="run gradquiz with GRADING_BACKEND=celery and the "
+                        f"local Redis as its broker ({CELERY_BROKER}, emptied before and after)")
     parser.add_argument("--against", metavar="REV", help="also run the API of this commit (a branch, a tag, a "
                         "hash) and print this checkout's ratios to it")
     args = parser.parse_args()
@@ -469,12 +477,23 @@ def beside(targets: dict[str, tuple], theirs: dict[str, tuple], rev: str) -> dic
             for suffix in ("", AGAINST + rev) if suffix == "" or name in theirs}
 
 
-def seed(port: int, key: str) -> None:
-    """One quiz and one code POST (a setup mistake fails here), and a learner with a history to read."""
-    post_ok(port, QUIZ_PATH, key, {"learner": "check", "answer": RIGHT})
-    post_ok(port, CODE_PATH, key, {"learner": "check", "code": CODE})
-    for n in range(5):
-        post_ok(port, QUIZ_PATH, key, {"learner": HISTORY_LEARNER, "answer": RIGHT if n % 2 else WRONG})
+def seed(apis: list[tuple[int, str]], floor_port: int, floor_token: str, log_path: Path) -> None:
+    """Once every gradquiz (port, API key) is up: one POST to the insert floor, one quiz and one code
+    POST to each gradquiz (a setup mistake fails here) and a learner with a history to read."""
+    for port, _key in apis:
+        wait_ready(port, "/readyz", log_path)
+    post_ok(floor_port, "/attempts", floor_token, {"learner": "check", "answer": RIGHT})
+    for port, key in apis:
+        post_ok(port, QUIZ_PATH, key, {"learner": "check", "answer": RIGHT})
+        post_ok(port, CODE_PATH, key, {"learner": "check", "code": CODE})
+        for n in range(5):
+            post_ok(port, QUIZ_PATH, key, {"learner": HISTORY_LEARNER, "answer": RIGHT if n % 2 else WRONG})
+
+
+def empty_broker() -> None:
+    import redis
+
+    redis.Redis.from_url(CELERY_BROKER).flushdb()
 
 
 def run_setup_sql(url: str, script: Path) -> None:
@@ -502,6 +521,20 @@ def print_results(results: dict[str, list[Round]], splits: dict[str, list[dict[s
     return failed
 
 
+def measure(targets: dict[str, tuple], args: argparse.Namespace, env: dict[str, str], tmp: Path,
+            other: OtherCheckout | None) -> int:
+    """Warm every target up, run the rounds and print the tables; returns the failed requests."""
+    workers, threads = env.get("WEB_CONCURRENCY", "2"), env.get("WEB_THREADS", "16")
+    print(f"gunicorn gthread, {workers} workers x {threads} threads for every app (gunicorn.conf.py); gradquiz "
+          f"ENV=production LOG_FORMAT=json{' GRADING_BACKEND=celery' if args.celery else ''}; wrk 2 threads, "
+          f"{args.connections} connections, {args.duration} s per target per round, {args.rounds} rounds; "
+          f"{args.database}; {os.cpu_count()} CPUs shared by wrk, gunicorn and the database")
+    for url, script, extra, master in targets.values():  # warm-up: pools, caches, first requests
+        wrk(url, script, extra(f"warm-{uuid.uuid4().hex[:8]}"), args.connections, min(2, args.duration), master)
+    results, splits = run_rounds(targets, args, tmp)
+    return print_results(results, splits, args, other)
+
+
 def main() -> None:
     args = arguments()
     tmp = Path(tempfile.mkdtemp(prefix="gradquiz-bench-load-"))
@@ -511,11 +544,14 @@ def main() -> None:
     floor_token = uuid.uuid4().hex
     # Not the grading workers: a quiz answer is graded in the request, a code answer only queued.
     env = {**os.environ, "ENV": "production", "SECRET_KEY": uuid.uuid4().hex * 2, "DATABASE_URL": database.url,
-           "ATTEMPTS_RATE_LIMIT": "100000/second", "METRICS_TOKEN": uuid.uuid4().hex, "LOG_FORMAT": "json"}
+           "ATTEMPTS_RATE_LIMIT": "100000/second", "METRICS_TOKEN": uuid.uuid4().hex, "LOG_FORMAT": "json",
+           **({"GRADING_BACKEND": "celery", "CELERY_BROKER_URL": CELERY_BROKER} if args.celery else {})}
     servers: list[subprocess.Popen] = []
     log_path = tmp / "servers.log"
     ok = False
     try:
+        if args.celery:
+            empty_broker()
         key = prepare_database(env)
         if args.setup_sql is not None:
             run_setup_sql(database.url, args.setup_sql)
@@ -530,11 +566,7 @@ def main() -> None:
             servers += [hello, floor] + [start_gunicorn({**api_env, "BIND": f"127.0.0.1:{port}"}, log, root=root)
                                          for port, _key, api_env, root in apis]
         wait_ready(hello_port, "/", log_path)
-        for port, *_rest in apis:
-            wait_ready(port, "/readyz", log_path)
-        post_ok(floor_port, "/attempts", floor_token, {"learner": "check", "answer": RIGHT})
-        for port, api_key, *_rest in apis:
-            seed(port, api_key)
+        seed([(port, api_key) for port, api_key, *_rest in apis], floor_port, floor_token, log_path)
 
         scripts = Scripts.write(tmp)
         gradquiz = api_targets(api_port, key, servers[2].pid, scripts)
@@ -554,16 +586,7 @@ def main() -> None:
         if other is not None:
             targets = beside(targets, api_targets(other_port, apis[1][1], servers[3].pid, scripts), other.rev)
 
-        workers, threads = env.get("WEB_CONCURRENCY", "2"), env.get("WEB_THREADS", "16")
-        print(f"gunicorn gthread, {workers} workers x {threads} threads for every app (gunicorn.conf.py); gradquiz "
-              f"ENV=production LOG_FORMAT=json; wrk 2 threads, {args.connections} connections, {args.duration} s "
-              f"per target per round, {args.rounds} rounds; {args.database}; {os.cpu_count()} CPUs shared "
-              "by wrk, gunicorn and the database")
-        for url, script, extra, master in targets.values():  # warm-up: pools, caches, first requests
-            wrk(url, script, extra(f"warm-{uuid.uuid4().hex[:8]}"), args.connections, min(2, args.duration), master)
-        results, splits = run_rounds(targets, args, tmp)
-
-        failed = print_results(results, splits, args, other)
+        failed = measure(targets, args, env, tmp, other)
         for name, proc in (("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])):
             rss = ", ".join(f"{rss_mb(pid):.0f}" for pid in sorted(children(proc.pid)))
             print(f"web worker RSS after the run, {name}: {rss} MB")
@@ -571,6 +594,8 @@ def main() -> None:
         ok = failed == 0
     finally:
         stop_processes(servers)
+        if args.celery:
+            empty_broker()
         database.drop()
         if other is not None:
             other.remove()
