@@ -208,6 +208,17 @@ def serialize_transactions(session: Session, *key: object) -> None:
 _ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
 
+def outside_transaction(session: Session) -> None:
+    """On PostgreSQL, run the session's statements until its next commit or rollback outside any
+    transaction (autocommit): each statement is its own, and no BEGIN or COMMIT goes to the server.
+    For work that writes in one statement, after reads that need no common snapshot (at READ
+    COMMITTED each statement sees its own anyway). Nothing if the session is in a transaction
+    already, or on SQLite (whose writers need their BEGIN IMMEDIATE). Under load each round trip
+    saved is worth more than its own cost: docs/performance.md, issue 19's seventh round."""
+    if not session.in_transaction() and session.get_bind().dialect.name == "postgresql":
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+
+
 class ReadOnlySession(Session):
     """A session whose transactions PostgreSQL runs READ ONLY, and which ends them with COMMIT.
 

@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ..config import Settings
+from ..database import outside_transaction
 from ..models import Attempt, GradingJob, RegradeItem, Run
 from ..models.base import utcnow
 from .db_lease import QUEUED, RUNNING, _locked
@@ -104,6 +105,7 @@ class CeleryDispatcher:
         if not self.publish(model, job_id):
             return
         try:
+            outside_transaction(session)  # one UPDATE
             mark_dispatched(session, model, [job_id], utcnow())
         except SQLAlchemyError as exc:
             session.rollback()

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defaultload, lazyload
 
 from .. import scores
-from ..database import READ_ONLY
+from ..database import READ_ONLY, outside_transaction
 from ..learner_tokens import LearnerScope
 from ..logs import current_request_id
 from ..models import (
@@ -217,15 +217,13 @@ def submit_attempt(session: Session, client: ApiClient, key: str | None, digest:
     statement, a transaction of its own, so no BEGIN and COMMIT go to the server (two round trips
     of the five a quiz POST made).
     """
-    dialect = session.get_bind().dialect.name
-    snapshot = dialect == "sqlite"
+    snapshot = session.get_bind().dialect.name == "sqlite"
     for tries_left in reversed(range(NUMBER_RACE_TRIES)):
         try:
             session.commit()  # what the request read before (its key, when not cached)
             if snapshot:
                 session.connection(execution_options={READ_ONLY: True})
-            elif dialect == "postgresql":
-                session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+            outside_transaction(session)
             submission = prepare()
             if snapshot:
                 session.commit()

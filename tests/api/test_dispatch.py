@@ -21,6 +21,7 @@ from service.jobs import db_lease
 from service.jobs.dispatch import CeleryDispatcher
 from service.models import GRADED_EVENT, ApiClient, Attempt, AttemptEvent, Run
 from service.models.base import utcnow
+from tests.api.test_write_path import recorded
 from tests.helpers import bearer, correct_answer
 
 BROKER = "redis://127.0.0.1:6379/14"
@@ -70,15 +71,20 @@ def celery_web(app, make_app):
     return lambda broker_url: make_app(grading_backend="celery", celery_broker_url=broker_url)
 
 
-def test_a_code_attempt_is_sent_once_after_its_row_is_committed(celery_web, broker, client_key, quiz_catalog):
+def test_a_code_attempt_is_sent_once_after_its_row_is_committed(celery_web, broker, client_key, quiz_catalog,
+                                                                 database_url):
     app = celery_web(BROKER)
     key = client_key
     client = app.test_client()
-    response = submit_code(client, key, **{"Idempotency-Key": "once"})
+    with recorded(database_url) as statements:
+        response = submit_code(client, key, **{"Idempotency-Key": "once"})
     assert response.status_code == 202
     attempt_id = response.json["id"]
     assert queued_tasks(broker) == [("gradquiz.grade_attempt", [attempt_id])]
     assert attempt_row(app, attempt_id).dispatched_at is not None
+    (sent,) = [s for s in statements if s.startswith("UPDATE attempts SET dispatched_at")]
+    if database_url.startswith("postgresql"):
+        assert sent not in statements.in_transaction  # one UPDATE: no BEGIN, no COMMIT
     # A replayed request sends nothing new; a quiz answer, graded at once, sends nothing.
     assert submit_code(client, key, **{"Idempotency-Key": "once"}).headers["Idempotent-Replayed"] == "true"
     quiz = client.post("/api/v1/exercises/backward-none-for-bounds/attempts", headers=bearer(key),
