@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import Update, and_, bindparam, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -163,7 +163,18 @@ def waiting_in_broker(session: Session, model: type[GradingJob], now: datetime, 
 
 
 def mark_dispatched(session: Session, model: type[GradingJob], job_ids: Iterable[uuid.UUID], at: datetime) -> None:
+    """Record that the jobs went to the broker at `at`, and commit.
+
+    A Core statement built once per table, run after every code POST with Celery: the ORM's UPDATE
+    was built anew each time and then evaluated against every object the session holds. No caller
+    reads `dispatched_at` from an object it holds afterwards."""
     job_ids = list(job_ids)
     if job_ids:
-        session.execute(update(model).where(model.id.in_(job_ids)).values(dispatched_at=at))
+        session.connection().execute(_DISPATCHED_UPDATES[model], {"ids": job_ids, "at": at})
     session.commit()
+
+
+# Run on the session's connection, not the session: a Core UPDATE of each job table.
+_DISPATCHED_UPDATES: dict[type[GradingJob], Update] = {
+    model: update(model).where(model.id.in_(bindparam("ids", expanding=True))).values(dispatched_at=bindparam("at"))
+    for model in TASK_NAMES}
