@@ -540,7 +540,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="gradquiz-bench-load-"))
     database = Deployment() if args.database == "postgresql" else SqliteDatabase(tmp)
     hello_port, floor_port, api_port, other_port = free_port(), free_port(), free_port(), free_port()
-    other = OtherCheckout(args.against, tmp) if args.against is not None else None
+    other: OtherCheckout | None = None
     floor_token = uuid.uuid4().hex
     # Not the grading workers: a quiz answer is graded in the request, a code answer only queued.
     env = {**os.environ, "ENV": "production", "SECRET_KEY": uuid.uuid4().hex * 2, "DATABASE_URL": database.url,
@@ -556,7 +556,8 @@ def main() -> None:
         if args.setup_sql is not None:
             run_setup_sql(database.url, args.setup_sql)
         apis = [(api_port, key, env, ROOT)]
-        if other is not None:
+        if args.against is not None:  # inside the try: a failed checkout still drops the database
+            other = OtherCheckout(args.against, tmp)
             other_env, other_key = other.prepare(env, args.database)
             apis.append((other_port, other_key, other_env, other.root))
         with open(log_path, "w") as log:

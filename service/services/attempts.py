@@ -223,7 +223,8 @@ def submit_attempt(session: Session, client: ApiClient, key: str | None, digest:
             session.commit()  # what the request read before (its key, when not cached)
             if snapshot:
                 session.connection(execution_options={READ_ONLY: True})
-            outside_transaction(session)
+            else:
+                outside_transaction(session)
             submission = prepare()
             if snapshot:
                 session.commit()
