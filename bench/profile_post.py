@@ -5,10 +5,12 @@ wall-clock ones), then the same N under cProfile (with a CPU timer) for the func
 
     .venv/bin/python bench/profile_post.py [--database postgresql|sqlite] [-n 1000] [--top 30]
     .venv/bin/python bench/profile_post.py --request history     # GET a learner's 5 attempts
+    .venv/bin/python bench/profile_post.py --request history --no-profile -n 3000   # the timing alone
 
 Requests (--request): `quiz` (a graded quiz POST with a new Idempotency-Key, as bench/api_load.py
-sends), `history` (GET /api/v1/learners/{id}/attempts of a learner with 5 quiz attempts) and
-`exercise` (GET of the quiz exercise); and `event`, no request: the event a grading worker writes
+sends), `history` (GET /api/v1/learners/{id}/attempts of a learner with 5 quiz attempts),
+`page-history` (the same learner's attempts at the quiz, 50 a page, as the learner page reloads
+them after each submission) and `exercise` (GET of the quiz exercise); and `event`, no request: the event a grading worker writes
 beside a stored grade (`record_attempt_event` for an attempt it holds, and the commit). Prints
 the CPU ms per request without the profiler, the statements one request runs, and the profile's
 top functions. No HTTP server, no gunicorn: the request's own cost.
@@ -71,6 +73,11 @@ def request_maker(app: Flask, http: FlaskClient, headers: dict[str, str], kind: 
         response = http.get("/api/v1/learners/history-learner/attempts", headers=headers)
         assert response.status_code == 200 and len(response.get_json()["attempts"]) == 5, response.get_json()
 
+    def page_history(_i: int) -> None:
+        # what the learner page asks after each submission (frontend/src/learn/exercise.js)
+        response = http.get(f"/api/v1/learners/history-learner/attempts?exercise={QUIZ}&page_size=50", headers=headers)
+        assert response.status_code == 200 and len(response.get_json()["attempts"]) == 5, response.get_json()
+
     def exercise(_i: int) -> None:
         assert http.get(f"/api/v1/exercises/{QUIZ}").status_code == 200
 
@@ -92,7 +99,8 @@ def request_maker(app: Flask, http: FlaskClient, headers: dict[str, str], kind: 
                                  data={"status": attempt.status, "score": 0.5, "correct": attempt.correct})
             session.commit()
 
-    return {"quiz": post, "history": history, "exercise": exercise, "event": attempt_event}[kind]
+    return {"quiz": post, "history": history, "page-history": page_history, "exercise": exercise,
+            "event": attempt_event}[kind]
 
 
 def main() -> None:
@@ -101,7 +109,8 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
-    parser.add_argument("--request", choices=("quiz", "history", "exercise", "event"), default="quiz")
+    parser.add_argument("--request", choices=("quiz", "history", "page-history", "exercise", "event"), default="quiz")
+    parser.add_argument("--no-profile", action="store_true", help="time the requests only, without cProfile")
     parser.add_argument("--dump", help="also write the profile to this file (pstats), to read its callers")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -149,6 +158,8 @@ def profile(url: str, args: argparse.Namespace) -> None:
     cpu, database_cpu = time.process_time() - started, postgres_cpu_seconds() - database_started
     print(f"CPU ms per request ({args.request}, {args.database}, {args.n} requests): {cpu * 1000 / args.n:.2f}"
           + (f"; the PostgreSQL server's: {database_cpu * 1000 / args.n:.2f}" if args.database == "postgresql" else ""))
+    if args.no_profile:
+        return
     profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     for i in range(args.n):
