@@ -3,6 +3,8 @@ service/resources/blueprint.py, service/database.py's read-only sessions)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from marshmallow import Schema
 from sqlalchemy import event, text
@@ -13,8 +15,10 @@ from service.extensions import close_db_session, db_session
 from tests.helpers import bearer
 
 
-def test_a_request_builds_no_argument_schema(client, monkeypatch):
-    built = []
+@pytest.fixture()
+def schemas_built(monkeypatch):
+    """The names of the marshmallow schemas built from now on."""
+    built: list[str] = []
     original = Schema.__init__
 
     def counting_init(self, *args, **kwargs):
@@ -22,10 +26,31 @@ def test_a_request_builds_no_argument_schema(client, monkeypatch):
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(Schema, "__init__", counting_init)
+    return built
+
+
+def test_a_request_builds_no_argument_schema(client, schemas_built):
     # the exercise detail's query arguments (?learner=) are read through ExerciseDetailQuerySchema
     response = client.get("/api/v1/exercises/call-through-apply?learner=")
     assert response.status_code in (200, 401, 422)
-    assert "ExerciseDetailQuerySchema" not in built
+    assert "ExerciseDetailQuerySchema" not in schemas_built
+
+
+def test_a_paginated_request_builds_no_schema(client, client_key, schemas_built):
+    # flask-smorest gives its page parameters as a schema class and builds the X-Pagination header's
+    # schema each time; the arguments, the response and the header are all read or written here.
+    for answer in ("omit", "none-each"):
+        assert client.post("/api/v1/exercises/backward-none-for-bounds/attempts", headers=bearer(client_key),
+                           json={"learner": "ada", "answer": answer}).status_code == 201
+    path = "/api/v1/learners/ada/attempts?exercise=backward-none-for-bounds&page=2&page_size=1"
+    first = client.get(path, headers=bearer(client_key))
+    assert first.status_code == 200 and first.headers["X-Pagination"]
+    schemas_built.clear()  # the first request may build what is built once per process
+    again = client.get(path, headers=bearer(client_key))
+    assert again.status_code == 200 and again.json == first.json and len(again.json["attempts"]) == 1
+    assert json.loads(again.headers["X-Pagination"]) == {"total": 2, "total_pages": 2, "first_page": 1, "last_page": 2,
+                                                          "page": 2, "previous_page": 1}
+    assert schemas_built == []
 
 
 def test_a_request_asks_inspect_nothing_about_its_views_and_hooks(client, monkeypatch):
