@@ -5,13 +5,14 @@ import re
 from flask import current_app
 from flask.views import MethodView
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import Exercise
 from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
-from ..services.attempts import best_scores, learner_attempts
+from ..services.attempts import ExerciseNotFound, best_scores, current_version, learner_attempts
 from ..services.standing import show_to_learner
 from .blueprint import Blueprint
 from .docs import UNAUTHORIZED, problems
@@ -49,8 +50,7 @@ class LearnerAttempts(MethodView):
                 problem_abort(403, f"This learner token is not for exercise {query['exercise']!r}.")
         exercise_ids = None
         if "exercise" in query:
-            exercise_id = session.scalar(select(Exercise.id).where(Exercise.slug == query["exercise"],
-                                                                   Exercise.published.is_(True)))
+            exercise_id = _published_exercise_id(session, query["exercise"])
             if exercise_id is None:
                 problem_abort(404, f"No exercise with slug {query['exercise']!r}.")
             exercise_ids = [exercise_id]
@@ -65,3 +65,15 @@ class LearnerAttempts(MethodView):
         current_app.extensions["gradquiz.versions"].attach(session, attempts)
         show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
         return {"learner": learner, "best_scores": best, "attempts": attempts}
+
+
+def _published_exercise_id(session: Session, slug: str) -> int | None:
+    """The id of the published exercise `slug`: from the process's cache of current versions when
+    it is on (EXERCISE_CACHE_SECONDS, as a POST to the exercise reads it), else one statement."""
+    cache = current_app.extensions["gradquiz.current_versions"]
+    if not cache.seconds:
+        return session.scalar(select(Exercise.id).where(Exercise.slug == slug, Exercise.published.is_(True)))
+    try:
+        return current_version(session, slug, cache)[0].id
+    except ExerciseNotFound:
+        return None

@@ -194,3 +194,28 @@ def test_the_history_reads_each_version_once_per_process_and_a_new_version_at_on
     with bare_app.app_context():
         first_version = db_session().scalar(select(ExerciseVersion).where(ExerciseVersion.number == 1))
         assert after["exercise_version"] == 1 and after["explanation"] == first_version.spec["explanation"]
+
+
+def test_the_history_of_one_exercise_finds_it_in_the_cache_of_current_versions(make_app, client_key_for, database_url):
+    # The learner page reloads ?exercise=<slug> after every submission: with the production caches
+    # on, the slug is read from the cache a POST to the exercise fills, not looked up again.
+    app = make_app(exercise_cache_seconds=5)
+    with app.app_context():
+        sync_catalog(db_session(), load_catalog(PROJECT_ROOT / "exercises")[0])
+        db_session().commit()
+    client, key = app.test_client(), client_key_for(app)
+    slug = "call-through-apply"
+    assert client.post(f"/api/v1/exercises/{slug}/attempts", json={"learner": "ada", "answer": "apply"},
+                       headers=bearer(key)).status_code == 201
+    sent = []
+    engine = engine_for(database_url)
+    listener = lambda _conn, _cursor, _sql, params, *_rest: sent.append(params)  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        history = client.get(f"/api/v1/learners/ada/attempts?exercise={slug}", headers=bearer(key))
+        unknown = client.get("/api/v1/learners/ada/attempts?exercise=no-such-exercise", headers=bearer(key))
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert history.status_code == 200 and [a["exercise"] for a in history.json["attempts"]] == [slug]
+    assert sent and not any(slug in str(params) for params in sent)
+    assert unknown.status_code == 404  # looked up once, then an entry of the cache too
