@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, inspect, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, defaultload, lazyload
+from sqlalchemy.orm import Session, defaultload, lazyload, load_only
 
 from .. import scores
 from ..database import READ_ONLY, outside_transaction
@@ -377,8 +377,19 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
 
 @functools.cache
 def _learner_attempts_select() -> Select[Attempt]:
-    # Built once, as _best_scores_select is: a request adds its conditions.
-    return select(Attempt).options(*WITHOUT_VERSIONS).order_by(Attempt.created_at.desc(), Attempt.id.desc())
+    # Built once, as _best_scores_select is: a request adds its conditions. It loads what a page
+    # shows (AttemptSchema) and what show_to_learner and VersionCache.attach read, and leaves out
+    # the workers' lease and the exercise's catalog entry: reading one of those raises, rather than
+    # loading it attempt by attempt.
+    return (select(Attempt)
+            .options(*WITHOUT_VERSIONS,
+                     load_only(Attempt.id, Attempt.client_id, Attempt.learner, Attempt.exercise_id,
+                               Attempt.exercise_version_id, Attempt.lti_link_id, Attempt.status, Attempt.answer,
+                               Attempt.code, Attempt.result, Attempt.score, Attempt.grader_score, Attempt.correct,
+                               Attempt.attempt_number, Attempt.late, Attempt.penalties, Attempt.created_at,
+                               Attempt.started_at, Attempt.graded_at, raiseload=True),
+                     defaultload(Attempt.exercise).load_only(Exercise.slug, Exercise.current_version, raiseload=True))
+            .order_by(Attempt.created_at.desc(), Attempt.id.desc()))
 
 
 def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
@@ -409,9 +420,10 @@ def best_scores(session: Session, client: ApiClient, learner: str, exercise_ids:
     stmt = _best_scores_select().where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
     if exercise_ids is not None:
         stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
+    # On the session's connection: a Core statement needs none of the ORM's execution step.
     return [
         {"exercise": slug, "attempts": count, "best_score": best, "passed": bool(passed)}
-        for slug, count, best, passed in session.execute(stmt)
+        for slug, count, best, passed in session.connection().execute(stmt)
     ]
 
 
