@@ -180,6 +180,8 @@ class InputSpec:
     range: tuple[float, float] | None = None     # random values (a random bool: (0, 1))
     avoid: tuple[float, ...] | None = None
     avoid_margin: float | None = None
+    #: random float tensors: intervals [low, high] each holding at least one of the values drawn
+    cover: tuple[tuple[float, float], ...] | None = None
     container: str | None = None                 # ints
 
     @property
@@ -193,7 +195,7 @@ class InputSpec:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if v is not None or f.name == "description":
-                out[f.name] = list(v) if isinstance(v, tuple) else v
+                out[f.name] = _as_lists(v)
         return out
 
     def as_table(self) -> dict[str, Any]:
@@ -317,6 +319,16 @@ class _Numbers(fields.Field[Any]):
         if not isinstance(value, list) or not all(_is_number(v) for v in value):
             raise ValidationError("must be a list of numbers")
         return tuple(float(v) for v in value)
+
+
+class _Intervals(fields.Field[Any]):
+    """A list of [low, high] pairs, low < high."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[tuple[float, float], ...]:
+        if not (isinstance(value, list) and value and all(
+                isinstance(v, list) and len(v) == 2 and all(_is_number(n) for n in v) and v[0] < v[1] for v in value)):
+            raise ValidationError("must be a list of [low, high] pairs with low < high")
+        return tuple((float(low), float(high)) for low, high in value)
 
 
 class _PositiveNumber(_Number):
@@ -447,9 +459,30 @@ class _TensorInput(_DrawnInput):
     shape = fields.Raw()
     value = fields.Raw()
     requires_grad = _Bool()
+    cover = _Intervals()
 
     def _integers(self, data: dict[str, Any]) -> str | None:
         return data.get("dtype") if data.get("dtype") in INT_BOUNDS else None
+
+    @validates_schema
+    def _cover(self, data: dict[str, Any], **kwargs: Any) -> None:
+        """Each interval inside the range, room in it beyond the avoided zones, and no more
+        intervals than elements (each takes one of its own)."""
+        if "cover" not in data:
+            return
+        if "value" in data:
+            raise ValidationError("is for random values: give either value or cover", "cover")
+        if data.get("dtype", "float64") not in FLOAT_DTYPES:
+            raise ValidationError("is for float tensors", "cover")
+        low, high = data.get("range", (-1.0, 1.0))
+        if not all(low <= a and b <= high for a, b in data["cover"]):
+            raise ValidationError(f"each interval must lie inside the range [{low}, {high}]", "cover")
+        avoided = 2 * data.get("avoid_margin", 0.01) * len(data.get("avoid", ()))
+        if avoided and not all(avoided < 0.5 * (b - a) for a, b in data["cover"]):  # as for the range
+            raise ValidationError("an interval is too narrow for the avoided zones", "cover")
+        shape = data.get("shape")
+        if isinstance(shape, list) and all(_is_int(d) and d > 0 for d in shape) and len(data["cover"]) > numel(shape):
+            raise ValidationError(f"more intervals than the {numel(shape)} values drawn", "cover")
 
     @validates_schema
     def _tensor(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -614,7 +647,7 @@ def _override(base: InputSpec, override: Any, where: str, problems: list[Problem
     raw = base.as_table()
     new_type = override.get("type", base.type)
     if "value" in override:
-        for k in ("range", "avoid", "avoid_margin"):
+        for k in ("range", "avoid", "avoid_margin", "cover"):
             raw.pop(k, None)
         if "shape" not in override:
             raw.pop("shape", None)
@@ -628,6 +661,11 @@ def _override(base: InputSpec, override: Any, where: str, problems: list[Problem
     spec, found = load_input(raw, where)
     problems.extend(found)
     return spec or base
+
+
+def _as_lists(value: Any) -> Any:
+    """Tuples, nested or not, as the lists a table writes."""
+    return [_as_lists(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _nest(flat: list[Any], shape: list[int]) -> Any:

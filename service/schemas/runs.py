@@ -42,6 +42,9 @@ def _input_spec_schema() -> dict:
                       "items": {"type": "integer", "minimum": low, "maximum": high}}})
           for dtype, (low, high) in INT_BOUNDS.items()),
         when_dtype(["bool"], {"value": nested({"anyOf": [{"type": "boolean"}, {"enum": [0, 1]}]})}),
+        # cover: random float tensors only
+        when_dtype([*INT_BOUNDS, "bool"], {"cover": False}),
+        {"not": {"required": ["value", "cover"]}},
         # Only a float tensor can require grad (dtype left out: float64).
         {"if": {"required": ["requires_grad"], "properties": {"requires_grad": {"const": True}}},
          "then": {"properties": {"dtype": {"enum": list(FLOAT_DTYPES)}}}},
@@ -82,6 +85,9 @@ def _input_spec_schema() -> dict:
             "range": {**number_pair, "description": "[low, high], low < high: random values drawn uniformly "
                                                     "(integers for integer dtypes); default [-1, 1]"},
             **avoid,
+            "cover": {"type": "array", "minItems": 1, "items": number_pair,
+                      "description": "Float tensors: intervals [low, high] inside range, each holding at least one "
+                                     "of the values drawn (at most one interval per element); excludes value"},
             "requires_grad": {"type": "boolean", "description": "Default: true for float64/float32, false "
                                                                 "otherwise (only float tensors can require grad)"},
         }, required=(), type_default=True,

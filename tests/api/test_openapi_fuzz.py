@@ -310,6 +310,10 @@ STORED_DATA_RULES: dict[str, list[Rule]] = {
              rf"|at most {MAX_ELEMENTS} elements"),
         Rule(422, VALIDATION_ERROR, r"json\.inputs\[\d+\]\.avoid_margin", "the avoided zones against the "
              "range's width: arithmetic", message=r"the avoided zones cover too much of the range"),
+        Rule(422, VALIDATION_ERROR, r"json\.inputs\[\d+\]\.cover", "each interval's low < high, inside the "
+             "range, wider than the avoided zones, and no more of them than the shape's elements (a product): "
+             f"{BETWEEN_FIELDS}", message=r"must be a list of \[low, high\] pairs with low < high|each interval "
+             r"must lie inside the range.*|an interval is too narrow for the avoided zones|more intervals than .*"),
         Rule(422, VALIDATION_ERROR, r"json\.inputs\[\d+\]\.(shape|value|range)", "an integer as written: "
              "spec.py refuses 7.0 where it takes an integer (as in an exercise's TOML); JSON Schema's integer "
              "includes 7.0, and no schema can tell the two apart",

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import copy
+import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from service.grading.plan import base_cases
+from service.grading.plan import base_cases, make_arg
 from service.grading.spec import load_code_spec, load_run_inputs, validate_code_exercise, validate_run_inputs
+from service.variants import variant_key
 from tests.grading.support import load_exercise
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,6 +82,57 @@ def test_inputs_depend_on_the_secret_and_avoid_kinks():
     for case in a:
         if case.kind == "random":
             assert all(abs(v - k) >= 0.05 for v in case.args[0].values for k in (-1.0, 1.0))
+
+
+def test_every_case_of_clampfn_has_values_below_inside_and_above_its_bounds():
+    # Eight values of [-2, 2] all miss [-1, 1] (or all fall in it) once in 256 draws: without
+    # `cover`, some learners' random cases had no x inside the bounds, so a backward wrong there
+    # passed that case's finite-difference checks. 300 learners, three random cases each.
+    code, _ = load_code_spec(load_exercise("clamp-function")["spec"])
+    for learner in range(300):
+        for case in base_cases(code, b"secret-one-0123456789", "clamp-function", variant_key(1, f"learner-{learner}")):
+            if case.kind == "random":
+                x = case.args[0].values
+                assert min(x) < -1.0 and max(x) > 1.0 and any(-1.0 < v < 1.0 for v in x), (learner, x)
+
+
+COVERED = {"type": "tensor", "shape": [4], "range": [-2.0, 2.0], "avoid": [-1.0, 1.0], "avoid_margin": 0.05,
+           "cover": [[-2.0, -1.0], [-1.0, 1.0], [1.0, 2.0]]}
+
+
+def test_cover_gives_each_interval_a_value_of_its_own_and_leaves_a_covered_draw_alone():
+    (spec,), problems = load_run_inputs([COVERED])
+    assert problems == [] and spec.cover == ((-2.0, -1.0), (-1.0, 1.0), (1.0, 2.0))
+    rng = random.Random(7)
+    for _ in range(2000):
+        values = make_arg(spec, rng).values
+        assert [sum(a <= v <= b for v in values) >= 1 for a, b in spec.cover] == [True] * 3, values
+        assert all(abs(v - k) >= 0.05 for v in values for k in (-1.0, 1.0)), values  # still away from the kinks
+    # one interval per element at most: four intervals over four values each get their own
+    (four,), _ = load_run_inputs([{**COVERED, "cover": [[-2.0, -1.5], [-1.5, -1.0], [1.0, 1.5], [1.5, 2.0]]}])
+    for _ in range(200):
+        values = sorted(make_arg(four, rng).values)
+        assert [a <= v <= b for v, (a, b) in zip(values, four.cover)] == [True] * 4, values
+    # a draw that already covers them is the draw without cover
+    (plain,), _ = load_run_inputs([{k: v for k, v in COVERED.items() if k != "cover"}])
+    covered = [v for v in (make_arg(plain, random.Random(n)).values for n in range(50))
+               if all(any(a <= x <= b for x in v) for a, b in spec.cover)]
+    assert covered and all(make_arg(spec, random.Random(n)).values == make_arg(plain, random.Random(n)).values
+                           for n in range(50) if make_arg(plain, random.Random(n)).values in covered)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"value": [0.0, 1.0, 2.0, 3.0]}, "either value or cover"),
+    ({"dtype": "int64", "range": [-2, 2]}, "float tensors"),
+    ({"cover": [[-3.0, -1.0]]}, "inside the range"),
+    ({"cover": [[-1.05, -0.95]]}, "too narrow"),
+    ({"shape": [2]}, "more intervals than the 2 values"),
+    ({"cover": [[1.0, 0.0]]}, "low < high"),
+    ({"cover": []}, "pairs"),
+])
+def test_a_cover_that_cannot_be_drawn_is_named(change, message):
+    problems = validate_run_inputs([{**COVERED, **change}])
+    assert [m for f, m in problems if f == "inputs[0].cover" and message in m], problems
 
 
 def test_web_side_modules_import_without_torch():
@@ -200,15 +253,19 @@ def test_openapi_documents_each_input_type_as_the_validator_accepts_it():
     assert set(variants) == {"tensor", "float", "int", "bool", "none", "ints"}
     assert variants["tensor"]["properties"]["dtype"]["enum"] == ["float64", "float32", "int64", "int32", "bool"]
     assert variants["ints"]["properties"]["container"]["enum"] == ["tuple", "list", "size"]
-    for key in ("name", "description", "value", "range", "shape", "requires_grad", "avoid", "avoid_margin", "dtype"):
+    for key in ("name", "description", "value", "range", "shape", "requires_grad", "avoid", "avoid_margin", "cover",
+                "dtype"):
         assert key in variants["tensor"]["properties"], key
     schema = {"oneOf": items["oneOf"]}
-    for spec in EVERY_TYPE + [{"shape": [3]}, {"type": "int", "value": 3}, {"type": "float", "range": [0, 1], "avoid": [0.5]}]:
+    for spec in EVERY_TYPE + [{"shape": [3]}, {"type": "int", "value": 3}, {"type": "float", "range": [0, 1], "avoid": [0.5]},
+                              {"shape": [3], "range": [-2, 2], "cover": [[-2, -1], [1, 2]]}]:
         assert validate_run_inputs([spec]) == [] and jsonschema_rs.is_valid(schema, spec), spec
     for spec in ({"type": "ints"}, {"type": "ints", "value": [1] * 9}, {"type": "ints", "value": [1.5]},
                  {"type": "ints", "value": [2], "container": "set"}, {"type": "ints", "value": [2], "range": [0, 3]},
                  {"type": "tensor", "dtype": "int16", "shape": [2]}, {"type": "complex"}, {"type": "float", "shape": [2]},
-                 {"type": "tensor", "shape": [2], "unknown": 1}):
+                 {"type": "tensor", "shape": [2], "unknown": 1},
+                 {"type": "tensor", "dtype": "int64", "shape": [2], "range": [0, 3], "cover": [[0, 1]]},
+                 {"type": "tensor", "value": [0.5], "cover": [[0, 1]]}, {"type": "float", "cover": [[0, 1]]}):
         assert validate_run_inputs([spec]) != [] and not jsonschema_rs.is_valid(schema, spec), spec
 
 
