@@ -59,8 +59,8 @@ def _draw_float(rng: random.Random, inp: InputSpec, between: tuple[float, float]
 def _cover(values: list[float], rng: random.Random, inp: InputSpec) -> None:
     """Make each interval of `inp.cover` hold a value of its own: one already drawn inside it, or,
     when none is, a value drawn inside it in place of one no earlier interval holds. Eight values
-    of [-2, 2] all miss [-1, 1] once in 256 draws, and a backward wrong inside it would then pass
-    every finite-difference check of that case."""
+    of [-2, 2] all miss [-1, 1] once in 256 draws, and a backward wrong only there would then pass
+    every gradient check of that case."""
     free = list(range(len(values)))
     for interval in inp.cover or ():
         inside = [k for k in free if interval[0] <= values[k] <= interval[1]]
