@@ -323,3 +323,17 @@ def test_a_judge_told_to_stop_does_not_wait_for_a_spare_still_being_forked():
     started = time.monotonic()
     judge.close()
     assert time.monotonic() - started < 10, "closing waited for the unanswered spares"
+
+
+def test_a_run_of_clampfn_exposes_a_backward_wrong_only_above_the_bounds_whatever_the_source(judge, clamp_exercise):
+    # A Run has one random case, seeded with the source. Before ClampFn's inputs declared `cover`,
+    # 3 of these 20 edits of one wrong Function drew no x above 1, and their Run passed.
+    from service.grading.runs import exercise_run_inputs
+    from service.grading.spec import load_code_spec
+
+    inputs = exercise_run_inputs(load_code_spec(clamp_exercise["spec"])[0])
+    wrong = _ref(clamp_exercise).replace("(x >= ctx.low) & (x <= ctx.high)", "x >= ctx.low")
+    assert wrong != _ref(clamp_exercise)
+    for edit in range(20):
+        run = judge.run(f"{wrong}\n# edit {edit}\n", "ClampFn", inputs)
+        assert run["status"] == "ok" and run["passed"] is False, (edit, run["inputs"])
