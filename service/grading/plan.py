@@ -24,7 +24,7 @@ from typing import Any
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
 from .reports import Output, Report
-from .spec import FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, numel
+from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, numel
 
 
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
@@ -48,7 +48,7 @@ def _draw_float(rng: random.Random, inp: InputSpec, between: tuple[float, float]
     avoided points."""
     assert inp.range is not None
     lo, hi = between or inp.range
-    avoid, margin = inp.avoid or (), inp.avoid_margin or 0.01
+    avoid, margin = inp.avoid or (), inp.avoid_margin or DEFAULT_AVOID_MARGIN
     for _ in range(1000):
         v = rng.uniform(lo, hi)
         if all(abs(v - a) >= margin for a in avoid):

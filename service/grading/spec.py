@@ -398,6 +398,18 @@ class _IntsInput(_InputBase):
         INTS_CONTAINERS, error=f"must be one of {', '.join(INTS_CONTAINERS)}"))
 
 
+#: Where random floats are drawn when an input names no range.
+DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
+DEFAULT_AVOID_MARGIN = 0.01
+
+
+def _room_beyond_avoided(data: dict[str, Any], interval: tuple[float, float]) -> bool:
+    """Whether the zones an input avoids (avoid_margin either side of each avoided point) leave
+    more than half of `interval` to draw from: a draw finds a value in a few tries."""
+    avoided = 2 * data.get("avoid_margin", DEFAULT_AVOID_MARGIN) * len(data.get("avoid", ()))
+    return not avoided or avoided < 0.5 * (interval[1] - interval[0])
+
+
 class _DrawnInput(_InputBase):
     """Inputs drawn from a range unless a value is fixed: floats, ints and tensors."""
 
@@ -427,11 +439,11 @@ class _DrawnInput(_InputBase):
                 data.pop(k, None)
             return data
         ints = self._integers(data)
-        lo, hi = data.get("range", (0, 9) if ints == "int" else (-1.0, 1.0))
+        lo, hi = data.get("range", (0, 9) if ints == "int" else DEFAULT_FLOAT_RANGE)
         data["range"] = (int(lo), int(hi)) if ints else (float(lo), float(hi))
         data.setdefault("avoid", ())
-        data.setdefault("avoid_margin", 0.01)
-        if data["avoid"] and 2 * data["avoid_margin"] * len(data["avoid"]) >= 0.5 * (data["range"][1] - data["range"][0]):
+        data.setdefault("avoid_margin", DEFAULT_AVOID_MARGIN)
+        if not _room_beyond_avoided(data, data["range"]):
             raise ValidationError("the avoided zones cover too much of the range", "avoid_margin")
         return data
 
@@ -474,11 +486,10 @@ class _TensorInput(_DrawnInput):
             raise ValidationError("is for random values: give either value or cover", "cover")
         if data.get("dtype", "float64") not in FLOAT_DTYPES:
             raise ValidationError("is for float tensors", "cover")
-        low, high = data.get("range", (-1.0, 1.0))
+        low, high = data.get("range", DEFAULT_FLOAT_RANGE)
         if not all(low <= a and b <= high for a, b in data["cover"]):
             raise ValidationError(f"each interval must lie inside the range [{low}, {high}]", "cover")
-        avoided = 2 * data.get("avoid_margin", 0.01) * len(data.get("avoid", ()))
-        if avoided and not all(avoided < 0.5 * (b - a) for a, b in data["cover"]):  # as for the range
+        if not all(_room_beyond_avoided(data, interval) for interval in data["cover"]):
             raise ValidationError("an interval is too narrow for the avoided zones", "cover")
         shape = data.get("shape")
         if isinstance(shape, list) and all(_is_int(d) and d > 0 for d in shape) and len(data["cover"]) > numel(shape):

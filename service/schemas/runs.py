@@ -4,7 +4,16 @@ import keyword
 
 from marshmallow import Schema, fields, validate
 
-from ..grading.spec import FLOAT_DTYPES, INT_BOUNDS, INTS_CONTAINERS, MAX_DIMS, MAX_ELEMENTS, MAX_INTS, TENSOR_DTYPES
+from ..grading.spec import (
+    DEFAULT_AVOID_MARGIN,
+    FLOAT_DTYPES,
+    INT_BOUNDS,
+    INTS_CONTAINERS,
+    MAX_DIMS,
+    MAX_ELEMENTS,
+    MAX_INTS,
+    TENSOR_DTYPES,
+)
 from .attempts import MAX_CODE_CHARS, MAX_WAIT_SECONDS
 from .request import NO_NUL_PATTERN, JsonBoolean, Pattern, RequestSchema
 
@@ -53,7 +62,7 @@ def _input_spec_schema() -> dict:
     avoid = {
         "avoid": {"type": "array", "items": {"type": "number"},
                   "description": "Kinks: random values keep avoid_margin away from these points"},
-        "avoid_margin": {"type": "number", "exclusiveMinimum": 0, "default": 0.01,
+        "avoid_margin": {"type": "number", "exclusiveMinimum": 0, "default": DEFAULT_AVOID_MARGIN,
                          "description": "Distance random values keep from each avoided point"},
     }
 
