@@ -163,6 +163,11 @@ def authenticate(session: Session, allow_learner_token: bool = False,
     client, scope, course = _caller(session, key)
     if client is None or client.revoked_at is not None:
         problem_abort(401, "The API key is not valid.", headers=INVALID_CREDENTIALS)
+    if scope is not None and client.is_admin:
+        # A learner belongs to one client of learners: an admin's client reads every client's data, so a
+        # token of it (issued before an admin key had to name the client) would too.
+        problem_abort(401, "This learner token is not valid: it names no client of learners.",
+                      headers=INVALID_CREDENTIALS)
     if scope is not None and not allow_learner_token:
         problem_abort(403, "A learner token cannot call this endpoint; it needs an API key.")
     if course is not None and not allow_course_staff:

@@ -38,8 +38,7 @@ def _exercise_detail(slug: str, launch: dict | None) -> dict[str, Any]:
     token = (launch or {}).get("token")
     scope = read_learner_token(current_app.config["SECRET_KEY"], token) if isinstance(token, str) else None
     if scope is not None and scope.allows(slug):
-        asked = AskedLearner.of_token(scope, scope.learner)
-        return learner_detail(slug, asked.client_id, asked.learner, link_id=asked.link_id, exempt=asked.exempt)
+        return learner_detail(slug, AskedLearner(scope.client_id, scope.learner, scope))
     return json.loads(shared_detail_json(slug))
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -16,6 +17,8 @@ from .assignments import BadAssignment, record_assignment, spec_from_custom
 from .dates import record_dates
 from .launch import Launch
 from .roster import note_launch
+
+log = logging.getLogger("gradquiz.lti")
 
 
 class LinkWithoutExercise(Exception):
@@ -37,8 +40,10 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     dates: service/lti/dates.py)."""
     claims = launch.claims
     link_id = claims[c.RESOURCE_LINK]["id"]
-    link = session.scalar(select(LtiResourceLink).where(LtiResourceLink.platform_id == launch.platform.id,
-                                                        LtiResourceLink.resource_link_id == link_id))
+    context_claim = claims.get(c.CONTEXT)
+    context: dict[str, Any] = context_claim if isinstance(context_claim, dict) else {}
+    course = course_of(session, launch, context, link_id)
+    link = _course_link(session, launch, link_id, course)
     try:  # an assignment of several exercises (service/lti/assignments.py): its first is the link's exercise
         assignment = spec_from_custom(launch.custom)
     except BadAssignment as exc:
@@ -57,13 +62,17 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
                                   "exercise picker (Deep Linking), or set the custom parameter exercise=<slug>.")
     now = utcnow()
     if link is None:
-        link = _new_link(session, launch, link_id, exercise, now)
+        link = _new_link(session, launch, link_id, course, exercise, now)
+        elsewhere = session.scalars(select(LtiResourceLink.course_id).where(
+            LtiResourceLink.platform_id == launch.platform.id, LtiResourceLink.resource_link_id == link_id,
+            LtiResourceLink.id != link.id).limit(1)).first()
+        if elsewhere is not None:
+            log.warning("resource link id of course %s launched in course %s (platform %s): a link of its own made, "
+                        "the first left as it was", elsewhere, course.id, launch.platform.id)
     ags: dict[str, Any] = claims.get(c.AGS_ENDPOINT) or {}
     link.exercise, link.deployment_id, link.updated_at = exercise, launch.deployment_id, now
-    context_claim = claims.get(c.CONTEXT)
-    context: dict[str, Any] = context_claim if isinstance(context_claim, dict) else {}
     link.context_id = context.get("id")
-    link.course = course_of(session, launch, context, link_id)
+    link.course = course  # a link's own, or one made before courses, adopted once
     link.lineitem_url, link.lineitems_url = ags.get("lineitem"), ags.get("lineitems")
     link.ags_scopes = list(ags.get("scope") or [])
     record_dates(session, link, launch)
@@ -73,19 +82,35 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
     return link
 
 
-def _new_link(session: Session, launch: Launch, resource_link_id: str, exercise: Exercise, now: Any) -> LtiResourceLink:
-    """The link of a first launch. A class opening a new link at once makes one: the insert is in a
-    savepoint and its unique key decides; the launches that lose find the winner's."""
+def _course_link(session: Session, launch: Launch, resource_link_id: str, course: Course) -> LtiResourceLink | None:
+    """The link `resource_link_id` of the platform in `course`, or one made before links had a
+    course. Never another course's: a link belongs to the course it was first launched in, and a
+    launch of its id from another course (an LMS's course copy keeps the ids; or a forged launch)
+    is another assignment, with its own rules, extensions, attempts and line item."""
+    return session.scalars(
+        select(LtiResourceLink)
+        .where(LtiResourceLink.platform_id == launch.platform.id, LtiResourceLink.resource_link_id == resource_link_id,
+               or_(LtiResourceLink.course_id == course.id, LtiResourceLink.course_id.is_(None)))
+        .order_by(LtiResourceLink.course_id.is_(None))  # the course's own first
+        .limit(1)).first()
+
+
+def _new_link(session: Session, launch: Launch, resource_link_id: str, course: Course, exercise: Exercise,
+              now: Any) -> LtiResourceLink:
+    """The link of a first launch in its course. A class opening a new link at once makes one: the
+    insert is in a savepoint and its unique key (platform, course, link id) decides; the launches that
+    lose find the winner's."""
     try:
         with session.begin_nested():
-            link = LtiResourceLink(platform_id=launch.platform.id, resource_link_id=resource_link_id, exercise=exercise,
-                                   deployment_id=launch.deployment_id, created_at=now, updated_at=now)
+            link = LtiResourceLink(platform_id=launch.platform.id, resource_link_id=resource_link_id, course=course,
+                                   exercise=exercise, deployment_id=launch.deployment_id, created_at=now,
+                                   updated_at=now)
             session.add(link)
         return link
     except IntegrityError:
         return session.scalars(select(LtiResourceLink).where(
-            LtiResourceLink.platform_id == launch.platform.id, LtiResourceLink.resource_link_id == resource_link_id)
-            .execution_options(populate_existing=True)).one()
+            LtiResourceLink.platform_id == launch.platform.id, LtiResourceLink.resource_link_id == resource_link_id,
+            LtiResourceLink.course_id == course.id).execution_options(populate_existing=True)).one()
 
 
 def _published(session: Session, slugs: tuple[str, ...]) -> dict[str, Exercise]:

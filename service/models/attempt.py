@@ -91,10 +91,10 @@ class Attempt(GradingJob, Base):
         Index("ix_attempts_client_created", "client_id", "created_at", "id"),
         # A course's attempts, newest first: what course staff read (migration 0015).
         Index("ix_attempts_course_created", "course_id", "created_at", "id"),
-        # One sequence of attempt numbers per learner and assignment (migration 0014): of two
-        # requests racing for the last allowed attempt, the second's insert fails here.
-        Index("ux_attempts_number", "client_id", "exercise_id", func.coalesce(text("lti_link_id"), 0), "learner",
-              "attempt_number", unique=True),
+        # One sequence of attempt numbers per learner and assignment, in its course (migrations 0014,
+        # 0021): of two requests racing for the last allowed attempt, the second's insert fails here.
+        Index("ux_attempts_number", "client_id", "exercise_id", func.coalesce(text("lti_link_id"), 0),
+              func.coalesce(text("course_id"), 0), "learner", "attempt_number", unique=True),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
@@ -182,8 +182,12 @@ class Run(GradingJob, Base):
     inputs: Mapped[Any] = mapped_column(JSONType, nullable=True)
     # The learner whose token made the run (null: made with an API key); only they see it.
     learner: Mapped[str | None] = mapped_column(String(255))
-    # The exercise whose entry point and sample inputs the run used (a page's "Run" button).
+    # The exercise the run counts for (its rules' `runs`, `max_runs`): the one whose entry point and
+    # sample inputs it used (a page's "Run" button), or the one exercise a learner token that made a
+    # free run reaches (resources/runs.py). Null: a free run of a key, or of a token of several.
     exercise_id: Mapped[int | None] = mapped_column(ForeignKey("exercises.id"))
+    # The course of the learner token that made it (its runs count there alone); null: none.
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("courses.id"))
 
     # Loaded when read (never joined: the workers claim runs with SELECT ... FOR UPDATE).
     exercise: Mapped[Exercise | None] = relationship()

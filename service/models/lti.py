@@ -97,10 +97,12 @@ class LtiNonce(Base):
 
 
 class LtiResourceLink(Base):
-    """A placement of an exercise in a course, as its launches describe it."""
+    """A placement of an exercise in a course, as its launches describe it. It belongs to the course
+    it was first launched in: the same resource link id launched from another course (a course copy
+    that kept the ids) is another link, of that course (service/lti/links.py)."""
 
     __tablename__ = "lti_resource_links"
-    __table_args__ = (UniqueConstraint("platform_id", "resource_link_id"),)
+    __table_args__ = (UniqueConstraint("platform_id", "course_id", "resource_link_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id"))

@@ -28,12 +28,11 @@ from ..services.attempts import (
     current_version,
     dump_json,
     request_digest,
-    scope_course,
     submit_attempt,
     visible_attempts,
     wait_until_finished,
 )
-from ..services.standing import Assignment, show_to_learner, standing as standing_at
+from ..services.standing import LearnerAssignment, scope_course, show_to_learner, standing as standing_at
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
@@ -193,15 +192,15 @@ class ExerciseStanding(MethodView):
         and left, the due date, the penalties the next attempt takes, whether it would be refused.
 
         With a token from an LTI launch, in the assignment launched (its LMS dates and extensions)."""
-        learner, link_id = _submitting_learner(query, slug, "query")
+        learner, _ = _submitting_learner(query, slug, "query")
         scope = learner_scope()
         session = db_session()
         try:
             exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
         except ExerciseNotFound:
             problem_abort(404, f"No exercise with slug {slug!r}.")
-        return standing_at(session, Assignment(current_client().id, exercise.id, link_id),
-                           version.spec.get("rules", {}), learner, exempt=scope is not None and scope.is_instructor,
+        where = LearnerAssignment.of(session, current_client().id, scope, exercise.id)
+        return standing_at(session, where.assignment, version.spec.get("rules", {}), learner, exempt=where.exempt,
                            with_runs=exercise.kind == "code")
 
 

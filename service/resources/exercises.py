@@ -21,7 +21,7 @@ from ..schemas.exercises import (
 )
 from ..schemas.rules import StandingSchema
 from ..services.attempts import ExerciseNotFound, published_exercise
-from ..services.standing import Assignment, standing
+from ..services.standing import LearnerAssignment, standing
 from ..services.versions import VersionCache
 from ..ttl_cache import TtlCache
 from ..variants import personalise_detail, quiz_variant, variant_key, varies_per_learner
@@ -89,38 +89,30 @@ def shared_detail_json(slug: str) -> bytes:
     return current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
 
 
-def learner_detail(slug: str, client_id: int, learner: str, *, link_id: int | None = None,
-                   exempt: bool = False) -> dict[str, Any]:
-    """The exercise as `learner` of client `client_id` sees it (their choice order, their
-    parameters' values), from the current version, with their standing under its rules in the
-    assignment `link_id` (None: the client's own use of it; `exempt`: an instructor trying it out);
-    built for each request, never kept in the process's shared cache."""
+def learner_detail(slug: str, asked: AskedLearner) -> dict[str, Any]:
+    """The exercise as the learner asked of their client sees it (their choice order, their
+    parameters' values), from the current version, with their standing under its rules in their
+    assignment; built for each request, never kept in the process's shared cache."""
     exercise = _exercise(slug)
     version = exercise.version
-    variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(client_id, learner), exercise.slug,
-                           version.digest, version.spec)
-    where = standing(db_session(), Assignment(client_id, exercise.id, link_id), version.spec.get("rules", {}), learner,
-                     exempt=exempt, with_runs=exercise.kind == "code")
-    return {**personalise_detail(_detail(exercise), version.spec, variant, learner),
-            "standing": StandingSchema().dump(where)}
+    variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(asked.client_id, asked.learner),
+                           exercise.slug, version.digest, version.spec)
+    session = db_session()
+    where = LearnerAssignment.of(session, asked.client_id, asked.scope, exercise.id, asked.learner)
+    learner_standing = standing(session, where.assignment, version.spec.get("rules", {}), asked.learner,
+                                exempt=where.exempt, with_runs=exercise.kind == "code")
+    return {**personalise_detail(_detail(exercise), version.spec, variant, asked.learner),
+            "standing": StandingSchema().dump(learner_standing)}
 
 
 @dataclass(frozen=True)
 class AskedLearner:
-    """Whose variant a request asks for, and in which assignment their standing is."""
+    """Whose variant a request asks for: an API key's learner (`scope` None: the client's own use of
+    the exercise), or a learner token's own learner (an instructor's token: another of its course)."""
 
     client_id: int
     learner: str
-    link_id: int | None = None
-    exempt: bool = False
-
-    @classmethod
-    def of_token(cls, scope: LearnerScope, learner: str) -> AskedLearner:
-        """A token's own learner in the link it launched (an instructor trying the exercise out: in
-        none, bound by no rule), or, for an instructor's token, another learner of its link."""
-        if learner == scope.learner:
-            return cls(scope.client_id, learner, None if scope.is_instructor else scope.link_id, scope.is_instructor)
-        return cls(scope.client_id, learner, scope.link_id)
+    scope: LearnerScope | None = None
 
 
 def _learner_asked(query: dict[str, Any], slug: str) -> AskedLearner | None:
@@ -149,7 +141,7 @@ def _learner_asked(query: dict[str, Any], slug: str) -> AskedLearner | None:
     learner = query.get("learner", scope.learner)
     if learner != scope.learner and not scope.is_instructor:
         problem_abort(403, "A learner token reads its own learner's variant only.")
-    return AskedLearner.of_token(scope, learner)
+    return AskedLearner(scope.client_id, learner, scope)
 
 
 @blp.route("/<slug:slug>")
@@ -169,7 +161,7 @@ class ExerciseDetail(MethodView):
         if asked is None:
             response = Response(shared_detail_json(slug), mimetype="application/json")
         else:
-            detail = learner_detail(slug, asked.client_id, asked.learner, link_id=asked.link_id, exempt=asked.exempt)
+            detail = learner_detail(slug, asked)
             response = Response(current_app.json.dumps(detail), mimetype="application/json")
             response.headers["Cache-Control"] = "private, no-store"
         # The body depends on the credentials: a cache must not hand one caller's answer to another.

@@ -21,7 +21,7 @@ from ..config import Settings
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
 from ..learner_tokens import LEARNER, IssuedToken, LearnerScope, SessionOver, mint_learner_token
-from ..models import Course, Exercise
+from ..models import ApiClient, Course, Exercise
 from ..schemas.learner_tokens import LearnerTokenCreateSchema, LearnerTokenSchema
 from ..services import courses
 from .blueprint import Blueprint
@@ -51,19 +51,41 @@ def token_response(issued: IssuedToken, scope: LearnerScope) -> Response:
     return response
 
 
-def _course(external_id: str | None) -> int | None:
-    """The course a new token is of: a course key's own, else the one named (of the caller's client).
+def _client(client_id: int | None) -> int:
+    """The client a new token is of: the caller's own, or for an admin key the one it names. A learner
+    token always belongs to one client of learners: an admin key's token (its client reads every
+    client's attempts) would read them all."""
+    caller = current_client()
+    if not caller.is_admin:
+        if client_id is not None and client_id != caller.id:
+            problem_abort(422, "Only an admin key names the client of a token: yours are your own client's.",
+                          type=VALIDATION_ERROR, errors=[{"field": "json.client", "message": "not with this key"}])
+        return caller.id
+    if client_id is None:
+        problem_abort(422, "An admin key names the client whose learner the token acts for.", type=VALIDATION_ERROR,
+                      errors=[{"field": "json.client", "message": "required with an admin key"}])
+    named = db_session().get(ApiClient, client_id)
+    if named is None or named.revoked_at is not None or named.is_admin:
+        problem_abort(422, f"No client {client_id} of learners (an unrevoked client that is not an admin).",
+                      type=VALIDATION_ERROR, errors=[{"field": "json.client", "message": "no such client of learners"}])
+    return named.id
 
-    A course key issues tokens only in a client's own course: an LMS course's learners get theirs
-    from their launches, and a key of it must not be able to act as one of them."""
+
+def _may_issue() -> None:
+    """A course's staff issue tokens with a key of a client's own course alone: an LMS course's
+    learners get theirs from their launches, and a key of it must not be able to act as one of them."""
     staff = course_staff()
     if staff is not None:
         own = db_session().get(Course, staff.course_id)
         if staff.via != "key" or own is None or own.platform_id is not None:
             problem_abort(403, "Only a key of a client's own course issues learner tokens; an LMS course's "
                                "learners get theirs by launching from the LMS.")
-    course = None if external_id is None else courses.course_by_external_id(db_session(), current_client().id,
-                                                                              external_id)
+
+
+def _course(client_id: int, external_id: str | None) -> int | None:
+    """The course a new token is of: a course key's own, else the one named (of the token's client)."""
+    staff = course_staff()
+    course = None if external_id is None else courses.course_by_external_id(db_session(), client_id, external_id)
     if external_id is not None and (course is None or (staff is not None and course.id != staff.course_id)):
         problem_abort(422, f"You have no course {external_id!r}.", type=VALIDATION_ERROR,
                       errors=[{"field": "json.course", "message": "no such course of this client"}])
@@ -83,9 +105,11 @@ class LearnerTokens(MethodView):
     def post(self, payload):
         """Issue a learner token: your server calls this with its key, your browser page uses the token.
 
-        The token acts for `learner` (your own id of them, as in attempts) within your client: it
+        The token acts for `learner` (your own id of them, as in attempts) within your client (an
+        admin key names the client, `client`): it
         submits and reads that learner's attempts and runs at `exercises` (null: at every
         exercise), and nothing else. Renew it with `POST /api/v1/learner-tokens/refresh`."""
+        _may_issue()
         slugs = payload["exercises"]
         if slugs is not None:
             if len(set(slugs)) != len(slugs):
@@ -98,8 +122,9 @@ class LearnerTokens(MethodView):
                 problem_abort(422, f"No published exercise {unknown[0][1]!r}.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.exercises[{i}]", "message": f"no published exercise {slug!r}"}
                                       for i, slug in unknown])
-        scope = LearnerScope(client_id=current_client().id, learner=payload["learner"], exercises=slugs, role=LEARNER,
-                             course_id=_course(payload["course"]))
+        client_id = _client(payload["client"])
+        scope = LearnerScope(client_id=client_id, learner=payload["learner"], exercises=slugs, role=LEARNER,
+                             course_id=_course(client_id, payload["course"]))
         settings = _settings()
         issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                     settings.learner_session_max_seconds)

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from flask import Response, jsonify, url_for
 from flask.views import MethodView
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
@@ -16,10 +17,11 @@ from ..grading.spec import load_code_spec, validate_run_inputs
 from ..learner_tokens import LearnerScope
 from ..models import AttemptStatus, Exercise, Run
 from ..ratelimit import rate_limited
+from ..rules import Standing
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
-from ..services.standing import Assignment, standing as learner_standing
+from ..services.standing import LearnerAssignment, scope_course, standing as learner_standing
 from .attempts import refused
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
@@ -30,14 +32,19 @@ blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
 
 
 def _visible(run_id: uuid.UUID):
-    """The run, if the caller may see it: a client its own runs (an admin every run), a learner
-    token only its learner's."""
+    """The run, if the caller may see it: a key its client's runs (an admin key every run); a
+    learner token its learner's runs in its client, and in its course when it has one (an
+    instructor's also its own try-outs, in no course), as token_limits has it for attempts."""
     client, scope = current_client(), learner_scope()
     stmt = select(Run).where(Run.id == run_id)
-    if not client.is_admin:
+    if not client.is_admin or scope is not None:
         stmt = stmt.where(Run.client_id == client.id)
     if scope is not None:
         stmt = stmt.where(Run.learner == scope.learner)
+        course = scope_course(db_session(), scope)
+        if course is not None:
+            stmt = stmt.where(or_(Run.course_id == course, Run.course_id.is_(None)) if scope.is_instructor
+                              else Run.course_id == course)
     return stmt
 
 
@@ -59,19 +66,56 @@ def _exercise_call(slug: str) -> tuple[Exercise, str, list[dict]]:
     return exercise, code_spec.entry_point, exercise_run_inputs(code_spec)
 
 
-def _check_run_rules(session: Session, client_id: int, exercise: Exercise, scope: LearnerScope) -> None:
-    """A learner's run of an exercise's code, refused if its rules allow no run now (runs,
-    max_runs: problem+json /problems/attempt-refused/runs-not-allowed or .../no-runs-left)."""
-    link_id = None if scope.is_instructor else scope.link_id
+@dataclass(frozen=True)
+class RunPlace:
+    """Where a learner token's run counts: the exercise whose rules (`runs`, `max_runs`) it spends,
+    if any, and the course it is made in."""
+
+    exercise: Exercise | None
+    course_id: int | None
+
+
+def _check_run_rules(session: Session, client_id: int, exercise: Exercise, scope: LearnerScope) -> tuple[Standing, int | None]:
+    """A learner's standing for a run at `exercise`, and the course the run counts in; the standing
+    says if its rules allow no run now (runs, max_runs)."""
+    where = LearnerAssignment.of(session, client_id, scope, exercise.id)
     # Two runs sent at once at the last allowed one: the second reads the standing after the first
     # has committed its run (runs have no number whose unique index would refuse it, as attempts do).
     serialize_transactions(session, "runs", client_id, exercise.id, scope.learner)
-    standing = learner_standing(session, Assignment(client_id, exercise.id, link_id),
-                                exercise.version.spec.get("rules", {}), scope.learner,
-                                exempt=scope.is_instructor, with_runs=True)
-    refusal = standing.run_refusal()
-    if refusal is not None:
-        refused(refusal, standing)
+    standing = learner_standing(session, where.assignment, exercise.version.spec.get("rules", {}), scope.learner,
+                                exempt=where.exempt, with_runs=True)
+    return standing, where.assignment.course_id
+
+
+def _run_place(session: Session, client_id: int, scope: LearnerScope, exercise: Exercise | None) -> RunPlace:
+    """Where a learner token's run counts, refused (problem+json /problems/attempt-refused/
+    runs-not-allowed or .../no-runs-left) when the rules allow it no run now.
+
+    A page's Run (`exercise`) counts at its exercise. A free run (its own entry point and inputs)
+    can try any exercise's Function, so it follows the rules of the code exercises the token
+    reaches: refused when every one of them refuses a run, and counted at the exercise when the
+    token reaches one (an LTI launch's token). A token for every exercise (its client's choice) and
+    an instructor's are bound by no exercise's rules."""
+    if exercise is not None:
+        standing, course_id = _check_run_rules(session, client_id, exercise, scope)
+        refusal = standing.run_refusal()
+        if refusal is not None:
+            refused(refusal, standing)
+        return RunPlace(exercise, course_id)
+    if scope.exercises is None or scope.is_instructor:
+        return RunPlace(None, None if scope.is_instructor else scope_course(session, scope))
+    reached = session.scalars(select(Exercise).where(Exercise.slug.in_(scope.exercises), Exercise.kind == "code",
+                                                     Exercise.published.is_(True)).order_by(Exercise.slug)).all()
+    if not reached:
+        return RunPlace(None, scope_course(session, scope))
+    refusals = []
+    for candidate in reached:
+        standing, course_id = _check_run_rules(session, client_id, candidate, scope)
+        refusal = standing.run_refusal()
+        if refusal is None:
+            return RunPlace(candidate if len(reached) == 1 else None, course_id)
+        refusals.append((refusal, standing))
+    refused(*refusals[0])
 
 
 @blp.route("")
@@ -95,7 +139,10 @@ class Runs(MethodView):
 
         With `exercise` (a code exercise's slug), the run uses that exercise's entry point and
         sample inputs, as its page's "Run" button does. With a learner token, the run is the
-        learner's: only they (and the client's key) see it, and the rate limit counts per learner."""
+        learner's: only they (and the client's key) see it, and the rate limit counts per learner.
+        A learner token's free run (no `exercise`) follows the rules of the code exercises the
+        token reaches: refused when none of them allows a run now, and counted against `max_runs`
+        when the token reaches one."""
         client, scope = current_client(), learner_scope()
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
         exercise = None
@@ -116,10 +163,9 @@ class Runs(MethodView):
                 problem_abort(422, "The input specs are not valid.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.{f}", "message": m} for f, m in problems])
         session = db_session()
-        if exercise is not None and scope is not None:
-            _check_run_rules(session, client.id, exercise, scope)
+        place = RunPlace(exercise, None) if scope is None else _run_place(session, client.id, scope, exercise)
         run = Run(id=uuid.uuid4(), client_id=client.id, learner=None if scope is None else scope.learner,
-                  exercise=exercise, code=payload["code"], entry_point=entry_point,
+                  exercise=place.exercise, course_id=place.course_id, code=payload["code"], entry_point=entry_point,
                   inputs=inputs, gradgradcheck=payload["gradgradcheck"], status=AttemptStatus.QUEUED.value)
         session.add(run)
         session.commit()

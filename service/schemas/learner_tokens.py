@@ -28,6 +28,10 @@ class LearnerTokenCreateSchema(Schema):
         metadata={"uniqueItems": True, "description": (
             f"The published exercises the token may act at (1 to {MAX_TOKEN_EXERCISES} slugs), or null for every "
             "exercise; required, so that 'every exercise' is always said")})
+    client = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1), metadata={
+        "description": "With an admin key, required: the id of the client (not an admin) whose learner the token "
+                       "acts for; it reads and writes that client's data alone. Other keys' tokens are their own "
+                       "client's: leave it out"})
     course = fields.String(load_default=None, allow_none=True, validate=[validate.Regexp(
         LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"), _whole_id], metadata={
         "description": "The external_id of one of your courses (POST /api/v1/courses): the learner's attempts "

@@ -159,7 +159,9 @@ class RunSchema(Schema):
     entry_point = fields.String(allow_none=True)
     inputs = fields.List(fields.Dict(), allow_none=True)
     exercise = fields.Function(lambda run: run.exercise.slug if run.exercise_id is not None else None, metadata={
-        "type": ["string", "null"], "description": "The exercise whose entry point and sample inputs the run used"})
+        "type": ["string", "null"], "description": "The exercise the run counts for (its rules' runs and max_runs): the one "
+                                        "whose entry point and sample inputs it used, or, for a free run of a learner "
+                                        "token that reaches one code exercise, that exercise"})
     learner = fields.String(allow_none=True, metadata={
         "description": "The learner whose token made the run; null for a run made with an API key"})
     gradgradcheck = fields.Boolean(required=True, metadata={"description": "Whether double backward is checked too"})

@@ -142,8 +142,8 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     attempt belongs to (the learner token's).
     """
     kind = exercise.kind
-    before = standing(session, Assignment(client.id, exercise.id, lti_link_id), version.spec.get("rules", {}),
-                      learner, exempt=exempt)
+    before = standing(session, Assignment(client.id, exercise.id, lti_link_id, course_id),
+                      version.spec.get("rules", {}), learner, exempt=exempt)
     refusal = before.refusal()
     if refusal is not None:
         raise AttemptRefused(refusal, before)
@@ -274,14 +274,6 @@ def _replay(session: Session, client: ApiClient, key: str, digest: str) -> Store
     return _stored(record)
 
 
-def scope_course(session: Session, scope: LearnerScope) -> int | None:
-    """The course a learner token acts in: the one it names, or, for a launch's token issued before
-    tokens named their course (renewed since), its link's."""
-    if scope.course_id is not None or scope.link_id is None:
-        return scope.course_id
-    return session.scalar(select(LtiResourceLink.course_id).where(LtiResourceLink.id == scope.link_id))
-
-
 def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     """What a learner token narrows the attempts it reads to; the one place every route that reads
     attempts with a token applies it (nothing for an API key).
@@ -289,11 +281,16 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     - its exercises (None: every exercise);
     - its learner's attempts alone, unless it is an instructor's;
     - a token of a course (an LTI launch's: its link's course; or one named at POST
-      /learner-tokens) reads that course's attempts, and its own learner's attempts made in no
-      course (an instructor trying the exercise out; attempts through the REST API). A platform's
-      courses share its API client: without this an instructor of one course read every other
-      course's attempts at the exercise. A launch's token issued before courses names only its
-      link: its link's course.
+      /learner-tokens, or a course key's) reads that course's attempts alone. A platform's courses
+      share its API client: without this an instructor of one course read every other course's
+      attempts at the exercise; and a course key names its tokens' learners at will, so its token
+      for a learner must reach nothing of theirs beyond its course (issue 33). A launch's token
+      issued before courses names only its link: its link's course.
+    - an instructor's launch token also reads its own learner's try-outs (attempts in no course:
+      an instructor's attempts are never in a course, TokenAssignment.of).
+
+    Attempts in no course otherwise (a client's learners through the REST API) are the client's:
+    its keys read them, and so do its learner tokens of no course.
     """
     if scope is None:
         return []
@@ -306,8 +303,9 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     if course is None and scope.link_id is not None:
         course = select(LtiResourceLink.course_id).where(LtiResourceLink.id == scope.link_id).scalar_subquery()
     if course is not None:
-        limits.append(or_(Attempt.course_id == course,
-                          and_(Attempt.course_id.is_(None), Attempt.learner == scope.learner)))
+        in_course = Attempt.course_id == course
+        limits.append(or_(in_course, and_(Attempt.course_id.is_(None), Attempt.learner == scope.learner))
+                      if scope.is_instructor else in_course)
     return limits
 
 
@@ -316,10 +314,10 @@ WITHOUT_TOPICS = defaultload(Attempt.exercise).lazyload(Exercise.topics)
 
 
 def visible_attempts(client: ApiClient, scope: LearnerScope | None = None) -> Select[Attempt]:
-    """Attempts the caller may read: the client's own learners' (an admin's: every client's);
-    with a learner token, only those its limits allow (token_limits)."""
+    """Attempts the caller may read: the client's own learners' (an admin key's: every client's);
+    with a learner token, only those its limits allow (token_limits), of its client alone."""
     stmt = select(Attempt).options(WITHOUT_TOPICS)
-    if not client.is_admin:
+    if not client.is_admin or scope is not None:
         stmt = stmt.where(Attempt.client_id == client.id)
     return stmt.where(*token_limits(scope))
 
@@ -384,8 +382,8 @@ def _learner_attempts_select() -> Select[Attempt]:
     return (select(Attempt)
             .options(*WITHOUT_VERSIONS,
                      load_only(Attempt.id, Attempt.client_id, Attempt.learner, Attempt.exercise_id,
-                               Attempt.exercise_version_id, Attempt.lti_link_id, Attempt.status, Attempt.answer,
-                               Attempt.code, Attempt.result, Attempt.score, Attempt.grader_score, Attempt.correct,
+                               Attempt.exercise_version_id, Attempt.lti_link_id, Attempt.course_id, Attempt.status,
+                               Attempt.answer, Attempt.code, Attempt.result, Attempt.score, Attempt.grader_score, Attempt.correct,
                                Attempt.attempt_number, Attempt.late, Attempt.penalties, Attempt.created_at,
                                Attempt.started_at, Attempt.graded_at, raiseload=True),
                      defaultload(Attempt.exercise).load_only(Exercise.slug, Exercise.current_version, raiseload=True))

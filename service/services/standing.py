@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, literal_column, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from ..learner_tokens import LearnerScope
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
@@ -19,7 +20,7 @@ from ..rules import Standing, resolve
 
 
 def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
-    """`coalesce(lti_link_id, 0)` as the assignment indexes have it (ux_attempts_number,
+    """`coalesce(lti_link_id, 0)` (or course_id's) as the assignment indexes have it (ux_attempts_number,
     ux_assessment_rules_scope), its 0 in the SQL: with the 0 a bound parameter SQLite could not
     use them (it read every attempt at the exercise), nor PostgreSQL's generic plans."""
     return func.coalesce(link_id, literal_column("0"))
@@ -28,16 +29,53 @@ def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
 @dataclass(frozen=True)
 class Assignment:
     """Where a learner's attempts at an exercise count together: an LTI resource link, or (no
-    link) a client's own use of the exercise through the REST API."""
+    link) a client's own use of the exercise through the REST API, in one of its courses or in none.
+
+    Its rules are the link's, or the client's for the exercise (every course without a link shares
+    them); what the learner has used of them (attempts, runs) counts within `course_id` alone: a
+    course key's learner token spends nothing of the learner's attempts in another course or in
+    none (issue 33)."""
 
     client_id: int
     exercise_id: int
     link_id: int | None
+    # The course the attempts are made in (a link's is its course); None: in no course.
+    course_id: int | None = None
 
     def rule_rows(self) -> list[ColumnElement[bool]]:
         """The assignment's rules rows: its own (no learner) and its learners' extensions."""
         return [AssessmentRules.client_id == self.client_id, AssessmentRules.exercise_id == self.exercise_id,
                 link_key(AssessmentRules.lti_link_id) == (self.link_id or 0)]
+
+
+def scope_course(session: Session, scope: LearnerScope) -> int | None:
+    """The course a learner token acts in: the one it names, or, for a launch's token issued before
+    tokens named their course (renewed since), its link's."""
+    if scope.course_id is not None or scope.link_id is None:
+        return scope.course_id
+    return session.scalar(select(LtiResourceLink.course_id).where(LtiResourceLink.id == scope.link_id))
+
+
+@dataclass(frozen=True)
+class LearnerAssignment:
+    """Where a caller's learner acts at an exercise: the assignment, and whether the rules bind the
+    learner there (`exempt`: an instructor trying the exercise out)."""
+
+    assignment: Assignment
+    exempt: bool
+
+    @classmethod
+    def of(cls, session: Session, client_id: int, scope: LearnerScope | None, exercise_id: int,
+           learner: str | None = None) -> LearnerAssignment:
+        """An API key's learner (`scope` None): the client's own use of the exercise, in no course.
+        A learner token's own learner (or, for an instructor's token, `learner` of its link): the link
+        and course the token was issued for. An instructor's own attempts and runs are try-outs: in
+        no link and no course, bound by no rule, counted in no grade."""
+        if scope is None:
+            return cls(Assignment(client_id, exercise_id, None), False)
+        if scope.is_instructor and learner in (None, scope.learner):
+            return cls(Assignment(scope.client_id, exercise_id, None), True)
+        return cls(Assignment(scope.client_id, exercise_id, scope.link_id, scope_course(session, scope)), False)
 
 
 def dates_layer(available_from: datetime | None, due_at: datetime | None) -> dict[str, datetime]:
@@ -68,17 +106,19 @@ def _standing_statement(with_runs: bool) -> Select[Any]:
     """The standing's one statement (every part a scalar subquery), built once per process: it runs
     before each attempt is written, on the write path a class hits at once before a deadline, and
     building a statement this size costs more CPU than running it. Its parameters: client_id,
-    exercise_id, link_id (0: no link, as in the attempts' unique index) and learner."""
-    client, exercise, link = (bindparam(name, type_=Integer()) for name in ("client_id", "exercise_id", "link_id"))
+    exercise_id, link_id and course_id (0: none, as in the attempts' unique index) and learner."""
+    client, exercise, link, course = (bindparam(name, type_=Integer())
+                                      for name in ("client_id", "exercise_id", "link_id", "course_id"))
     learner = bindparam("learner", type_=String())
     attempts = (Attempt.client_id == client, Attempt.exercise_id == exercise,
-                link_key(Attempt.lti_link_id) == link, Attempt.learner == learner)
+                link_key(Attempt.lti_link_id) == link, link_key(Attempt.course_id) == course, Attempt.learner == learner)
     rules = select(AssessmentRules.rules).where(
         AssessmentRules.client_id == client, AssessmentRules.exercise_id == exercise,
         link_key(AssessmentRules.lti_link_id) == link)
     learner_dates = (LtiLearnerDates.link_id == link, LtiLearnerDates.learner == learner)
     runs = (select(func.count(Run.id)).where(Run.client_id == client, Run.exercise_id == exercise,
-                                             Run.learner == learner).scalar_subquery() if with_runs else literal(0))
+                                             link_key(Run.course_id) == course, Run.learner == learner)
+            .scalar_subquery() if with_runs else literal(0))
     return select(
         select(func.count()).where(*attempts, Attempt.status != AttemptStatus.ERROR.value).scalar_subquery(),
         select(func.coalesce(func.max(Attempt.attempt_number), 0)).where(*attempts).scalar_subquery(),
@@ -99,7 +139,7 @@ def standing(session: Session, assignment: Assignment, defaults: Mapping[str, An
     (used, last_number, passed, own, extension, lms_from, lms_due, own_from, own_due,
      runs_used) = session.connection().execute(_standing_statement(with_runs), {
         "client_id": assignment.client_id, "exercise_id": assignment.exercise_id,
-        "link_id": assignment.link_id or 0, "learner": learner}).one()
+        "link_id": assignment.link_id or 0, "course_id": assignment.course_id or 0, "learner": learner}).one()
     layers = [defaults, own, dates_layer(lms_from, lms_due), dates_layer(own_from, own_due), extension]
     return Standing(resolve(layers), now or utcnow(), int(used), int(last_number) + 1, bool(passed),
                     int(runs_used or 0), exempt)
@@ -113,7 +153,8 @@ def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bo
     read per learner and assignment among `attempts`."""
     standings: dict[tuple[Assignment, str], Standing] = {}
     for attempt in attempts:
-        key = (Assignment(attempt.client_id, attempt.exercise_id, attempt.lti_link_id), attempt.learner)
+        key = (Assignment(attempt.client_id, attempt.exercise_id, attempt.lti_link_id, attempt.course_id),
+               attempt.learner)
         if key not in standings:
             # The current version's rules, as for the learner's next attempt.
             standings[key] = standing(session, key[0], attempt.exercise.version.spec.get("rules", {}),

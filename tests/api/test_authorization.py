@@ -84,16 +84,23 @@ CALLERS = (
     "c1_staff",
     "c2_staff",
     "c1_key",
+    # Issue 33: A's ada, by a token a key of A's own course issued (it reads and spends nothing of hers made
+    # outside that course: not the seeded attempt nor run, made in none), and by a token of an admin's client
+    # (issued before an admin key had to name the client; it read every client's data, and is refused now).
+    "course_ada",
+    "admin_ada",
 )
 # Callers with no right to A's learners' attempts, A's runs or A's webhooks: a 2xx they get
 # must not show any of them.
 STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
-             "b_ada_token", "c1_teacher", "c1_bea", "c2_teacher", "c2_bea", "c1_staff", "c2_staff", "c1_key")
+             "b_ada_token", "c1_teacher", "c1_bea", "c2_teacher", "c2_bea", "c1_staff", "c2_staff", "c1_key",
+             "course_ada", "admin_ada")
 # Callers with no right to course c2's attempts: every one but c2's own launches and the staff keys
 # (an instructor's or admin's key has no course: it reads every course, as before). A 2xx they get
 # must not show any of them.
 C2_STRANGERS = ("none", "wrong_key", "revoked_key", "revoked_token", "metrics_token", "other_client", "bob_token",
-                "b_ada_token", "ada_token", "teacher_token", "client", "c1_teacher", "c1_bea", "c1_staff", "c1_key")
+                "b_ada_token", "ada_token", "teacher_token", "client", "c1_teacher", "c1_bea", "c1_staff", "c1_key",
+                "course_ada", "admin_ada")
 
 OK = 0  # the row's own success status
 
@@ -104,58 +111,71 @@ def policy(*statuses: int) -> dict[str, int]:
 
 
 # --- policies: the status each caller gets ------------------------------------------------------
-#                           none wrng rvk  rtok metr othr bob  bada ada  tch  clnt inst admn c1t  c1b  c2t  c2b  c1s  c2s  c1k
-PUBLIC             = policy(OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK)
+#                           none wrng rvk  rtok metr othr bob  bada ada  tch  clnt inst admn c1t  c1b  c2t  c2b  c1s  c2s  c1k  crs  adt
+PUBLIC             = policy(OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK)
 # Prometheus's token and nothing else: no API key, not even an admin's, reads the metrics.
-METRICS_ONLY       = policy(401, 401, 401, 401, OK,  401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401)
+METRICS_ONLY       = policy(401, 401, 401, 401, OK,  401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401)
 # An LMS's signed request (id_token, or the picker's token) is the credential: no key stands in for it.
-PLATFORM_ONLY      = policy(401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401)
+PLATFORM_ONLY      = policy(401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401)
 # Any API key; learner tokens are for a learner's attempts only.
-ANY_KEY            = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403)
+ANY_KEY            = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
 # A learner token, for itself (renewing it); a key has nothing to renew.
-LEARNER_TOKENS     = policy(401, 401, 401, 401, 401, 403, OK,  OK,  OK,  OK,  403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403)
+LEARNER_TOKENS     = policy(401, 401, 401, 401, 401, 403, OK,  OK,  OK,  OK,  403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403, OK,  401)
 # A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
-OWNER_OR_ADMIN     = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, OK,  404, OK,  403, 403, 403, 403, 403, 403, 403)
+OWNER_OR_ADMIN     = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, OK,  404, OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
 # Any valid key or learner token (a learner's runs are their own).
-ANY_CALLER         = policy(401, 401, 401, 401, 401, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403)
+ANY_CALLER         = policy(401, 401, 401, 401, 401, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403, OK,  401)
 # Ada's run (made with her token): she, A and admins; any other learner or client is told it does not exist.
-ADAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  404, OK,  404, OK,  404, 404, 404, 404, 403, 403, 403)
+ADAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  404, OK,  404, OK,  404, 404, 404, 404, 403, 403, 403, 404, 401)
 # Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
-SUBMIT_FOR_ADA     = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403)
+SUBMIT_FOR_ADA     = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403, OK,  401)
 # A's ada's attempt: A, admins, her token and the token of an instructor of her exercise.
-ADAS_ATTEMPT       = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  OK,  OK,  404, OK,  404, 404, 404, 404, 403, 403, 403)
+ADAS_ATTEMPT       = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  OK,  OK,  404, OK,  404, 404, 404, 404, 403, 403, 403, 404, 401)
 # Learner ids belong to a client: every key reads its own learner ada's history (B's ada has none of A's).
-ADAS_HISTORY       = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, OK,  403, 403, 403, 403)
+ADAS_HISTORY       = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, OK,  403, 403, 403, 403, OK,  401)
 # The assignment an LMS launch's token was issued for (issue 18): the tokens of a launch (c1, c2); a token
 # from POST /learner-tokens belongs to none (404); a key is no learner (403).
-LAUNCHED_TOKENS    = policy(401, 401, 401, 401, 401, 403, 404, 404, 404, 404, 403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403)
+LAUNCHED_TOKENS    = policy(401, 401, 401, 401, 401, 403, 404, 404, 404, 404, 403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403, 404, 401)
 # The grading dashboard's API: instructors' and admins' keys, and a course's staff, who see their course alone
 # (a list or export answers 200 with none of another course's rows: C2_STRANGERS, STRANGERS).
-STAFF              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, OK,  OK,  OK)
+STAFF              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, OK,  OK,  OK,  403, 401)
 # Data of no course (A's ada's attempt, through the REST API; a regrade of it): staff keys; a course's staff are
 # told it does not exist.
-NO_COURSE_STAFF    = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 404, 404, 404)
+NO_COURSE_STAFF    = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 404, 404, 404, 403, 401)
 # Course c2's data in the staff API: staff keys and c2's staff; c1's staff are told it does not exist.
-C2_STAFF           = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 404, OK,  404)
+C2_STAFF           = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 404, OK,  404, 403, 401)
 # Beyond one course (the catalog, a client's rules): staff keys only.
-EVERY_COURSE_STAFF = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 403, 403, 403)
+EVERY_COURSE_STAFF = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, OK,  OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
 # Course c2's keys: staff keys and c2's staff session; another client's key is told the course does not exist; a
 # course key never makes keys.
-C2_KEYS            = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, 404, OK,  OK,  403, 403, 403, 403, 404, OK,  403)
+C2_KEYS            = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, 404, OK,  OK,  403, 403, 403, 403, 404, OK,  403, 403, 401)
 # The service's own setup (LTI platforms and keys, failed jobs): admins only.
-ADMIN              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, 403, OK,  403, 403, 403, 403, 403, 403, 403)
+ADMIN              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, 403, OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
 # Course c2's data (issue 18): a launch of course c1 reads none of it, bea's own launch from c1 included.
 # bea's attempt in c2: her launch in c2, c2's instructor (through any link of c2) and admins.
-C2_ATTEMPT         = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, OK,  OK,  403, 403, 403)
+C2_ATTEMPT         = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, OK,  OK,  403, 403, 403, 404, 401)
 # bea's history: every key its own bea's (none of the platform's), a token of bea or an instructor's; from
 # course c1 it shows none of c2's attempts (C2_STRANGERS), with or without ?exercise=.
-BEAS_HISTORY       = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403)
+BEAS_HISTORY       = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403, 403, 401)
 # Submitting for bea with the Idempotency-Key her c2 launch used: a key for its own bea, a token of bea. Only
 # her c2 launch gets its stored answer back; from c1 she makes a new attempt (the key is a course's).
-SUBMIT_FOR_BEA     = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  OK,  403, OK,  403, OK,  403, 403, 403)
-# bea's run, made with her c2 launch's token: runs are their learner's and belong to no course (never graded,
-# nothing of them reaches a gradebook), so bea reads it from c1 too; no instructor's launch does.
-BEAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, OK,  404, OK,  403, 403, 403)
+SUBMIT_FOR_BEA     = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  OK,  403, OK,  403, OK,  403, 403, 403, 403, 401)
+# bea's run, made with her c2 launch's token: a run belongs to its learner in the course of the token that made
+# it, as an attempt does (issue 33: its runs count against that course's max_runs), so her c1 launch reads it no
+# more than an instructor's launch does.
+BEAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, 404, OK,  403, 403, 403, 404, 401)
+# Issuing a learner token: any key for its own client's learners; an admin key names the client (issue 33: its
+# own client reads every client's data), so without `client` it is told to (422).
+ISSUE_TOKEN        = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  422, 403, 403, 403, 403, 403, 403, 403, 403, 401)
+# Issuing a token for A's learners, naming A: A's key and an admin's; another key may not name a client (422).
+ISSUE_FOR_A        = policy(401, 401, 401, 401, 401, 422, 403, 403, 403, 403, OK,  422, OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
+
+
+@dataclass(frozen=True)
+class Id:
+    """A seeded row's id as a JSON number (a path or string names it "{name}")."""
+
+    name: str
 
 
 @dataclass(frozen=True)
@@ -233,8 +253,10 @@ MATRIX = [
     Row("GET",    "/api/v1/learners/bea/attempts",                           BEAS_HISTORY,   200,
         query={"exercise": "{quiz}"}),
     # Learner tokens for frontends without an LMS: a key issues them, a token renews itself.
-    Row("POST",   "/api/v1/learner-tokens",                                  ANY_KEY,        200,
+    Row("POST",   "/api/v1/learner-tokens",                                  ISSUE_TOKEN,    200,
         json={"learner": "ada", "exercises": ["{quiz}"]}),
+    Row("POST",   "/api/v1/learner-tokens",                                  ISSUE_FOR_A,    200,
+        json={"learner": "ada", "exercises": ["{quiz}"], "client": Id("a_client")}),
     Row("POST",   "/api/v1/learner-tokens/refresh",                          LEARNER_TOKENS, 200),
     Row("GET",    "/api/v1/assignment",                                      LAUNCHED_TOKENS, 200),
     # Try it yourself.
@@ -493,6 +515,12 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
                                json={"attempt": c2_attempt}), 202)["id"]
     while worker.run_once():
         pass
+    # A's own course and its key, which issues ada's token there.
+    a_course = _ok(http.post("/api/v1/courses", headers=bearer(client_key),
+                             json={"external_id": "a-course", "title": "A's course"}), 201)["id"]
+    a_course_key = _course_key(app, a_course, "a-course script")[0]
+    course_ada = _ok(http.post("/api/v1/learner-tokens", headers=bearer(a_course_key),
+                               json={"learner": "ada", "exercises": [QUIZ]}), 200)["token"]
 
     credentials = {
         "none": None,
@@ -508,7 +536,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
         "client": client_key,
         "instructor": instructor_key,
         "admin": admin_key,
-    } | course_tokens | course_staff
+    } | course_tokens | course_staff | {"course_ada": course_ada,
+                                        "admin_ada": _token(app, _client_id(app, "admin"), "ada")}
     assert set(credentials) == set(CALLERS)
     ids = {"quiz": QUIZ, "toggled": TOGGLED, "ada_attempt": ada_attempt, "run": run, "failed_run": failed_run,
            "hook": str(hook), "doomed_hook": str(doomed_hook), "delivery": str(delivery), "regrade": regrade,
@@ -524,6 +553,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
 
 
 def _fill(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, Id):
+        return int(ids[value.name])
     if isinstance(value, str):
         return value.format_map(ids)
     if isinstance(value, dict):

@@ -55,9 +55,12 @@ def test_a_clients_learners_attempts_belong_to_the_course_their_token_names(app,
     with app.app_context():
         courses = dict(db_session().execute(select(Attempt.id, Attempt.course_id)).all())
     assert {str(k): v for k, v in courses.items()} == {in_spring: spring["id"], in_autumn: autumn["id"], no_course: None}
-    # A token of the spring course reads its own course's attempts and its learner's made in none.
+    # A token of the spring course reads its own course's attempts alone (issue 33: not its
+    # learner's made in no course, which are the client's); a token of no course reads them all.
     history = client.get("/api/v1/learners/ada/attempts", headers=bearer(_token(client, client_key, "ada", "cs101-spring")))
-    assert sorted(a["id"] for a in history.json["attempts"]) == sorted([in_spring, no_course])
+    assert [a["id"] for a in history.json["attempts"]] == [in_spring]
+    history = client.get("/api/v1/learners/ada/attempts", headers=bearer(_token(client, client_key, "ada", None)))
+    assert sorted(a["id"] for a in history.json["attempts"]) == sorted([in_spring, in_autumn, no_course])
 
     unknown = client.post("/api/v1/learner-tokens", headers=bearer(other_client_key),
                           json={"learner": "ada", "exercises": [QUIZ], "course": "cs101-autumn"})
@@ -128,3 +131,48 @@ def test_a_key_of_an_lms_course_issues_no_learner_tokens(app, client, client_key
     refused = client.post("/api/v1/learner-tokens", headers=bearer(key), json={"learner": "ann", "exercises": [QUIZ]})
     assert refused.status_code == 403 and "launching from the LMS" in refused.json["detail"]
     assert client.get("/api/v1/admin/whoami", headers=bearer(key)).json["course"]["platform"] == "LMS"
+
+
+def _client_id(app, key: str) -> int:
+    with app.app_context():
+        from service.models import ApiClient
+        return db_session().scalar(select(ApiClient.id).where(ApiClient.key_hash == hash_key(key)))
+
+
+def test_a_course_keys_token_reads_and_spends_nothing_of_its_learner_outside_its_course(app, client, client_key,
+                                                                                         admin_key):
+    """Issue 33: a course key names its tokens' learners at will. Its token for carol once read
+    carol's attempts made in no course and used up her max_attempts there."""
+    spring = _course(client, client_key, "cs101-spring")
+    autumn = _course(client, client_key, "cs101-autumn")
+    key = _course_key(client, client_key, spring["id"])["key"]
+    rules = client.put(f"/api/v1/admin/exercises/{QUIZ}/clients/{_client_id(app, client_key)}/rules",
+                       headers=bearer(admin_key), json={"max_attempts": 1})
+    assert rules.status_code == 200, rules.json
+    own = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(client_key),
+                      json={"learner": "carol", "answer": RIGHT})
+    assert own.status_code == 201, own.json
+    in_autumn = _submit(client, _token(client, client_key, "carol", "cs101-autumn"))
+
+    token = client.post("/api/v1/learner-tokens", headers=bearer(key),
+                        json={"learner": "carol", "exercises": None}).json["token"]
+    for attempt in (own.json["id"], in_autumn):
+        refused = client.get(f"/api/v1/attempts/{attempt}", headers=bearer(token))
+        assert refused.status_code == 404 and refused.mimetype == "application/problem+json"
+    history = client.get("/api/v1/learners/carol/attempts", headers=bearer(token)).json
+    assert history["attempts"] == [] and history["best_scores"] == []
+    # Her attempts elsewhere count nothing here: the course has its own one attempt, numbered 1...
+    standing = client.get(f"/api/v1/exercises/{QUIZ}/standing", headers=bearer(token)).json
+    assert standing["attempts_used"] == 0, standing
+    in_spring = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(token), json={"answer": RIGHT})
+    assert in_spring.status_code == 201 and in_spring.json["attempt_number"] == 1, in_spring.json
+    assert client.get(f"/api/v1/attempts/{in_spring.json['id']}", headers=bearer(token)).status_code == 200
+    # ...and spends nothing of hers elsewhere: in no course she has used her one, in autumn hers.
+    with app.app_context():
+        numbers = dict(db_session().execute(select(Attempt.course_id, Attempt.attempt_number)
+                                            .where(Attempt.learner == "carol")).all())
+    assert numbers == {None: 1, autumn["id"]: 1, spring["id"]: 1}
+    again = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(token), json={"answer": RIGHT})
+    assert again.status_code == 409 and again.json["standing"]["attempts_used"] == 1
+    no_course = client.get(f"/api/v1/exercises/{QUIZ}/standing?learner=carol", headers=bearer(client_key)).json
+    assert no_course["attempts_used"] == 1

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import jwt
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from service.extensions import db_session
 from service.learner_tokens import (
@@ -227,3 +227,47 @@ def test_the_scope_needs_its_exercises_said():
     assert LearnerScope(1, "ada", QUIZ).exercises == (QUIZ,)
     assert LearnerScope(1, "ada", None).allows("anything")
     assert not LearnerScope(1, "ada", [QUIZ]).allows(OTHER_QUIZ)
+
+
+def _client_ids(app) -> dict[str, int]:
+    with app.app_context():
+        return dict(db_session().execute(select(ApiClient.name, ApiClient.id)).all())
+
+
+def test_an_admin_keys_token_belongs_to_the_client_it_names_and_reads_that_clients_data_alone(
+        app, client, client_key, other_client_key, admin_key):
+    """Issue 33: a token minted with an admin key was of the admin's client, which reads every
+    client's attempts and runs: it read another client's attempt and run by id."""
+    ids = _client_ids(app)
+    theirs = submit(client, issue(client, other_client_key).json["token"])
+    their_run = client.post("/api/v1/runs", headers=bearer(issue(client, other_client_key, exercises=None).json["token"]),
+                            json={"code": "print(1)", "wait": 0})
+    assert theirs.status_code == 201 and their_run.status_code == 202
+
+    unnamed = issue(client, admin_key)
+    assert unnamed.status_code == 422 and unnamed.json["errors"][0]["field"] == "json.client"
+    for named in (ids["admin"], 999_999):  # an admin client, or none: no client of learners
+        refused = client.post(TOKENS, headers=bearer(admin_key), json={"learner": "ada", "exercises": None,
+                                                                        "client": named})
+        assert refused.status_code == 422 and refused.json["errors"][0]["field"] == "json.client"
+    # A client's own key names no other client.
+    foreign = client.post(TOKENS, headers=bearer(client_key), json={"learner": "ada", "exercises": None,
+                                                                     "client": ids["lms-two"]})
+    assert foreign.status_code == 422 and foreign.json["errors"][0]["field"] == "json.client"
+
+    made = client.post(TOKENS, headers=bearer(admin_key), json={"learner": "ada", "exercises": None,
+                                                                 "client": ids["lms-one"]})
+    assert made.status_code == 200, made.json
+    token = made.json["token"]
+    assert read_learner_token(app.config["SECRET_KEY"], token).client_id == ids["lms-one"]
+    own = submit(client, token)
+    assert own.status_code == 201
+    assert client.get(f"/api/v1/attempts/{own.json['id']}", headers=bearer(client_key)).status_code == 200
+    for path in (f"/api/v1/attempts/{theirs.json['id']}", their_run.headers["Location"]):
+        refused = client.get(path, headers=bearer(token))
+        assert refused.status_code == 404 and refused.mimetype == "application/problem+json", path
+    # A token of the admin's own client (issued before this rule) is no longer valid anywhere.
+    old = mint_learner_token(app.config["SECRET_KEY"], LearnerScope(ids["admin"], "ada", None), HOUR).token
+    for path in (f"/api/v1/attempts/{theirs.json['id']}", their_run.headers["Location"], "/api/v1/learners/ada/attempts"):
+        refused = client.get(path, headers=bearer(old))
+        assert refused.status_code == 401 and refused.mimetype == "application/problem+json", path

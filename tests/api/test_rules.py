@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from service.extensions import db_session
 from service.learner_tokens import INSTRUCTOR, LearnerScope, issue_learner_token
-from service.models import ApiClient, Attempt, AttemptStatus
+from service.models import ApiClient, Attempt, AttemptStatus, Run
 from service.models.base import utcnow
 from tests.api.test_admin_grades import copy_exercise, grade_regrade_items, set_correct, sync_folder
 from tests.helpers import bearer, count_rows
@@ -311,6 +311,42 @@ def test_runs_follow_the_rules(app, client, client_key, staff_key, client_id):
     # The key itself (a frontend's server) names no learner: nothing to count.
     assert client.post("/api/v1/runs", headers=bearer(client_key),
                        json={"code": "x = 1", "exercise": CODE, "wait": 0}).status_code == 202
+
+
+def test_a_learner_tokens_free_run_follows_the_rules_of_the_exercises_it_reaches(app, client, client_key, staff_key,
+                                                                                 client_id):
+    """Issue 33: a free run (its own entry point and inputs, no `exercise`) can try any exercise's
+    Function; it passed `runs = false` and a used-up `max_runs`."""
+    one = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                      json={"learner": "ada", "exercises": [CODE]}).json["token"]
+    several = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                          json={"learner": "ada", "exercises": [CODE, "double-function", QUIZ]}).json["token"]
+    free = {"code": "x = 1", "entry_point": "SquareFn", "inputs": [{"name": "x", "shape": [3]}], "wait": 0}
+
+    def run(token, **body):
+        return client.post("/api/v1/runs", headers=bearer(token), json={**free, **body})
+
+    set_rules(client, staff_key, client_id, CODE, runs=False)
+    off = run(one)
+    assert (off.status_code, off.json["type"]) == (403, "/problems/attempt-refused/runs-not-allowed")
+    assert off.mimetype == "application/problem+json" and count_rows(app, Run) == 0
+    # A token of several code exercises runs while one of them allows runs, counting at none.
+    elsewhere = run(several)
+    assert elsewhere.status_code == 202 and elsewhere.json["exercise"] is None
+    set_rules(client, staff_key, client_id, "double-function", runs=False)
+    assert run(several).status_code == 403 and count_rows(app, Run) == 1
+
+    set_rules(client, staff_key, client_id, CODE, max_runs=2)
+    counted = run(one)
+    assert counted.status_code == 202 and counted.json["exercise"] == CODE
+    plain = client.post("/api/v1/runs", headers=bearer(one), json={"code": "print(1)", "wait": 0})
+    assert plain.status_code == 202 and plain.json["exercise"] == CODE  # no Function: a run all the same
+    spent = run(one)
+    assert (spent.status_code, spent.json["type"]) == (409, "/problems/attempt-refused/no-runs-left")
+    page_run = client.post("/api/v1/runs", headers=bearer(one), json={"code": "x = 1", "exercise": CODE, "wait": 0})
+    assert page_run.status_code == 409  # the free runs spent the exercise's runs
+    # The client's key (a frontend's server) is trusted with its learners: its free runs stay free.
+    assert client.post("/api/v1/runs", headers=bearer(client_key), json=free).status_code == 202
 
 
 def test_two_simultaneous_runs_at_the_last_allowed_one_make_one(app, client, client_key, staff_key, client_id,

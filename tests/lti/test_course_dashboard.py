@@ -192,3 +192,48 @@ def test_a_class_opening_a_new_courses_first_link_at_once_makes_one_course_and_o
             session = db_session()
             assert len(session.scalars(select(Course.id).where(Course.external_id == context)).all()) == 1
             assert len(session.scalars(select(LtiResourceLink.id).where(LtiResourceLink.resource_link_id == link)).all()) == 1
+
+
+def test_a_launch_of_a_links_id_from_another_course_makes_that_courses_own_link_and_moves_nothing(
+        app, client, platform, registration):
+    """Issue 33: links were found by platform and link id alone, and every launch rewrote the
+    course. A course-B launch carrying course A's link id (an LMS's course copy keeps link ids)
+    moved the link: A's staff lost its rules, B's staff read A's learner's extension and its note."""
+    learner_a = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="ann", resource_link_id="link-c1"))
+    _response, staff_a = _dashboard(client, platform)
+    session_a = staff_a["staff_session"]
+    [link_a] = client.get("/api/v1/admin/links", headers=_auth(session_a)).json
+    rules = client.put(f"/api/v1/admin/links/{link_a['id']}/rules", headers=_auth(session_a), json={"max_attempts": 3})
+    assert rules.status_code == 200, rules.json
+    extension = client.put(f"/api/v1/admin/links/{link_a['id']}/extensions/ann", headers=_auth(session_a),
+                           json={"rules": {"max_attempts": 5}, "note": "medical note, staff only"})
+    assert extension.status_code == 200, extension.json
+
+    _response, staff_b = _dashboard(client, platform, overrides=_course("c2"))
+    session_b = staff_b["staff_session"]
+    assert staff_b["course"]["id"] != staff_a["course"]["id"]
+    [link_b] = client.get("/api/v1/admin/links", headers=_auth(session_b)).json
+    assert link_b["id"] != link_a["id"] and link_b["resource_link_id"] == "link-c1"
+    # Course A keeps its link, its rules and its extension; course B reaches none of them.
+    kept = client.get(f"/api/v1/admin/links/{link_a['id']}/rules", headers=_auth(session_a))
+    assert kept.status_code == 200 and kept.json["assignment"] == {"max_attempts": 3}
+    assert [e["note"] for e in kept.json["extensions"]] == ["medical note, staff only"]
+    for method, path, body in (("GET", f"/api/v1/admin/links/{link_a['id']}/rules", None),
+                               ("PUT", f"/api/v1/admin/links/{link_a['id']}/rules", {"max_attempts": 1})):
+        refused = client.open(path, method=method, headers=_auth(session_b), json=body)
+        assert refused.status_code == 404 and refused.mimetype == "application/problem+json"
+    fresh = client.get(f"/api/v1/admin/links/{link_b['id']}/rules", headers=_auth(session_b)).json
+    assert fresh["assignment"] is None and fresh["extensions"] == []
+    with app.app_context():
+        courses = dict(db_session().execute(select(LtiResourceLink.id, LtiResourceLink.course_id)).all())
+    assert courses == {link_a["id"]: staff_a["course"]["id"], link_b["id"]: staff_b["course"]["id"]}
+    # Course B's max_attempts = 1 binds its own learners; ann in course A keeps her 3 (and 5 for her).
+    assert client.put(f"/api/v1/admin/links/{link_b['id']}/rules", headers=_auth(session_b),
+                      json={"max_attempts": 1}).status_code == 200
+    for _ in range(2):
+        _attempt(client, learner_a["token"])
+    learner_b = _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub="ann", resource_link_id="link-c1",
+                                 overrides=_course("c2")))
+    assert _attempt(client, learner_b["token"])
+    second = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(learner_b["token"]), json={"answer": RIGHT})
+    assert second.status_code == 409
