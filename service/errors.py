@@ -21,6 +21,8 @@ VALIDATION_ERROR = "/problems/validation-error"
 INVALID_ANSWER = "/problems/invalid-answer"
 IDEMPOTENCY_KEY_REUSED = "/problems/idempotency-key-reused"
 DATABASE_UNAVAILABLE = "/problems/database-unavailable"
+# Other submissions of the same learner took every attempt number this one tried: 503, retry.
+SIMULTANEOUS_ATTEMPTS = "/problems/simultaneous-attempts"
 # An attempt or run the assessment rules refuse: ATTEMPT_REFUSED + the reason (service/rules.py),
 # e.g. /problems/attempt-refused/no-attempts-left; the body's `standing` says where the learner is.
 ATTEMPT_REFUSED = "/problems/attempt-refused/"

@@ -10,7 +10,14 @@ from flask.views import MethodView
 from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
-from ..errors import ATTEMPT_REFUSED, IDEMPOTENCY_KEY_REUSED, INVALID_ANSWER, VALIDATION_ERROR, problem_abort
+from ..errors import (
+    ATTEMPT_REFUSED,
+    IDEMPOTENCY_KEY_REUSED,
+    INVALID_ANSWER,
+    SIMULTANEOUS_ATTEMPTS,
+    VALIDATION_ERROR,
+    problem_abort,
+)
 from ..extensions import db_session, dispatch_job
 from ..models import ApiClient, Attempt
 from ..ratelimit import rate_limited
@@ -22,6 +29,7 @@ from ..services.attempts import (
     ExerciseNotFound,
     IdempotencyKeyReused,
     InvalidAnswer,
+    NumberRaceLost,
     StoredResponse,
     Submission,
     create_attempt,
@@ -38,6 +46,9 @@ from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
                 description="Learners' attempts. Needs an API key; a client sees only its own learners.")
+
+# When to send a submission again that lost the number race in every turn (503).
+NUMBER_RACE_RETRY_SECONDS = 1
 
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
@@ -87,7 +98,9 @@ class ExerciseAttempts(MethodView):
               (404, "No published exercise has this slug"),
               (409, "The learner has used all their attempts (type /problems/attempt-refused/no-attempts-left)"),
               (429, "Too many attempts by this caller; see Retry-After"),
-              (422, "The answer does not fit the exercise, or the key was reused"))
+              (422, "The answer does not fit the exercise, or the key was reused"),
+              (503, "Other attempts of this learner were stored at the same moment, each taking the number this one "
+                    "tried; nothing was stored: retry after Retry-After (type /problems/simultaneous-attempts)"))
     def post(self, payload, slug: str):
         """Submit an attempt: a quiz answer is graded at once (201); code is queued (202).
 
@@ -116,6 +129,11 @@ class ExerciseAttempts(MethodView):
         except IdempotencyKeyReused:
             problem_abort(422, "This Idempotency-Key was already used with a different request.",
                           title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
+        except NumberRaceLost:
+            problem_abort(503, "Other attempts of this learner at this exercise were being stored at the same moment, "
+                               "each taking the attempt number this one tried; nothing was stored. Retry shortly.",
+                          title="Simultaneous attempts", type=SIMULTANEOUS_ATTEMPTS,
+                          headers={"Retry-After": str(NUMBER_RACE_RETRY_SECONDS)})
         if stored.status == 202 and not replayed:
             dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
         return _json_response(stored, replayed)
