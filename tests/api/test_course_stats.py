@@ -144,9 +144,10 @@ def seed_two_courses(app, client, client_key, other_client_key, quiz_catalog) ->
     spec = quiz_catalog[QUIZ]
     right, wrong = correct_answer(spec), wrong_choice(spec)
     c1, c2 = make_course(app, "c1"), make_course(app, "c2")
-    place(app, [answer(client, client_key, "ada", wrong)], c1, days_ago=3)
-    place(app, [answer(client, client_key, "ada", wrong), answer(client, client_key, "ada", right),
-                answer(client, client_key, "bob", wrong)], c1)
+    # Made together, then placed: each course numbers its attempts apart (migration 0021).
+    ada_in_c1 = [answer(client, client_key, "ada", value) for value in (wrong, wrong, right)]
+    place(app, ada_in_c1[:1], c1, days_ago=3)
+    place(app, [*ada_in_c1[1:], answer(client, client_key, "bob", wrong)], c1)
     place(app, [answer(client, client_key, "ada", right), answer(client, client_key, "eve", wrong),
                 answer(client, client_key, "eve", right)], c2)
     answer(client, other_client_key, "zed", right)
