@@ -175,7 +175,8 @@ def test_queued_code_and_its_record_are_one_statement_on_postgresql(app, client,
 def test_the_history_and_the_standing_read_by_their_indexes_on_sqlite(client, client_key, database_url):
     # SQLite's planner has no statistics: the history read every attempt of the client newest
     # first when its index lacked the id (migration 0020), and the standing every attempt at the
-    # exercise when coalesce(lti_link_id, 0) had its 0 as a parameter (standing.link_key).
+    # exercise when coalesce(lti_link_id, 0) had its 0 as a parameter (standing.link_key); the
+    # course's coalesce(course_id, 0) likewise (migration 0021).
     assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", json={"learner": "ada", "answer": RIGHT},
                        headers=bearer(client_key)).status_code == 201
     statements = []
@@ -192,7 +193,7 @@ def test_the_history_and_the_standing_read_by_their_indexes_on_sqlite(client, cl
     page = next(plan for sql, plan in plans.items() if sql == "attempts.id,")
     assert "USING INDEX ix_attempts_learner_history (client_id=? AND learner=?)" in page and "TEMP B-TREE" not in page
     standing = next(plan for plan in plans.values() if "ux_attempts_number" in plan)
-    assert "ux_attempts_number (client_id=? AND exercise_id=? AND <expr>=? AND learner=?)" in standing
+    assert "ux_attempts_number (client_id=? AND exercise_id=? AND <expr>=? AND <expr>=? AND learner=?)" in standing
 
 
 @pytest.mark.backends("postgresql")
