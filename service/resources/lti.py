@@ -140,7 +140,6 @@ def _from_own_page() -> bool:
 def _storage_page(template: str, config: dict[str, Any], **context: Any) -> Response:
     response = Response(render_template(template, config=config, **context))
     response.headers["Content-Security-Policy"] = STORAGE_PAGE_POLICY
-    response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Cache-Control"] = "no-store"
     # Same-origin: the page's post back carries Origin, checked where Sec-Fetch-Site is not sent.
     response.headers["Referrer-Policy"] = "same-origin"
@@ -304,6 +303,5 @@ def jwks() -> Response:
 def storage_script() -> Response:
     """The script of the storage pages (a file: the pages allow no inline script)."""
     response = send_from_directory(STATIC_DIR, "storage.js", max_age=0, mimetype="text/javascript")
-    response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Cache-Control"] = "no-cache"
     return response
