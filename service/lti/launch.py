@@ -280,12 +280,19 @@ def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:  #
         raise LaunchRejected(f"Message type {message_type!r} is not supported.")
 
 
-def _use_nonce(session: Session, platform: LtiPlatform, nonce: str, expires: int) -> None:
-    now = utcnow()
-    session.execute(delete(LtiNonce).where(LtiNonce.expires_at < now))
-    expires_at = datetime.fromtimestamp(expires, UTC) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
+def spend_nonce(session: Session, platform_id: int, nonce: str, expires_at: datetime) -> bool:
+    """Record `nonce` of the platform as used until `expires_at` (rows past theirs go); False if it
+    was used already (a replay). Two requests at once: the second waits for the first's commit, then fails."""
+    session.execute(delete(LtiNonce).where(LtiNonce.expires_at < utcnow()))
     try:
         with session.begin_nested():
-            session.add(LtiNonce(platform_id=platform.id, nonce=nonce[:255], expires_at=expires_at))
+            session.add(LtiNonce(platform_id=platform_id, nonce=nonce[:255], expires_at=expires_at))
     except IntegrityError:
-        raise LaunchRejected("This id_token was already used (a replayed launch): launch again.") from None
+        return False
+    return True
+
+
+def _use_nonce(session: Session, platform: LtiPlatform, nonce: str, expires: int) -> None:
+    expires_at = datetime.fromtimestamp(expires, UTC) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
+    if not spend_nonce(session, platform.id, nonce, expires_at):
+        raise LaunchRejected("This id_token was already used (a replayed launch): launch again.")
