@@ -1,5 +1,5 @@
 # make run   — serve the API and its grading workers on the embedded SQLite database
-#              (creates .venv, migrates, syncs the exercises)
+#              (creates .venv, migrates, syncs the exercises, makes instance/secret_key once)
 # make test  — the whole test suite, on SQLite and on PostgreSQL
 # make lint  — ruff and mypy (pyproject.toml; docs/operations.md, "Lint and types")
 # make docs  — the manual in docs/, built by MkDocs into build/site; a broken link or anchor fails it
@@ -25,8 +25,11 @@ $(VENV)/.installed-run: requirements.txt requirements-worker.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-worker.txt
 	@touch $@
 
+# The first command makes the deployment's random SECRET_KEY, instance/secret_key (owner-only), and
+# every later start reads it (docs/operations.md#the-secret-key); ensure-dev prints, the first time,
+# a client key for the API and an admin key for the dashboard.
 run: $(VENV)/.installed-run
-	@mkdir -p instance
+	@mkdir -p -m 700 instance
 	$(FLASK) db upgrade
 	$(FLASK) exercises sync
 	@$(FLASK) clients ensure-dev

@@ -22,6 +22,7 @@ from .extensions import ProblemApi, close_db_session, cors
 from .jobs.dispatch import dispatcher_for
 from .logs import init_request_ids
 from .metrics import init_app as init_metrics
+from .page_security import no_sniffing
 from .ratelimit import init_rate_limits
 
 API_VERSION = "1.0.0"
@@ -137,6 +138,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
                       expose_headers=["Location", "X-Pagination", "Retry-After", "Idempotent-Replayed", "X-Request-Id"],
                       allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"], max_age=600)
     app.before_request(_check_json_body)
+    app.after_request(no_sniffing)
 
     from . import frontend, learn
     from .cli import register_cli

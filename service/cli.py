@@ -25,7 +25,9 @@ exercises_cli = AppGroup("exercises", help="The exercise catalog under exercises
 clients_cli = AppGroup("clients", help="API clients and their keys.")
 lti_cli = AppGroup("lti", help="LTI 1.3: the LMS platforms registered, the tool's signing key.")
 
-DEV_CLIENT = "development"
+# `make run`'s clients: (name, role, what its key is for). "development" is the admin's name since
+# before the client key existed, so a checkout that made it keeps it.
+DEV_CLIENTS = (("development-api", Role.CLIENT, "for the API"), ("development", Role.ADMIN, "for the dashboard"))
 
 
 def _settings():
@@ -101,14 +103,18 @@ def clients_create(name: str, role: str) -> None:
 
 @clients_cli.command("ensure-dev")
 def clients_ensure_dev() -> None:
-    """Create the development admin client if missing (used by `make run`)."""
+    """Create the development clients if missing (used by `make run`): a client key to try the API
+    with, and an admin key for the dashboard, kept off the API examples (an admin reads every
+    learner's attempts). Each key is printed when made, once: only its hash is stored."""
     session = db_session()
-    if session.scalar(select(ApiClient).where(ApiClient.name == DEV_CLIENT)):
-        click.echo("development key: created earlier and shown then (make another: flask clients create NAME --role admin)")
-        return
-    _client, key = create_client(session, DEV_CLIENT, Role.ADMIN)
-    session.commit()
-    click.echo(f"development key (admin, shown this once): {key}")
+    for name, role, use in DEV_CLIENTS:
+        if session.scalar(select(ApiClient).where(ApiClient.name == name)):
+            click.echo(f"development {role.value} key ({use}): created earlier and shown then "
+                       f"(make another: flask clients create NAME --role {role.value})")
+            continue
+        _client, key = create_client(session, name, role)
+        session.commit()
+        click.echo(f"development {role.value} key ({use}, shown this once): {key}")
 
 
 @clients_cli.command("revoke")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import secrets
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -20,6 +22,8 @@ from .grading.sandbox import LAYERS  # stdlib only: the web process may import i
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_DIR = PROJECT_ROOT / "instance"
+# Where a deployment without SECRET_KEY keeps the one it made (instance_secret_key).
+SECRET_KEY_FILE = "secret_key"
 GRADING_BACKENDS = ("database", "celery")
 BROKER_SCHEMES = ("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://")
 
@@ -65,14 +69,59 @@ def default_database_url() -> str:
     return f"sqlite:///{INSTANCE_DIR / 'gradquiz.sqlite3'}"
 
 
+def instance_secret_key(folder: Path) -> str:
+    """The SECRET_KEY of a deployment that sets none (`make run`, and any `flask` command, worker or
+    gunicorn started from the same checkout): kept in the instance folder, made at the first start.
+    Every process of the deployment reads the same one, and sessions, learner tokens and sealed
+    secrets outlive a restart. Never logged or printed."""
+    path = folder / SECRET_KEY_FILE
+    try:
+        secret = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        secret = _new_instance_secret_key(path)
+    except OSError as exc:
+        raise ConfigError(f"SECRET_KEY is not set and {path} cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        secret = ""
+    if len(secret) < 32:
+        raise ConfigError(f"SECRET_KEY is not set and {path} holds no usable secret: delete it to make a new one")
+    return secret
+
+
+def _new_instance_secret_key(path: Path) -> str:
+    """A random secret in a new file at `path`, owner-only (0600). It is written whole under a
+    temporary name, then linked to `path`, which fails if another process starting at the same
+    moment made it first: then theirs is the secret, and no process ever reads half a file."""
+    secret = secrets.token_urlsafe(48)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            os.fchmod(descriptor, 0o600)
+            with os.fdopen(descriptor, "w", encoding="ascii") as file:
+                file.write(secret + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+            os.link(temporary, path)
+        except FileExistsError:
+            return instance_secret_key(path.parent)
+        finally:
+            os.unlink(temporary)
+    except OSError as exc:
+        raise ConfigError(f"SECRET_KEY is not set and {path} cannot be created ({exc.strerror})") from None
+    return secret
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every setting of the service. Environment variable = field name upper-cased."""
 
-    # "development" (the default: embedded SQLite, a fixed dev secret) or "production".
+    # "development" (the default: embedded SQLite) or "production" (or "testing").
     env: str = "development"
     database_url: str = field(default_factory=default_database_url)
-    secret_key: str = "dev-only-secret-change-me"
+    # Signs learner tokens, staff sessions and LTI state; seals stored secrets. Required when
+    # ENV=production; otherwise, unset: instance_secret_key (one made at the first start).
+    secret_key: str = ""
     # Origins allowed to call the API from a browser, comma-separated; empty: CORS off.
     cors_origins: tuple[str, ...] = ()
     # Largest request body accepted, in bytes; larger bodies get 413.
@@ -185,6 +234,8 @@ class Settings:
             for name in cls.REQUIRED_IN_PRODUCTION:
                 if name not in values and name not in overrides:
                     raise ConfigError(f"{name.upper()} is required when ENV=production")
+        elif "secret_key" not in values and "secret_key" not in overrides:
+            values["secret_key"] = instance_secret_key(INSTANCE_DIR)
         settings = replace(cls(**values), **overrides)
         settings.validate()
         return settings
@@ -194,6 +245,8 @@ class Settings:
             raise ConfigError(f"ENV must be development, production or testing, got {self.env!r}")
         if not self.database_url.startswith(("sqlite", "postgres")):
             raise ConfigError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
+        if not self.secret_key:
+            raise ConfigError("SECRET_KEY must not be empty")
         if self.env == "production" and len(self.secret_key) < 32:
             raise ConfigError("SECRET_KEY must be at least 32 characters when ENV=production")
         for name, layers in (("SANDBOX_LAYERS", self.sandbox_layers), ("SANDBOX_REQUIRED", self.sandbox_required or ())):

@@ -3,12 +3,14 @@ per exercise, or one link for an assignment of several (service/lti/assignments.
 
 The request's settings travel to the picker and back in a signed, short-lived token, so the
 tool keeps no session; the response is a JWT signed with the tool's key, posted by the
-browser to the platform's deep_link_return_url.
+browser to the platform's deep_link_return_url. The token works once: its nonce is spent, as a
+launch's is (lti_nonces, with a "picker:" prefix), by the post that answers the platform.
 """
 
 from __future__ import annotations
 
 import secrets
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from itsdangerous import BadData, URLSafeTimedSerializer
@@ -19,7 +21,7 @@ from ..models import Exercise, LtiPlatform
 from . import claims as c, keys
 from .assignments import AssignmentSpec
 from .dates import CUSTOM_VARIABLES
-from .launch import Launch, LaunchRejected
+from .launch import Launch, LaunchRejected, spend_nonce
 
 PICKER_SECONDS = 1800
 # Line items are out of 100 points: the score sent back is the exercise's score (0 to 1) x 100.
@@ -36,14 +38,27 @@ def picker_token(secret_key: str, launch: Launch) -> str:
         "platform": launch.platform.id, "deployment_id": launch.deployment_id,
         "return_url": settings["deep_link_return_url"], "data": settings.get("data"),
         "accept_multiple": settings.get("accept_multiple", True) is not False,
+        "nonce": secrets.token_urlsafe(16),
     })
 
 
 def read_picker_token(secret_key: str, token: str) -> dict[str, Any]:
+    """The picker's settings, with `expires_at`: when the token stops working."""
     try:
-        return _serializer(secret_key).loads(token, max_age=PICKER_SECONDS)
+        picked, issued = _serializer(secret_key).loads(token, max_age=PICKER_SECONDS, return_timestamp=True)
     except BadData:
-        raise LaunchRejected("The exercise picker expired or was altered: open it again from the LMS.") from None
+        picked = None
+    if not isinstance(picked, dict) or not isinstance(picked.get("nonce"), str):
+        raise LaunchRejected("The exercise picker expired or was altered: open it again from the LMS.")
+    return {**picked, "expires_at": issued.astimezone(UTC) + timedelta(seconds=PICKER_SECONDS)}
+
+
+def use_picker(session: Session, picked: dict[str, Any]) -> None:
+    """Spend the picker token's nonce: a second post of the same token (another tab, a replay from
+    another browser within its 30 minutes) is refused, and writes nothing."""
+    expires_at: datetime = picked["expires_at"]
+    if not spend_nonce(session, picked["platform"], "picker:" + picked["nonce"], expires_at):
+        raise LaunchRejected("This exercise picker was used already: open it again from the LMS to add more.")
 
 
 def content_item(exercise: Exercise, launch_url: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from ..models import LtiNonce, LtiPlatform
 from ..models.base import utcnow
+from ..schemas.attempts import LEARNER_ID_ERROR, is_learner_id
 from . import claims as c
 from .platforms import UnknownKey, find, platform_keys
 
@@ -41,7 +42,6 @@ STATE_COOKIE = "gradquiz_lti_state"
 STORAGE_TARGET = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 # What the tool keeps in the platform's storage, as the IMS guide's examples name it.
 STORAGE_STATE_KEY, STORAGE_NONCE_KEY = "lti_state_", "lti_nonce_"
-LEARNER_PATTERN_CHARS = set(map(chr, range(0x20))) | {"/", "\x7f"}
 
 
 class LaunchRejected(Exception):
@@ -262,8 +262,9 @@ def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:  #
     if not isinstance(claims.get(c.ROLES), list):
         raise LaunchRejected("The id_token lacks the roles claim.")
     sub = claims["sub"]
-    if not isinstance(sub, str) or not 0 < len(sub) <= 255 or set(sub) & LEARNER_PATTERN_CHARS:
-        raise LaunchRejected("The id_token's sub must be 1-255 characters without '/' or control characters.")
+    # The learner id of the launch's attempts, as the API takes one (LTI: at most 255 ASCII characters).
+    if not isinstance(sub, str) or not is_learner_id(sub):
+        raise LaunchRejected(f"The id_token's sub must be a learner id: {LEARNER_ID_ERROR}.")
     message_type = claims.get(c.MESSAGE_TYPE)
     if message_type == c.RESOURCE_LINK_REQUEST:
         link = claims.get(c.RESOURCE_LINK)
@@ -279,12 +280,19 @@ def _check_lti_claims(platform: LtiPlatform, claims: dict[str, Any]) -> None:  #
         raise LaunchRejected(f"Message type {message_type!r} is not supported.")
 
 
-def _use_nonce(session: Session, platform: LtiPlatform, nonce: str, expires: int) -> None:
-    now = utcnow()
-    session.execute(delete(LtiNonce).where(LtiNonce.expires_at < now))
-    expires_at = datetime.fromtimestamp(expires, UTC) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
+def spend_nonce(session: Session, platform_id: int, nonce: str, expires_at: datetime) -> bool:
+    """Record `nonce` of the platform as used until `expires_at` (rows past theirs go); False if it
+    was used already (a replay). Two requests at once: the second waits for the first's commit, then fails."""
+    session.execute(delete(LtiNonce).where(LtiNonce.expires_at < utcnow()))
     try:
         with session.begin_nested():
-            session.add(LtiNonce(platform_id=platform.id, nonce=nonce[:255], expires_at=expires_at))
+            session.add(LtiNonce(platform_id=platform_id, nonce=nonce[:255], expires_at=expires_at))
     except IntegrityError:
-        raise LaunchRejected("This id_token was already used (a replayed launch): launch again.") from None
+        return False
+    return True
+
+
+def _use_nonce(session: Session, platform: LtiPlatform, nonce: str, expires: int) -> None:
+    expires_at = datetime.fromtimestamp(expires, UTC) + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
+    if not spend_nonce(session, platform.id, nonce, expires_at):
+        raise LaunchRejected("This id_token was already used (a replayed launch): launch again.")

@@ -8,8 +8,6 @@ million; `counters_as_of` says when they are behind. One course's (a course's ow
 
 from __future__ import annotations
 
-import re
-
 from flask.views import MethodView
 from sqlalchemy import select
 
@@ -24,7 +22,7 @@ from ..schemas.admin_stats import (
     LearnerProgressQuerySchema,
     LearnerProgressSchema,
 )
-from ..schemas.attempts import LEARNER_PATTERN
+from ..schemas.attempts import is_learner_id
 from ..services import names, stats
 from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
@@ -32,7 +30,6 @@ from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_stats", __name__, url_prefix="/api/v1/admin",
                 description="For instructor and admin clients: statistics per exercise and progress per learner.")
-LEARNER = re.compile(LEARNER_PATTERN)
 
 
 @blp.route("/stats")
@@ -97,7 +94,7 @@ class LearnerProgress(MethodView):
             if client is None:
                 problem_abort(404, "No API client with this name.")
         as_of = stats.counters_as_of(session, course_id)  # before the counters (stats.exercise_stats says why)
-        exercises = stats.learner_progress(session, learner, client, course_id) if LEARNER.match(learner) else []
+        exercises = stats.learner_progress(session, learner, client, course_id) if is_learner_id(learner) else []
         member_of = names.memberships(session, learner, client.id if client else None, course_id)
         return {"learner": learner, "client": client.name if client else None, "memberships": member_of,
                 "exercises": exercises, "counters_as_of": as_of}

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import re
-
 from flask import current_app
 from flask.views import MethodView
 from sqlalchemy import select
@@ -11,7 +9,7 @@ from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import Exercise
-from ..schemas.attempts import LEARNER_PATTERN, LearnerAttemptsQuerySchema, LearnerHistorySchema
+from ..schemas.attempts import LearnerAttemptsQuerySchema, LearnerHistorySchema, is_learner_id
 from ..services.attempts import ExerciseNotFound, best_scores, current_version, learner_attempts
 from ..services.standing import show_to_learner
 from .blueprint import Blueprint
@@ -20,7 +18,6 @@ from .pagination import PAGINATION, Query, SelectPage
 
 blp = Blueprint("learners", __name__, url_prefix="/api/v1/learners",
                 description="A learner's history, as seen by the client that owns the learner id.")
-LEARNER = re.compile(LEARNER_PATTERN)
 
 
 @blp.route("/<learner:learner>/attempts")
@@ -38,7 +35,7 @@ class LearnerAttempts(MethodView):
         A learner token reads its own learner's attempts at its exercises (an instructor's token:
         any learner's at its exercise); a token from an LTI launch, only those made in its course
         (and its learner's own made outside any course)."""
-        if not LEARNER.match(learner):
+        if not is_learner_id(learner):
             problem_abort(404, "No such learner.")
         session = db_session()
         client = current_client()

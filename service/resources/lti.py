@@ -49,6 +49,7 @@ from ..lti.launch import (
 )
 from ..lti.links import LinkWithoutExercise, record_link
 from ..models import Exercise, LtiPlatform, LtiResourceLink
+from ..page_security import secure_page
 from ..staff_sessions import mint_staff_session
 from .dashboard import course_dashboard_page
 
@@ -140,7 +141,6 @@ def _from_own_page() -> bool:
 def _storage_page(template: str, config: dict[str, Any], **context: Any) -> Response:
     response = Response(render_template(template, config=config, **context))
     response.headers["Content-Security-Policy"] = STORAGE_PAGE_POLICY
-    response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Cache-Control"] = "no-store"
     # Same-origin: the page's post back carries Origin, checked where Sec-Fetch-Site is not sent.
     response.headers["Referrer-Policy"] = "same-origin"
@@ -235,13 +235,14 @@ def _exercise_picker(launch: Launch) -> Response:
     response = Response(render_template("lti/picker.html", exercises=exercises, picker=picker,
                                         action=url_for("lti.deep_link_return"),
                                         multiple=settings.get("accept_multiple", True) is not False))
-    response.headers["Cache-Control"] = "no-store"
-    return response
+    # The pages' policy (its styles in picker.css, no script), framed by the launching platform alone.
+    return secure_page(response, cache_control="no-store", frame_ancestors=" ".join(_frame_ancestors(launch)) or "'none'")
 
 
 @blp.route("/deep-link", methods=["POST"])
 def deep_link_return() -> Response:
-    """The picker's form: sign the chosen exercises and post them back to the LMS."""
+    """The picker's form: sign the chosen exercises and post them back to the LMS, once per picker
+    token (a refused form, a 422, leaves it unused to try again)."""
     session = db_session()
     picked = deep_linking.read_picker_token(current_app.config["SECRET_KEY"], request.form.get("picker", ""))
     platform = session.get(LtiPlatform, picked["platform"])
@@ -259,7 +260,7 @@ def deep_link_return() -> Response:
         return problem_response(422, "Unknown exercise", f"No published exercise {unknown[0]!r}.")
     token = deep_linking.response_jwt(session, _settings(), platform, picked, [found[s] for s in slugs],
                                       public_url("lti.launch"))
-    return _autopost(picked["return_url"], {"JWT": token})
+    return _return_to_platform(session, picked, token)
 
 
 def _assignment_return(session: Session, platform: LtiPlatform, picked: dict[str, Any], slugs: list[str]) -> Response:
@@ -276,7 +277,13 @@ def _assignment_return(session: Session, platform: LtiPlatform, picked: dict[str
         return problem_response(422, "Unknown exercise", f"No published exercise {unknown[0]!r}.")
     item = deep_linking.assignment_item(title, spec, public_url("lti.launch"))
     token = deep_linking.response_jwt(session, _settings(), platform, picked, [], public_url("lti.launch"), [item])
-    return _autopost(picked["return_url"], {"JWT": token})
+    return _return_to_platform(session, picked, token)
+
+
+def _return_to_platform(session: Session, picked: dict[str, Any], response_jwt: str) -> Response:
+    deep_linking.use_picker(session, picked)
+    session.commit()
+    return _autopost(picked["return_url"], {"JWT": response_jwt})
 
 
 def _autopost(action: str, fields: dict[str, Any]) -> Response:
@@ -300,10 +307,17 @@ def jwks() -> Response:
     return response
 
 
+@blp.route("/picker.css")
+def picker_style() -> Response:
+    """The exercise picker's styles (a file: the picker allows no inline style)."""
+    response = send_from_directory(STATIC_DIR, "picker.css", max_age=0, mimetype="text/css")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
 @blp.route("/storage.js")
 def storage_script() -> Response:
     """The script of the storage pages (a file: the pages allow no inline script)."""
     response = send_from_directory(STATIC_DIR, "storage.js", max_age=0, mimetype="text/javascript")
-    response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Cache-Control"] = "no-cache"
     return response

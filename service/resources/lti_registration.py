@@ -85,7 +85,6 @@ def _page(status: int, context: dict[str, Any]) -> Response:
     response.headers["Content-Security-Policy"] = "; ".join([
         "default-src 'none'", f"script-src 'nonce-{nonce}'", f"style-src 'nonce-{nonce}'", "base-uri 'none'",
         "form-action 'none'", "object-src 'none'"])
-    response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"  # the code is in this page's address
     response.headers["Cache-Control"] = "no-store"
     return response

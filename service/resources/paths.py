@@ -10,7 +10,7 @@ from flask_smorest import Api
 from werkzeug.routing import BaseConverter, ValidationError
 
 from ..catalog.loader import SLUG_PATTERN
-from ..schemas.attempts import LEARNER_PATTERN
+from ..schemas.attempts import LEARNER_CHARACTERS, LEARNER_PATTERN, is_learner_id
 
 SLUG_LENGTH = (3, 64)  # as the catalog loader checks an exercise folder's name
 
@@ -27,9 +27,14 @@ class SlugConverter(BaseConverter):
 
 
 class LearnerConverter(BaseConverter):
-    """`<learner:learner>`: a learner id as attempts take it (no '/' or control characters)."""
+    """`<learner:learner>`: a learner id as attempts take it (service/schemas/attempts.py)."""
 
-    regex = LEARNER_PATTERN.removeprefix("^").removesuffix("$")
+    regex = LEARNER_CHARACTERS
+
+    def to_python(self, value: str) -> str:
+        if not is_learner_id(value):  # white space alone: the route's regex cannot say it
+            raise ValidationError()
+        return value
 
 
 def _slug_schema(_converter: Any) -> dict[str, Any]:

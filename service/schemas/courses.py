@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from .attempts import LEARNER_PATTERN
-from .learner_tokens import _whole_id
+from .attempts import LEARNER_ID
 from .request import RequestSchema
 
 
 class CourseCreateSchema(RequestSchema):
-    external_id = fields.String(required=True, validate=[validate.Regexp(
-        LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"), _whole_id], metadata={
+    external_id = fields.String(required=True, validate=LEARNER_ID, metadata={
         "description": "Your own id of the course (unique within your client), e.g. cs101-2026-spring"})
     title = fields.String(required=True, validate=validate.Length(min=1, max=255))
     label = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=255),

@@ -3,7 +3,7 @@ from __future__ import annotations
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..catalog.loader import KINDS, TOPIC_PATTERN
-from .attempts import LEARNER_PATTERN
+from .attempts import LEARNER_ID
 from .request import Pattern, RequestSchema
 from .rules import StandingSchema
 
@@ -21,7 +21,7 @@ class ExerciseDetailQuerySchema(RequestSchema):
         unknown = EXCLUDE  # as before ?learner= existed: other query parameters are ignored
 
     learner = fields.String(
-        validate=Pattern(LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"),
+        validate=LEARNER_ID,
         metadata={"description": "With an API key: answer this learner's variant (their order of the choices, "
                                  "their values of the parameters). A learner token answers its own learner's "
                                  "variant without it"})

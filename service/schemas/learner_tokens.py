@@ -1,26 +1,16 @@
 from __future__ import annotations
 
-import re
-
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, fields, validate
 
 from ..learner_tokens import MAX_TOKEN_EXERCISES
-from .attempts import LEARNER_PATTERN
+from .attempts import LEARNER_ID
 
 # The catalog's slugs (service/catalog/loader.py): lowercase words joined by hyphens, 3-64 characters.
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
 
-def _whole_id(value: str) -> bool:
-    # Regexp matches with re.match, whose `$` also matches before a final newline: "ada\n" would pass.
-    if re.fullmatch(LEARNER_PATTERN.rstrip("$"), value) is None:
-        raise ValidationError("1-255 characters, no '/' or control characters")
-    return True
-
-
 class LearnerTokenCreateSchema(Schema):
-    learner = fields.String(required=True, validate=[validate.Regexp(
-        LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"), _whole_id], metadata={
+    learner = fields.String(required=True, validate=LEARNER_ID, metadata={
         "description": "Your own identifier of the learner the token acts for (unique within your client)"})
     exercises = fields.List(
         fields.String(validate=[validate.Length(min=3, max=64), validate.Regexp(SLUG_PATTERN, error="an exercise slug")]),
@@ -32,8 +22,7 @@ class LearnerTokenCreateSchema(Schema):
         "description": "With an admin key, required: the id of the client (not an admin) whose learner the token "
                        "acts for; it reads and writes that client's data alone. Other keys' tokens are their own "
                        "client's: leave it out"})
-    course = fields.String(load_default=None, allow_none=True, validate=[validate.Regexp(
-        LEARNER_PATTERN, error="1-255 characters, no '/' or control characters"), _whole_id], metadata={
+    course = fields.String(load_default=None, allow_none=True, validate=LEARNER_ID, metadata={
         "description": "The external_id of one of your courses (POST /api/v1/courses): the learner's attempts "
                        "belong to it and the token reads nothing of another course. A course key's tokens are "
                        "always of its course"})

@@ -227,6 +227,7 @@ MATRIX = [
     # tests/lti/test_lti.py), so here, without them, every caller is refused.
     Row("GET",    "/lti/jwks",                                               PUBLIC,         200),
     Row("GET",    "/lti/storage.js",                                         PUBLIC,         200),
+    Row("GET",    "/lti/picker.css",                                         PUBLIC,         200),
     Row("GET",    "/lti/login",                                              PUBLIC,         302, query=LOGIN),
     Row("POST",   "/lti/login",                                              PUBLIC,         302, form=LOGIN),
     Row("POST",   "/lti/launch",                                             PLATFORM_ONLY,  401, form={"state": "x"}),

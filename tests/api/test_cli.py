@@ -34,15 +34,33 @@ def test_duplicate_name_and_bad_role(bare_app):
     assert bad.exit_code != 0
 
 
-def test_ensure_dev_creates_one_admin_key_once(bare_app):
+def _printed_keys(output: str) -> dict[str, str]:
+    """{role: key} of the keys `ensure-dev` printed ("development <role> key (...): gq_...")."""
+    return {line.split()[1]: line.split()[-1] for line in output.splitlines() if line.split()[-1].startswith("gq_")}
+
+
+def test_ensure_dev_creates_a_client_key_for_the_api_and_an_admin_key_once(bare_app):
     first = run(bare_app, "clients", "ensure-dev").output
-    key = first.strip().split()[-1]
-    assert key.startswith("gq_")
+    keys = _printed_keys(first)
+    assert set(keys) == {"client", "admin"}
+    assert "for the API" in first and "for the dashboard" in first
+    http = bare_app.test_client()
+    # The client key tries the API; only the admin key reads the dashboard's API.
+    assert http.get("/api/v1/learners/ada/attempts", headers=bearer(keys["client"])).status_code == 200
+    assert http.get("/api/v1/admin/stats", headers=bearer(keys["client"])).status_code == 403
+    assert http.get("/api/v1/admin/stats", headers=bearer(keys["admin"])).status_code == 200
     second = run(bare_app, "clients", "ensure-dev").output
-    assert key not in second and "created earlier" in second
+    assert not _printed_keys(second) and second.count("created earlier") == 2
+    assert not any(key in second for key in keys.values())
     with bare_app.app_context():
-        admins = db_session().scalars(select(ApiClient).where(ApiClient.role == "admin")).all()
-    assert len(admins) == 1
+        roles = sorted(c.role for c in db_session().scalars(select(ApiClient)))
+    assert roles == ["admin", "client"]
+
+
+def test_ensure_dev_adds_the_client_key_to_a_checkout_that_has_the_admin_key(bare_app):
+    run(bare_app, "clients", "create", "development", "--role", "admin")  # made by an older make run
+    output = run(bare_app, "clients", "ensure-dev").output
+    assert set(_printed_keys(output)) == {"client"} and "admin key (for the dashboard): created earlier" in output
 
 
 def test_revoke_stops_the_key_at_once(bare_app):
