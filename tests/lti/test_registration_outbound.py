@@ -148,7 +148,7 @@ class Internal(BaseHTTPRequestHandler):
 
     seen: list[str] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         Internal.seen.append(self.headers.get("Authorization", ""))
         body = json.dumps({"internal": "secret-internal-data", "client_id": "x"}).encode()
         self.send_response(200)
