@@ -150,6 +150,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # Browser and platform pages, outside the OpenAPI document.
     app.register_blueprint(lti.blp)
     app.register_blueprint(lti_registration.blp)  # /lti/register, LTI Dynamic Registration
+    lti_registration.init_registration_slots(app)
     app.register_blueprint(dashboard.blp)
     app.register_blueprint(frontend.blp)
     app.register_blueprint(learn.blp)  # the learner's pages, /learn

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import os
 import secrets
 import tempfile
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 from limits import parse_many
 
 from .grading.sandbox import LAYERS  # stdlib only: the web process may import it
+from .outbound.http import PRIVATE_NETWORKS, OutboundPolicy  # stdlib only
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_DIR = PROJECT_ROOT / "instance"
@@ -201,16 +203,24 @@ class Settings:
     # How long a rotated-out tool key stays in the JWKS (platforms cache the JWKS).
     lti_retired_key_seconds: int = 86400
     # Score passback and webhook deliveries: tries before a delivery is marked failed, the
-    # first retry's delay (each next one is 3x longer, at most 6 h), one try's HTTP timeout.
+    # first retry's delay (each next one is 3x longer, at most 6 h). OUTBOUND_TIMEOUT_SECONDS:
+    # the deadline of each request the service makes (resolving, connecting, sending, every read).
     outbound_max_tries: int = 12
     outbound_retry_seconds: float = 10.0
-    outbound_timeout_seconds: int = 10
+    outbound_timeout_seconds: float = 10.0
+    # Networks (CIDR, comma-separated) the service may reach although they are not public: an LMS
+    # or webhook receiver on the campus network (10.20.0.0/16), a local one (127.0.0.0/8). Every
+    # other loopback, private, link-local or reserved address is refused, and cloud metadata
+    # addresses always; plain http goes only to these networks (service/outbound/http.py).
+    # Default: none in production; loopback and the private networks in development and testing.
+    outbound_allowed_networks: tuple[str, ...] | None = None
+    # LTI Dynamic Registrations each web process makes at once (each waits on the LMS's answers);
+    # one past it gets 503 with Retry-After at once. Well below WEB_THREADS, so that slow servers
+    # cannot hold every thread.
+    outbound_web_calls: int = 4
     # How often each course's roster is read again from the LMS (NRPS; an instructor's launch
     # reads it sooner): service/lti/roster.py.
     roster_sync_seconds: int = 6 * 3600
-    # Webhook URLs on loopback or private networks (and plain http): allowed in development
-    # and testing, refused in production unless set to true.
-    webhook_allow_private: bool | None = None
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
@@ -229,6 +239,9 @@ class Settings:
                 continue
             parser = cls.PARSERS.get(str(f.type))
             values[f.name] = parser(f.name.upper(), raw) if parser else raw
+        if "WEBHOOK_ALLOW_PRIVATE" in environ:
+            raise ConfigError("WEBHOOK_ALLOW_PRIVATE is replaced by OUTBOUND_ALLOWED_NETWORKS (the networks every "
+                              "outbound request may reach): docs/operations.md")
         env_name = values.get("env", overrides.get("env", cls.env))
         if env_name == "production":
             for name in cls.REQUIRED_IN_PRODUCTION:
@@ -278,6 +291,11 @@ class Settings:
             raise ConfigError("LTI_FRONTEND_URL must be an http(s):// URL")
         if self.learner_session_max_seconds < self.learner_token_seconds:
             raise ConfigError("LEARNER_SESSION_MAX_SECONDS must be at least LEARNER_TOKEN_SECONDS")
+        for network in self.outbound_allowed_networks or ():
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise ConfigError(f"OUTBOUND_ALLOWED_NETWORKS must list networks like 10.20.0.0/16, got {network!r}") from None
 
     @property
     def wanted_layers(self) -> tuple[str, ...] | None:
@@ -309,10 +327,13 @@ class Settings:
         return self._cache_ttl(self.api_key_cache_seconds)
 
     @property
-    def webhooks_may_reach_private(self) -> bool:
-        if self.webhook_allow_private is not None:
-            return self.webhook_allow_private
-        return self.env != "production"
+    def outbound_policy(self) -> OutboundPolicy:
+        """Where the service's own requests may go, and their deadline."""
+        if self.outbound_allowed_networks is None:
+            networks = () if self.env == "production" else PRIVATE_NETWORKS
+        else:
+            networks = tuple(ipaddress.ip_network(n, strict=False) for n in self.outbound_allowed_networks)
+        return OutboundPolicy(networks, deadline_seconds=self.outbound_timeout_seconds)
 
     @property
     def grading_seed(self) -> bytes:

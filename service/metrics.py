@@ -68,6 +68,7 @@ class Instruments:
     request_latency: Histogram
     grading_duration: Histogram
     sandbox_verdicts: Counter
+    registration_failures: Counter
 
 
 _making_instruments = threading.Lock()
@@ -90,6 +91,9 @@ def _make_instruments() -> Instruments:
                                    ["exercise"], buckets=SECONDS_BUCKETS),
         sandbox_verdicts=Counter("gradquiz_sandbox_verdicts", "Finished grading jobs by the judge's verdict.",
                                  ["kind", "verdict"]),
+        registration_failures=Counter("gradquiz_lti_registration_failures",
+                                      "Failed tries of LTI Dynamic Registration links, by the step that failed "
+                                      "(configuration, registration) and how.", ["step", "reason"]),
     )
 
 

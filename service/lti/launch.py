@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from ..models import LtiNonce, LtiPlatform
 from ..models.base import utcnow
+from ..outbound.http import OutboundPolicy
 from ..schemas.attempts import LEARNER_ID_ERROR, is_learner_id
 from . import claims as c
 from .platforms import UnknownKey, find, platform_keys
@@ -194,7 +195,8 @@ def _bound_by_storage(state: str, issued: IssuedState, stored: StoredState | Non
 
 
 def verify_launch(session: Session, secret_key: str, id_token: str | None, state: str | None,
-                  state_cookie: str | None, stored: StoredState | None = None) -> Launch:
+                  state_cookie: str | None, stored: StoredState | None = None, *,
+                  policy: OutboundPolicy) -> Launch:
     """Every check on a launch; uses up its nonce (in the session's transaction). Raises
     LaunchRejected, having written nothing, on any failure.
 
@@ -209,7 +211,7 @@ def verify_launch(session: Session, secret_key: str, id_token: str | None, state
                              "cookie nor the LMS's storage holds its state). If the LMS shows the exercise in a "
                              "frame, allow this site's cookies or open it in a new window.")
     platform = usable(session.get(LtiPlatform, issued.platform_id))
-    claims = _verified_claims(platform, id_token)
+    claims = _verified_claims(platform, id_token, policy)
     if not hmac.compare_digest(str(claims["nonce"]), issued.nonce):
         raise LaunchRejected("The id_token's nonce is not the one this login issued.")
     _check_lti_claims(platform, claims)
@@ -217,7 +219,7 @@ def verify_launch(session: Session, secret_key: str, id_token: str | None, state
     return Launch(platform, claims)
 
 
-def _verified_claims(platform: LtiPlatform, id_token: str) -> dict[str, Any]:  # noqa: C901
+def _verified_claims(platform: LtiPlatform, id_token: str, policy: OutboundPolicy) -> dict[str, Any]:  # noqa: C901
     try:
         header = jwt.get_unverified_header(id_token)
     except jwt.InvalidTokenError:
@@ -227,7 +229,7 @@ def _verified_claims(platform: LtiPlatform, id_token: str) -> dict[str, Any]:  #
     if not header.get("kid"):
         raise LaunchRejected("The id_token's header has no kid.")
     try:
-        key = platform_keys.key(platform, header["kid"])
+        key = platform_keys.key(platform, header["kid"], policy)
     except UnknownKey as exc:
         raise LaunchRejected(f"The id_token's signing key is unknown: {exc}.") from None
     try:

@@ -37,7 +37,7 @@ from ..models import (
     LtiResourceLink,
     ScorePassback,
 )
-from ..outbound.http import HttpError, send
+from ..outbound.http import HttpError, OutboundPolicy, send
 from ..outbound.runner import Outcome, SendStep
 from . import assignments, claims as c
 from .deep_linking import SCORE_MAXIMUM
@@ -192,7 +192,7 @@ class ScorePassbacks:
         lineitem_url, lineitems_url = link.lineitem_url, link.lineitems_url
         scope = c.SCOPE_SCORE if lineitem_url else f"{c.SCOPE_LINEITEM} {c.SCOPE_SCORE}"
         tokens = token_request(session, self.settings, platform, scope)
-        timeout = tokens.timeout
+        policy = tokens.policy
 
         def post_score() -> Outcome:
             try:
@@ -202,8 +202,8 @@ class ScorePassbacks:
                     lineitem = lineitem_url
                 else:
                     assert lineitems_url  # prepare() sends only for a link with one or the other
-                    lineitem = _find_or_make_lineitem(lineitems_url, new_lineitem, headers, timeout)
-                response = send("POST", scores_url(lineitem), body=json.dumps(body).encode(), timeout=timeout,
+                    lineitem = _find_or_make_lineitem(lineitems_url, new_lineitem, headers, policy)
+                response = send("POST", scores_url(lineitem), policy, body=json.dumps(body).encode(),
                                 headers={**headers, "Content-Type": c.SCORE_MEDIA_TYPE})
             except TokenRefused as exc:
                 return Outcome(False, status_code=exc.response.status, error=str(exc))
@@ -223,15 +223,15 @@ class LineItemRefused(Exception):
 
 
 def _find_or_make_lineitem(lineitems_url: str, new_lineitem: dict[str, Any], headers: dict[str, str],
-                           timeout: float) -> str:
+                           policy: OutboundPolicy) -> str:
     """The line item of this resource link in the container, made if there is none."""
     parts = urlsplit(lineitems_url)
     query = "&".join(filter(None, [parts.query, urlencode({"resource_link_id": new_lineitem["resourceLinkId"]})]))
-    found = send("GET", urlunsplit(parts._replace(query=query)), timeout=timeout,
+    found = send("GET", urlunsplit(parts._replace(query=query)), policy,
                  headers={**headers, "Accept": c.LINEITEMS_MEDIA_TYPE})
     if found.ok and (items := json.loads(found.body)):
         return items[0]["id"]
-    made = send("POST", lineitems_url, body=json.dumps(new_lineitem).encode(), timeout=timeout,
+    made = send("POST", lineitems_url, policy, body=json.dumps(new_lineitem).encode(),
                 headers={**headers, "Content-Type": c.LINEITEM_MEDIA_TYPE, "Accept": c.LINEITEM_MEDIA_TYPE})
     if not made.ok:
         raise LineItemRefused(f"the platform refused to make a line item ({made.status}): {made.body[:200]!r}")

@@ -6,7 +6,7 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jwt
@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from ..auth import create_client
 from ..models import LtiPlatform, Role
 from ..models.base import utcnow
-from ..outbound.http import HttpError, send
+from ..outbound.http import HttpError, OutboundPolicy, send
 
 PLATFORM_FIELDS = ("name", "issuer", "client_id", "deployment_ids", "auth_login_url", "auth_token_url", "jwks_url")
 
@@ -89,7 +89,7 @@ class PlatformKeys:
         self._cache: dict[int, _CachedKeys] = {}
         self._lock = threading.Lock()
 
-    def key(self, platform: LtiPlatform, kid: str) -> jwt.PyJWK:
+    def key(self, platform: LtiPlatform, kid: str, policy: OutboundPolicy) -> jwt.PyJWK:
         with self._lock:
             cached = self._cache.get(platform.id)
         now = time.monotonic()
@@ -100,15 +100,15 @@ class PlatformKeys:
                 return cached.keys[kid]
             if now - cached.fetched_at < self.REFETCH_SECONDS:
                 raise UnknownKey(f"the platform's JWKS has no key {kid!r}")
-        cached = self._fetch(platform)
+        cached = self._fetch(platform, policy)
         if kid not in cached.keys:
             raise UnknownKey(f"the platform's JWKS has no key {kid!r}")
         return cached.keys[kid]
 
-    def _fetch(self, platform: LtiPlatform) -> _CachedKeys:
+    def _fetch(self, platform: LtiPlatform, policy: OutboundPolicy) -> _CachedKeys:
         try:
-            response = send("GET", platform.jwks_url, headers={"Accept": "application/json"},
-                            timeout=self.TIMEOUT_SECONDS)
+            response = send("GET", platform.jwks_url, replace(policy, deadline_seconds=min(
+                policy.deadline_seconds, self.TIMEOUT_SECONDS)), headers={"Accept": "application/json"})
             if not response.ok:
                 raise UnknownKey(f"the platform's JWKS URL answered {response.status}")
             keys = jwt.PyJWKSet.from_dict(json.loads(response.body)).keys

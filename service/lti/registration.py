@@ -9,11 +9,18 @@ to close the dialog (postMessage `org.imsglobal.lti.close`).
 
 The registration URL carries a code only an admin can make (`make_link`): the tool cannot tell who
 is on the other side, as the registration token is the LMS's, not ours; without the code anybody
-could register a platform of their own, launch, and use the graders, and have this service fetch
-and post to any URL they name. A code works once and expires; it is stored hashed and sits in the
-URL's query, which the service's access log leaves out.
+could register a platform of their own, launch, and use the graders. A code works once and
+expires; it is stored hashed and sits in the URL's query, which the service's access log leaves out.
+Failed tries are few (MAX_FAILED_TRIES; service/resources/lti_registration.py counts them).
 
-Nothing is written until the LMS has answered the registration; a refusal writes nothing.
+Whoever holds a code names the URLs the service reads and posts to, so every request follows the
+outbound policy (service/outbound/http.py: public addresses only, unless the operator allows a
+network; one deadline), and a refusal says which step failed and how (a refused address, no answer
+in time, not a valid answer) but never what the other side answered: not its body, nor its status,
+nor its JSON, which would make this service a probe of whatever it can reach.
+
+Nothing is written until the LMS has answered the registration; a refusal writes nothing (but for
+the link, used up after its last failed try).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from sqlalchemy.orm import Session
 
 from ..models import LtiPlatform, LtiRegistrationLink
 from ..models.base import utcnow
-from ..outbound.http import HttpError, HttpResponse, UnreadableJson, send
+from ..outbound.http import AddressRefused, HttpError, HttpResponse, OutboundPolicy, UnreadableJson, send
 from . import claims as c
 from .launch import origin_of
 from .platforms import find, platform_keys, register
@@ -55,18 +62,40 @@ NAME_LENGTH = 60  # PlatformSchema's: the name stays editable through the admin 
 CODE_BYTES = 24
 # What is read of the LMS's configuration and answer (Canvas's lists every placement and variable).
 MAX_ANSWER_BYTES = 256 * 1024
+# Failed tries of one link (its configuration or registration refused, unreachable or unusable)
+# before it is used up: enough to fix a misconfigured LMS and try again, too few to probe with.
+MAX_FAILED_TRIES = 5
+# The steps that call the LMS, and how one can fail (the labels of the failures' metric).
+CONFIGURATION, REGISTRATION = "configuration", "registration"
+REFUSED_ADDRESS, NO_ANSWER, INVALID_ANSWER, NOT_ACCEPTED = "refused_address", "no_answer", "invalid_answer", "not_accepted"
 
 
 class RegistrationRefused(Exception):
-    """The registration cannot go on: an HTTP status, a title and what to do, for the LMS admin."""
+    """The registration cannot go on: an HTTP status, a title and what to do, for the LMS admin.
+    `step` and `reason` say where a call to the LMS failed (None: no call was made), for the
+    log and the metric, and make the refusal a failed try of the link."""
 
-    def __init__(self, status: int, title: str, detail: str) -> None:
+    def __init__(self, status: int, title: str, detail: str, *, step: str | None = None,
+                 reason: str | None = None, retry_after: int | None = None) -> None:
         super().__init__(detail)
         self.status, self.title, self.detail = status, title, detail
+        self.step, self.reason, self.retry_after = step, reason, retry_after
 
 
-def _platform_problem(detail: str) -> RegistrationRefused:
-    return RegistrationRefused(502, "The LMS's answer cannot be used", detail)
+def _platform_problem(step: str, reason: str, detail: str) -> RegistrationRefused:
+    return RegistrationRefused(502, "The LMS's answer cannot be used", detail, step=step, reason=reason)
+
+
+def _unreachable(step: str, what: str, error: HttpError, policy: OutboundPolicy) -> RegistrationRefused:
+    """A call that got no HTTP answer, said without the reason the network gave (refused, reset...)."""
+    if isinstance(error, AddressRefused):
+        return RegistrationRefused(400 if step == CONFIGURATION else 502, "The LMS's address is refused",
+                                   f"The LMS's {what} is not one gradquiz may reach: it must be https:// (in "
+                                   "production) and public (not a loopback, private, link-local or metadata "
+                                   "address) unless the operator of gradquiz allows its network.",
+                                   step=step, reason=REFUSED_ADDRESS)
+    return _platform_problem(step, NO_ANSWER, f"The LMS's {what} gave no answer within "
+                                              f"{policy.deadline_seconds:g} seconds.")
 
 
 # -- registration links ------------------------------------------------------------------------
@@ -95,6 +124,12 @@ def usable_link(session: Session, code: str | None) -> LtiRegistrationLink:
                                   "The link is unknown, was used already or has expired. Ask the administrator "
                                   "of gradquiz for a new registration link, and paste it into the LMS.")
     return link
+
+
+def use_up(session: Session, link_id: int) -> None:
+    """End the link after its last failed try (used, with no platform), in the session's transaction."""
+    session.execute(update(LtiRegistrationLink).where(LtiRegistrationLink.id == link_id,
+                                                      LtiRegistrationLink.used_at.is_(None)).values(used_at=utcnow()))
 
 
 # -- the platform's OpenID configuration -------------------------------------------------------
@@ -131,19 +166,20 @@ class PlatformConfiguration:
 
 def _http_url(value: Any, what: str, *, https_only: bool) -> str:
     if not isinstance(value, str) or not value or len(value) > 2048 or origin_of(value) is None:
-        raise _platform_problem(f"The LMS's {what} is missing or is not an http(s) URL.")
+        raise _platform_problem(CONFIGURATION, INVALID_ANSWER, f"The LMS's {what} is missing or is not an http(s) URL.")
     if https_only and not value.startswith("https://"):
-        raise _platform_problem(f"The LMS's {what} is not an https:// URL.")
+        raise _platform_problem(CONFIGURATION, INVALID_ANSWER, f"The LMS's {what} is not an https:// URL.")
     return value
 
 
-def _read_json(response: HttpResponse, what: str) -> dict[str, Any]:
+def _json_answer(response: HttpResponse) -> dict[str, Any] | None:
+    """The answer's JSON object, or None for any other answer (a status not 2xx, not JSON, too large)."""
+    if not response.ok:
+        return None
     try:
         return response.json_object()
-    except UnreadableJson as exc:
-        reason = {"too_large": f"is larger than {MAX_ANSWER_BYTES // 1024} KiB", "not_json": "is not JSON",
-                  "not_object": "is not a JSON object"}[exc.kind]
-        raise _platform_problem(f"The LMS's {what} {reason}.") from None
+    except UnreadableJson:
+        return None
 
 
 def _messages(platform: dict[str, Any]) -> dict[str, list[str]] | None:
@@ -162,7 +198,7 @@ def _messages(platform: dict[str, Any]) -> dict[str, list[str]] | None:
     return messages
 
 
-def read_configuration(url: str, registration_token: str | None, *, timeout: float,
+def read_configuration(url: str, registration_token: str | None, *, policy: OutboundPolicy,
                        https_only: bool) -> PlatformConfiguration:
     """The LMS's OpenID configuration, checked: its issuer must be of the URL's origin (as LTI DR
     1.0 asks: the configuration is the issuer's own), and every endpoint the tool needs must be there."""
@@ -175,18 +211,21 @@ def read_configuration(url: str, registration_token: str | None, *, timeout: flo
     if registration_token:  # Canvas asks for it here too
         headers["Authorization"] = f"Bearer {registration_token}"
     try:
-        response = send("GET", url, headers=headers, timeout=timeout, max_bytes=MAX_ANSWER_BYTES)
+        response = send("GET", url, policy, headers=headers, max_bytes=MAX_ANSWER_BYTES)
     except HttpError as exc:
-        raise _platform_problem(f"The LMS's OpenID configuration could not be read: {exc}.") from None
-    if not response.ok:
-        raise _platform_problem(f"The LMS's OpenID configuration URL answered HTTP {response.status}.")
-    config = _read_json(response, "OpenID configuration")
+        raise _unreachable(CONFIGURATION, "OpenID configuration URL", exc, policy) from None
+    config = _json_answer(response)
+    if config is None:
+        raise _platform_problem(CONFIGURATION, INVALID_ANSWER,
+                                "The LMS's OpenID configuration URL did not answer with an OpenID configuration "
+                                f"(a JSON object of at most {MAX_ANSWER_BYTES // 1024} KiB).")
     issuer = config.get("issuer")
     if not isinstance(issuer, str) or len(issuer) > 255 or origin_of(issuer) is None:
-        raise _platform_problem("The LMS's OpenID configuration has no issuer (an http(s) URL of at most 255 characters).")
+        raise _platform_problem(CONFIGURATION, INVALID_ANSWER, "The LMS's OpenID configuration has no issuer "
+                                                               "(an http(s) URL of at most 255 characters).")
     if origin_of(issuer) != url_origin:
-        raise _platform_problem(f"The LMS's OpenID configuration names the issuer {issuer!r}, which is not of the "
-                                f"configuration's own origin {url_origin!r}.")
+        raise _platform_problem(CONFIGURATION, INVALID_ANSWER, "The LMS's OpenID configuration names an issuer "
+                                f"which is not of the configuration's own origin {url_origin!r}.")
     endpoints = {name: _http_url(config.get(name), name, https_only=https_only) for name in REQUIRED_ENDPOINTS}
     platform = config.get(PLATFORM_CONFIGURATION)
     platform = platform if isinstance(platform, dict) else {}
@@ -256,38 +295,29 @@ class Registered:
     deployment_id: str | None
 
 
-def _refusal_detail(response: HttpResponse) -> str:
-    """The LMS's own words for its refusal (RFC 7591's error_description), as text, briefly."""
-    try:
-        body = json.loads(response.body)
-    except ValueError:
-        return ""
-    said = body.get("error_description") or body.get("error") if isinstance(body, dict) else None
-    return f" It says: {said[:200]}" if isinstance(said, str) else ""
-
-
 def _identifier(value: Any) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= 255 else None
 
 
 def post_registration(config: PlatformConfiguration, body: dict[str, Any], registration_token: str | None,
-                      *, timeout: float) -> Registered:
+                      *, policy: OutboundPolicy) -> Registered:
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if registration_token:
         headers["Authorization"] = f"Bearer {registration_token}"
     try:
-        response = send("POST", config.registration_endpoint, body=json.dumps(body).encode(), headers=headers,
-                        timeout=timeout, max_bytes=MAX_ANSWER_BYTES)
+        response = send("POST", config.registration_endpoint, policy, body=json.dumps(body).encode(),
+                        headers=headers, max_bytes=MAX_ANSWER_BYTES)
     except HttpError as exc:
-        raise _platform_problem(f"The LMS's registration endpoint did not answer: {exc}.") from None
+        raise _unreachable(REGISTRATION, "registration endpoint", exc, policy) from None
     if not response.ok:
-        raise _platform_problem(f"The LMS refused the registration (HTTP {response.status}).{_refusal_detail(response)} "
-                                "A registration token is good for one registration, for a short while: start "
-                                "the registration again from the LMS.")
-    answer = _read_json(response, "registration answer")
-    client_id = _identifier(answer.get("client_id"))
-    if client_id is None:
-        raise _platform_problem("The LMS's registration answer has no client_id.")
+        raise _platform_problem(REGISTRATION, NOT_ACCEPTED, "The LMS did not accept the registration. A registration "
+                                "token is good for one registration, for a short while: start the registration "
+                                "again from the LMS.")
+    answer = _json_answer(response)
+    client_id = _identifier(answer.get("client_id")) if answer is not None else None
+    if answer is None or client_id is None:
+        raise _platform_problem(REGISTRATION, INVALID_ANSWER, "The LMS's registration endpoint did not answer with a "
+                                f"registration (a JSON object with a client_id, at most {MAX_ANSWER_BYTES // 1024} KiB).")
     tool = answer.get(TOOL_CONFIGURATION)
     deployment = _identifier(tool.get("deployment_id")) if isinstance(tool, dict) else None
     return Registered(client_id, deployment)

@@ -171,7 +171,7 @@ def fetch_roster(memberships_url: str, tokens: TokenRequest) -> list[Member]:
 
 def _page(url: str, token: str, tokens: TokenRequest, number: int) -> tuple[list[Any], str | None]:
     """One page's member entries and the next page's URL (None: the last page)."""
-    response = send("GET", url, timeout=tokens.timeout, max_bytes=MAX_PAGE_BYTES,
+    response = send("GET", url, tokens.policy, max_bytes=MAX_PAGE_BYTES,
                     headers={"Authorization": f"Bearer {token}", "Accept": c.MEMBERSHIPS_MEDIA_TYPE})
     if response.status == 401:
         tokens.forget()  # revoked or expired early: the next sync gets a new one

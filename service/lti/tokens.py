@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from ..config import Settings
 from ..models import LtiPlatform
-from ..outbound.http import HttpResponse, send
+from ..outbound.http import HttpResponse, OutboundPolicy, send
 from . import keys
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -47,14 +47,14 @@ class AccessTokens:
         self._tokens: dict[tuple[str, str, str], tuple[str, float]] = {}
         self._lock = threading.Lock()
 
-    def get(self, token_url: str, client_id: str, scope: str, assertion: str, timeout: float) -> str:
+    def get(self, token_url: str, client_id: str, scope: str, assertion: str, policy: OutboundPolicy) -> str:
         with self._lock:
             cached = self._tokens.get((token_url, client_id, scope))
             if cached is not None and cached[1] > time.monotonic():
                 return cached[0]
             form = {"grant_type": "client_credentials", "client_assertion_type": CLIENT_ASSERTION_TYPE,
                     "client_assertion": assertion, "scope": scope}
-            response = send("POST", token_url, body=urlencode(form).encode(), timeout=timeout, headers={
+            response = send("POST", token_url, policy, body=urlencode(form).encode(), headers={
                 "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
             if not response.ok:
                 raise TokenRefused(response)
@@ -82,12 +82,12 @@ class TokenRequest:
     client_id: str
     scope: str
     assertion: str
-    timeout: float
+    policy: OutboundPolicy
 
     def token(self) -> str:
         """The bearer token (cached, or fetched now). Raises TokenRefused, or HttpError when the
         endpoint cannot be reached."""
-        return access_tokens.get(self.token_url, self.client_id, self.scope, self.assertion, self.timeout)
+        return access_tokens.get(self.token_url, self.client_id, self.scope, self.assertion, self.policy)
 
     def forget(self) -> None:
         """Drop the platform's cached tokens (one was refused: revoked, or expired early)."""
@@ -100,4 +100,4 @@ def token_request(session: Session, settings: Settings, platform: LtiPlatform, s
     assertion = keys.sign(session, settings, {"iss": platform.client_id, "sub": platform.client_id,
                                               "aud": platform.auth_token_url})
     return TokenRequest(platform.auth_token_url, platform.client_id, scope, assertion,
-                        settings.outbound_timeout_seconds)
+                        settings.outbound_policy)

@@ -145,9 +145,7 @@ class WebhookDeliveries:
         # Signed now, not when prepared: the timestamp is what receivers check for replays.
         headers = {"Content-Type": "application/json", **signature_headers(secret, message_id, body, utcnow())}
         try:
-            response = send("POST", url, body=body.encode(), headers=headers,
-                            timeout=self.settings.outbound_timeout_seconds,
-                            public_only=not self.settings.webhooks_may_reach_private)
+            response = send("POST", url, self.settings.outbound_policy, body=body.encode(), headers=headers)
         except HttpError as exc:
             return Outcome(False, error=str(exc))
         if response.ok:

@@ -118,7 +118,7 @@ def launch() -> BaseResponse:
         stored = StoredState(request.form.get(STORED_STATE, ""), request.form.get(STORED_NONCE, ""))
     elif state and id_token and not bound_by_cookie(state, cookie) and storage_target(request.form.to_dict()):
         return _storage_check_page(read_state(secret_key, state))  # nothing verified or written yet
-    verified = verify_launch(session, secret_key, id_token, state, cookie, stored)
+    verified = verify_launch(session, secret_key, id_token, state, cookie, stored, policy=settings.outbound_policy)
     response: BaseResponse
     if verified.message_type == c.DEEP_LINKING_REQUEST:
         response = _exercise_picker(verified)

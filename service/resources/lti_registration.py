@@ -6,21 +6,30 @@ It is a page the LMS shows its admin in a dialog (a frame or a window), so it an
 page: what was registered, or why not; the success page tells the LMS to close the dialog. A
 caller that does not ask for HTML gets problem+json instead. The page shows nothing to click, so
 any page may frame it (the LMS's page is not known before its configuration is read).
+
+Each registration waits on the LMS's answers (up to OUTBOUND_TIMEOUT_SECONDS each): a process makes
+at most OUTBOUND_WEB_CALLS at once and answers one more with 503 at once, so slow servers never
+hold more than that many of its threads. A failed try is logged (the link's id, never its code
+nor the LMS's token), counted (gradquiz_lti_registration_failures) and, the MAX_FAILED_TRIES-th
+of a link, uses the link up. The tries are counted where the rate limits count (RATE_LIMIT_STORAGE:
+per process in memory, shared in Redis); the used-up link is stored.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request
 
 from ..config import Settings
 from ..errors import problem_response
 from ..extensions import db_session, writes_on_get
 from ..lti.launch import origin_of
 from ..lti.registration import (
+    MAX_FAILED_TRIES,
     PlatformConfiguration,
     Registered,
     RegistrationRefused,
@@ -31,13 +40,24 @@ from ..lti.registration import (
     registration_request,
     store,
     usable_link,
+    use_up,
 )
+from ..metrics import instruments
 from ..models.lti import ACTIVE, DISABLED, PENDING
+from ..outbound.http import CallSlots, OutboundBusy
+from ..ratelimit import parsed_limits
 from .lti import public_url
 
 blp = Blueprint("lti_registration", __name__, url_prefix="/lti")
 log = logging.getLogger(__name__)
 TOKEN_LENGTH = 4096  # a registration token is a JWT at most platforms: generous, but bounded
+# The failed tries a link may have before the last one, over any link's lifetime (at most 30 days).
+FAILED_TRIES = f"{MAX_FAILED_TRIES - 1} per 31 days"
+SLOTS = "gradquiz.registration_slots"
+
+
+def init_registration_slots(app: Flask) -> None:
+    app.extensions[SLOTS] = CallSlots(app.config["SETTINGS"].outbound_web_calls)
 
 
 def _settings() -> Settings:
@@ -60,19 +80,41 @@ def register() -> Response:
                                       "Dynamic Registration): the LMS opens it with its openid_configuration.")
         if token is not None and not 0 < len(token) <= TOKEN_LENGTH:
             raise RegistrationRefused(400, "Not a registration request", "The registration_token is empty or too long.")
-        timeout, https_only = settings.outbound_timeout_seconds, settings.env == "production"
-        config = read_configuration(config_url, token, timeout=timeout, https_only=https_only)
+        policy = settings.outbound_policy
         tool = ToolUrls(public_url("lti.login"), public_url("lti.launch"), public_url("lti.jwks"))
-        registered = post_registration(config, registration_request(config, tool), token, timeout=timeout)
+        try:
+            with current_app.extensions[SLOTS].hold():
+                config = read_configuration(config_url, token, policy=policy,
+                                            https_only=settings.env == "production")
+                registered = post_registration(config, registration_request(config, tool), token, policy=policy)
+        except OutboundBusy:
+            raise RegistrationRefused(503, "gradquiz is busy with other registrations",
+                                      "Too many registrations are waiting on their LMSs' answers right now: try "
+                                      "again in a moment.", retry_after=math.ceil(policy.deadline_seconds)) from None
         stored = store(session, link_id, config, registered, approval=settings.lti_registration_approval)
         session.commit()
     except RegistrationRefused as refused:
         session.rollback()
+        if refused.step is not None:
+            _failed_try(link_id, refused)
         return _refused(refused)
     log.info("LTI platform %d %s itself through registration link %d (issuer %s, client id %s)",
              stored.platform.id, "registered" if stored.created else "registered again", link_id,
              config.issuer, registered.client_id)
     return _registered(stored, config, registered, config_url)
+
+
+def _failed_try(link_id: int, refused: RegistrationRefused) -> None:
+    """Log and count a failed try of the link, and use the link up at its last one."""
+    log.warning("LTI registration through link %d failed: the LMS's %s, %s", link_id, refused.step, refused.reason)
+    instruments().registration_failures.labels(refused.step, refused.reason).inc()
+    exceeded = current_app.extensions["gradquiz.rate_limits"].exceeded(
+        parsed_limits(FAILED_TRIES), "lti-registration-failures", f"link:{link_id}")
+    if exceeded is not None:
+        session = db_session()
+        use_up(session, link_id)
+        session.commit()
+        log.warning("LTI registration link %d is used up after %d failed tries", link_id, MAX_FAILED_TRIES)
 
 
 def _wants_page() -> bool:
@@ -91,10 +133,13 @@ def _page(status: int, context: dict[str, Any]) -> Response:
 
 
 def _refused(refused: RegistrationRefused) -> Response:
+    headers = {"Retry-After": str(refused.retry_after)} if refused.retry_after is not None else {}
     if not _wants_page():
-        return problem_response(refused.status, refused.title, refused.detail)
-    return _page(refused.status, {"outcome": "refused", "title": refused.title, "detail": refused.detail,
+        return problem_response(refused.status, refused.title, refused.detail, headers=headers)
+    page = _page(refused.status, {"outcome": "refused", "title": refused.title, "detail": refused.detail,
                                   "facts": [], "close_origins": None})
+    page.headers.update(headers)
+    return page
 
 
 def _registered(stored: Stored, config: PlatformConfiguration, registered: Registered, config_url: str) -> Response:

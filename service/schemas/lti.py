@@ -53,7 +53,8 @@ class RegistrationLinkSchema(Schema):
     label = fields.String(required=True)
     created_at = fields.DateTime(required=True)
     expires_at = fields.DateTime(required=True)
-    used_at = fields.DateTime(allow_none=True, metadata={"description": "When an LMS registered with it"})
+    used_at = fields.DateTime(allow_none=True, metadata={"description": "When an LMS registered with it, or its last "
+                                                                   "failed try used it up (no platform)"})
     platform = fields.Integer(allow_none=True, attribute="platform_id",
                               metadata={"description": "The platform it registered (or registered again)"})
 

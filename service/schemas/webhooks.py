@@ -11,8 +11,8 @@ PENDING = DeliveryStatus.PENDING.value
 
 
 class WebhookCreateSchema(RequestSchema):
-    url = http_url("Where events are POSTed. With ENV=production: https:// on a public address "
-                   "(unless WEBHOOK_ALLOW_PRIVATE=true)")
+    url = http_url("Where events are POSTed: https:// on a public address, unless the operator allows its "
+                   "network (OUTBOUND_ALLOWED_NETWORKS)")
     description = fields.String(load_default="", validate=validate.Length(max=200),
                                 metadata={"description": "A note for yourself, e.g. which system receives it"})
 

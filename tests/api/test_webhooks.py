@@ -341,7 +341,7 @@ def test_registration_rejects_malformed_urls(client, client_key, url):
 
 
 def test_production_refuses_private_addresses_and_plain_http(make_app, client_key_for):
-    app = make_app(webhook_allow_private=False)
+    app = make_app(outbound_allowed_networks=())
     client, key = app.test_client(), client_key_for(app)
     for url in ("http://93.184.215.14/hook", "https://127.0.0.1/hook", "https://localhost/hook",
                 "https://10.1.2.3/hook", "https://[::1]/hook", "https://169.254.169.254/latest"):
@@ -356,7 +356,7 @@ def test_production_refuses_private_addresses_and_plain_http(make_app, client_ke
 def test_the_runner_refuses_private_addresses_in_production(app, client, client_key, receiver, quiz_catalog):
     endpoint = register(client, client_key, receiver)  # allowed when it was registered
     submit(client, client_key, quiz_catalog)
-    assert run_outbound(app, webhook_allow_private=False) == 1
+    assert run_outbound(app, outbound_allowed_networks=()) == 1
     assert receiver.requests == []
     [logged] = deliveries(client, client_key, endpoint["id"])
     assert (logged["status"], logged["last_status_code"]) == ("pending", None)
