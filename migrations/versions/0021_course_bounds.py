@@ -1,4 +1,5 @@
-"""A course's bounds: its attempts numbered and its runs counted apart, its links its own
+"""A course's bounds: its attempts numbered and its runs counted apart, its links its own; a
+registration link's failed tries
 
 Revision ID: 0021
 Revises: 0020
@@ -8,7 +9,8 @@ exercise, and of every other course without a link. The attempts' number sequenc
 (no existing row breaks it: the old key was a part of the new one), runs record their course, and
 a resource link belongs to the course it was first launched in: the same link id launched from
 another course (an LMS's course copy keeps link ids) makes a link of that course, where it moved
-the first one before.
+the first one before. A registration link counts its failed tries, and its last uses it up: a
+leaked code probed the service's own network for as long as the link lasted.
 """
 from collections.abc import Sequence
 
@@ -42,9 +44,13 @@ def upgrade() -> None:
         batch_op.drop_constraint('uq_lti_resource_links_platform_id_resource_link_id', type_='unique')
         batch_op.create_unique_constraint('uq_lti_resource_links_platform_id_course_id_resource_link_id',
                                           ['platform_id', 'course_id', 'resource_link_id'])
+    with op.batch_alter_table('lti_registration_links') as batch_op:
+        batch_op.add_column(sa.Column('failed_tries', sa.Integer(), nullable=False, server_default='0'))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('lti_registration_links') as batch_op:
+        batch_op.drop_column('failed_tries')
     with op.batch_alter_table('lti_resource_links') as batch_op:
         batch_op.drop_constraint('uq_lti_resource_links_platform_id_course_id_resource_link_id', type_='unique')
         batch_op.create_unique_constraint('uq_lti_resource_links_platform_id_resource_link_id',

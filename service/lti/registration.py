@@ -11,7 +11,7 @@ The registration URL carries a code only an admin can make (`make_link`): the to
 is on the other side, as the registration token is the LMS's, not ours; without the code anybody
 could register a platform of their own, launch, and use the graders. A code works once and
 expires; it is stored hashed and sits in the URL's query, which the service's access log leaves out.
-Failed tries are few (MAX_FAILED_TRIES; service/resources/lti_registration.py counts them).
+Failed tries are few (MAX_FAILED_TRIES, counted with the link: count_failed_try).
 
 Whoever holds a code names the URLs the service reads and posts to, so every request follows the
 outbound policy (service/outbound/http.py: public addresses only, unless the operator allows a
@@ -33,7 +33,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import select, update
+from sqlalchemy import case, select, update
 from sqlalchemy.orm import Session
 
 from ..models import LtiPlatform, LtiRegistrationLink
@@ -126,10 +126,17 @@ def usable_link(session: Session, code: str | None) -> LtiRegistrationLink:
     return link
 
 
-def use_up(session: Session, link_id: int) -> None:
-    """End the link after its last failed try (used, with no platform), in the session's transaction."""
-    session.execute(update(LtiRegistrationLink).where(LtiRegistrationLink.id == link_id,
-                                                      LtiRegistrationLink.used_at.is_(None)).values(used_at=utcnow()))
+def count_failed_try(session: Session, link_id: int) -> bool:
+    """Count a failed try of the link, in the session's transaction, in one statement; the
+    MAX_FAILED_TRIES-th uses it up (used, with no platform). Whether it did. Stored with the link, so
+    every process and every restart counts the same tries."""
+    now = utcnow()
+    used_up = session.execute(
+        update(LtiRegistrationLink).where(LtiRegistrationLink.id == link_id, LtiRegistrationLink.used_at.is_(None))
+        .values(failed_tries=LtiRegistrationLink.failed_tries + 1,
+                used_at=case((LtiRegistrationLink.failed_tries + 1 >= MAX_FAILED_TRIES, now), else_=None))
+        .returning(LtiRegistrationLink.used_at)).scalar_one_or_none()
+    return used_up is not None
 
 
 # -- the platform's OpenID configuration -------------------------------------------------------

@@ -68,6 +68,9 @@ class LtiRegistrationLink(Base):
     # When a registration used it up, and the platform it registered (or registered again).
     used_at: Mapped[datetime | None]
     platform_id: Mapped[int | None] = mapped_column(ForeignKey("lti_platforms.id"))
+    # Tries that failed at the LMS (service/lti/registration.py count_failed_try): the last allowed
+    # uses the link up, so a leaked code cannot probe addresses for long.
+    failed_tries: Mapped[int] = mapped_column(default=0, server_default="0")
 
 
 class LtiToolKey(Base):

@@ -11,8 +11,7 @@ Each registration waits on the LMS's answers (up to OUTBOUND_TIMEOUT_SECONDS eac
 at most OUTBOUND_WEB_CALLS at once and answers one more with 503 at once, so slow servers never
 hold more than that many of its threads. A failed try is logged (the link's id, never its code
 nor the LMS's token), counted (gradquiz_lti_registration_failures) and, the MAX_FAILED_TRIES-th
-of a link, uses the link up. The tries are counted where the rate limits count (RATE_LIMIT_STORAGE:
-per process in memory, shared in Redis); the used-up link is stored.
+of a link, uses the link up. The tries are counted with the link, in the database.
 """
 
 from __future__ import annotations
@@ -35,24 +34,22 @@ from ..lti.registration import (
     RegistrationRefused,
     Stored,
     ToolUrls,
+    count_failed_try,
     post_registration,
     read_configuration,
     registration_request,
     store,
     usable_link,
-    use_up,
 )
 from ..metrics import instruments
 from ..models.lti import ACTIVE, DISABLED, PENDING
 from ..outbound.http import CallSlots, OutboundBusy
-from ..ratelimit import parsed_limits
 from .lti import public_url
 
 blp = Blueprint("lti_registration", __name__, url_prefix="/lti")
 log = logging.getLogger(__name__)
 TOKEN_LENGTH = 4096  # a registration token is a JWT at most platforms: generous, but bounded
 # The failed tries a link may have before the last one, over any link's lifetime (at most 30 days).
-FAILED_TRIES = f"{MAX_FAILED_TRIES - 1} per 31 days"
 SLOTS = "gradquiz.registration_slots"
 
 
@@ -105,15 +102,13 @@ def register() -> Response:
 
 
 def _failed_try(link_id: int, refused: RegistrationRefused) -> None:
-    """Log and count a failed try of the link, and use the link up at its last one."""
+    """Log and count a failed try of the link; its last uses the link up."""
     log.warning("LTI registration through link %d failed: the LMS's %s, %s", link_id, refused.step, refused.reason)
     instruments().registration_failures.labels(refused.step, refused.reason).inc()
-    exceeded = current_app.extensions["gradquiz.rate_limits"].exceeded(
-        parsed_limits(FAILED_TRIES), "lti-registration-failures", f"link:{link_id}")
-    if exceeded is not None:
-        session = db_session()
-        use_up(session, link_id)
-        session.commit()
+    session = db_session()
+    used_up = count_failed_try(session, link_id)
+    session.commit()
+    if used_up:
         log.warning("LTI registration link %d is used up after %d failed tries", link_id, MAX_FAILED_TRIES)
 
 

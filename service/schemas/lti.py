@@ -57,6 +57,9 @@ class RegistrationLinkSchema(Schema):
                                                                    "failed try used it up (no platform)"})
     platform = fields.Integer(allow_none=True, attribute="platform_id",
                               metadata={"description": "The platform it registered (or registered again)"})
+    failed_tries = fields.Integer(required=True, metadata={
+        "description": "Tries that failed at the LMS (its configuration or registration endpoint refused, silent or "
+                       "not valid); the fifth uses the link up"})
 
 
 class NewRegistrationLinkSchema(RegistrationLinkSchema):
