@@ -9,7 +9,8 @@
 //            and tests, with its dependencies inside; re-bundling it from the `swagger-ui` package
 //            would pull a hundred more packages for a file nobody else runs.
 //   BUNDLES  our own sources under src/, bundled by esbuild with the packages they import (the
-//            API docs' initializer; the learner pages' script, with CodeMirror, and stylesheet).
+//            API docs' initializer; the learner pages' script, with CodeMirror, and stylesheet;
+//            the element and number helpers as ES modules that the dashboard imports).
 // manifest.json lists every file with where it came from and its SHA-256.
 //
 // The build refuses to run on a node_modules that does not match package-lock.json (run npm ci),
@@ -39,6 +40,11 @@ const BUNDLES = {
   // The learner pages (/learn, /learn/{slug}): CodeMirror 6, markdown-it and DOMPurify with the page code.
   "learn/learn.js": { entryPoints: ["src/learn/main.js"], format: "iife", minify: true },
   "learn/learn.css": { entryPoints: ["src/learn/learn.css"], minify: false },
+  // What the learner pages and the dashboard share, for the dashboard: its files are plain ES modules
+  // (service/static/admin, no build step) that import these from /vendor/shared/. The learner bundle
+  // builds the same sources in, so each helper has one source file and both pages run its code.
+  "shared/dom.js": { entryPoints: ["src/dom.js"], format: "esm", minify: false },
+  "shared/format.js": { entryPoints: ["src/format.js"], format: "esm", minify: false },
 };
 
 function fail(message) {

@@ -5,10 +5,9 @@
 // in a URL. The list is read again whenever the learner comes back to the page.
 // Everything from the server goes on the page as text.
 
-import { h, clear, num } from "./dom.js";
+import { el, clear } from "../dom.js";
+import { num, percent } from "../format.js";
 import { errorText, showSession } from "./common.js";
-
-const percent = (fraction) => `${num(Math.round(fraction * 1000) / 10)}%`;
 
 const RULES = {
   mean: "The assignment's score is the mean of its exercises' scores, out of 100.",
@@ -17,7 +16,7 @@ const RULES = {
 
 function statusText(part) {
   const tries = `${part.attempts} attempt${part.attempts === 1 ? "" : "s"}`;
-  const counted = part.score === null || part.score === undefined ? "no grade yet" : `score ${percent(part.score)}`;
+  const counted = part.score === null || part.score === undefined ? "no grade yet" : `score ${percent(part.score, 1)}`;
   if (part.status === "passed") return `Passed (${tries}, ${counted})`;
   if (part.status === "tried") return `Tried (${tries}, ${counted})`;
   return "Not tried";
@@ -33,19 +32,19 @@ function render(root, data) {
     : `${num(Math.round(data.score * 100) / 100)} out of ${num(data.score_maximum)}`;
   const graded = data.exercises.filter((part) => part.score !== null && part.score !== undefined).length;
   root.append(
-    h("p", {}, RULES[data.scoring] || "", " Exercises not tried count 0; each exercise counts its score under its own policy (your best, or your latest)."),
-    h("p", { class: "assignment-total", id: "assignment-total" },
-      h("strong", {}, "Your score: "), total,
-      h("span", { class: "muted" }, ` (${graded} of ${data.exercises.length} exercises graded)`)),
+    el("p", {}, RULES[data.scoring] || "", " Exercises not tried count 0; each exercise counts its score under its own policy (your best, or your latest)."),
+    el("p", { class: "assignment-total", id: "assignment-total" },
+      el("strong", {}, "Your score: "), total,
+      el("span", { class: "muted" }, ` (${graded} of ${data.exercises.length} exercises graded)`)),
   );
-  const list = h("ol", { class: "assignment-list", "aria-label": "The assignment's exercises, in order" });
+  const list = el("ol", { class: "assignment-list", "aria-label": "The assignment's exercises, in order" });
   for (const part of data.exercises) {
     const statusClass = part.status === "passed" ? "ok" : part.status === "tried" ? "" : "muted";
-    list.append(h("li", { class: `assignment-item status-${part.status}`, "data-slug": part.slug },
-      h("div", { class: "assignment-row" },
-        h("a", { href: `/learn/${encodeURIComponent(part.slug)}`, class: "assignment-link" }, part.title),
-        h("span", { class: `assignment-status ${statusClass}` }, statusText(part)),
-        data.scoring === "sum" ? h("span", { class: "muted small" }, `${num(part.points)} point${part.points === 1 ? "" : "s"}`) : null,
+    list.append(el("li", { class: `assignment-item status-${part.status}`, "data-slug": part.slug },
+      el("div", { class: "assignment-row" },
+        el("a", { href: `/learn/${encodeURIComponent(part.slug)}`, class: "assignment-link" }, part.title),
+        el("span", { class: `assignment-status ${statusClass}` }, statusText(part)),
+        data.scoring === "sum" ? el("span", { class: "muted small" }, `${num(part.points)} point${part.points === 1 ? "" : "s"}`) : null,
       )));
   }
   root.append(list);
@@ -53,7 +52,7 @@ function render(root, data) {
 
 export async function initAssignment({ api, session }) {
   const root = document.getElementById("assignment");
-  const notice = h("div", { class: "session-notice" });
+  const notice = el("div", { class: "session-notice" });
   let busy = false;
 
   async function load() {
@@ -70,8 +69,8 @@ export async function initAssignment({ api, session }) {
       render(root, data);
     } catch (error) {
       clear(root);
-      root.append(notice, h("div", { class: "notice warn", role: "alert" },
-        h("p", {}, `The assignment could not be loaded. ${errorText(error)}`)));
+      root.append(notice, el("div", { class: "notice warn", role: "alert" },
+        el("p", {}, `The assignment could not be loaded. ${errorText(error)}`)));
     } finally {
       busy = false;
     }
@@ -89,5 +88,5 @@ export function linkBackToAssignment(session) {
   if (!session.current || !session.current.assignment) return;
   const crumbs = document.querySelector(".crumbs");
   if (!crumbs) return;
-  crumbs.prepend(h("a", { href: "/learn/assignment", class: "back-to-assignment" }, "Your assignment"), " › ");
+  crumbs.prepend(el("a", { href: "/learn/assignment", class: "back-to-assignment" }, "Your assignment"), " › ");
 }

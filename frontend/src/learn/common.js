@@ -1,6 +1,6 @@
 // What both pages share: the session line in the header, the sign-in notice, drafts, runs.
 
-import { h, clear } from "./dom.js";
+import { el, clear } from "../dom.js";
 import { ApiError } from "./api.js";
 
 export function describeSession(session) {
@@ -16,13 +16,13 @@ export function describeSession(session) {
 export function sessionNotice(session) {
   if (session.state === "active") return null;
   if (session.state === "ended") {
-    return h("div", { class: "notice warn", role: "alert" },
-      h("p", {}, h("strong", {}, "Your session has ended. "),
+    return el("div", { class: "notice warn", role: "alert" },
+      el("p", {}, el("strong", {}, "Your session has ended. "),
         "Your work is kept in this browser. Open this exercise again from your course (or the site that sent you here) to sign in again, then run and submit it."));
   }
-  return h("div", { class: "notice" },
-    h("p", {}, h("strong", {}, "You are not signed in, "), "so Run and Submit are off. You can read everything here."),
-    h("p", {}, "To sign in, open this page from your course in your learning platform (LMS), or from the site that gave you access: it opens the page with a learner token for you."));
+  return el("div", { class: "notice" },
+    el("p", {}, el("strong", {}, "You are not signed in, "), "so Run and Submit are off. You can read everything here."),
+    el("p", {}, "To sign in, open this page from your course in your learning platform (LMS), or from the site that gave you access: it opens the page with a learner token for you."));
 }
 
 // slug: the exercise on the page (none on the lesson page).
@@ -33,7 +33,7 @@ export function showSession(session, notices, slug = null) {
     clear(holder);
     let notice = sessionNotice(session);
     if (!notice && slug && !session.allows(slug)) {
-      notice = h("div", { class: "notice warn" }, h("p", {}, h("strong", {}, "Your sign-in is for other exercises, "),
+      notice = el("div", { class: "notice warn" }, el("p", {}, el("strong", {}, "Your sign-in is for other exercises, "),
         "so Run and Submit are off here. Open this exercise from your course (or the site that sent you) to answer it."));
     }
     if (notice) holder.append(notice);

@@ -7,7 +7,8 @@
 // for an exercise that varies per learner (`per_learner`), the page asks the API for the signed-in
 // learner's variant (GET exercises/{slug} with the token) before it shows the question.
 
-import { h, clear, uid, values } from "./dom.js";
+import { el, clear, uid } from "../dom.js";
+import { percent, values } from "../format.js";
 import { markdownBlock, markdownInline } from "./markdown.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
 import { renderCodeGrade, renderQuizGrade, renderRun } from "./results.js";
@@ -22,7 +23,7 @@ function newKey() {
 
 function section(title, ...children) {
   const id = uid("section");
-  return h("section", { "aria-labelledby": id, class: "panel" }, h("h2", { id }, title), ...children);
+  return el("section", { "aria-labelledby": id, class: "panel" }, el("h2", { id }, title), ...children);
 }
 
 // The detail to show: the embedded one, or the signed-in learner's variant when it is not that.
@@ -31,7 +32,7 @@ async function learnersDetail(api, session, embedded, root) {
     && embedded.learner !== session.learner;
   if (!wanted) return { detail: embedded, problem: null };
   clear(root);
-  root.append(h("p", { class: "muted", role: "status" }, "Loading your version of this exercise…"));
+  root.append(el("p", { class: "muted", role: "status" }, "Loading your version of this exercise…"));
   try {
     const { data } = await api.call("GET", `exercises/${encodeURIComponent(embedded.slug)}`);
     if (data && data.slug === embedded.slug && data.learner === session.learner) return { detail: data, problem: null };
@@ -53,26 +54,26 @@ function renderExercise({ api, session, detail, root, problem }) {
   const slug = detail.slug;
   const isCode = detail.kind === "code";
   const controls = []; // buttons that need a token
-  const notice = h("div", { class: "session-notice" });
+  const notice = el("div", { class: "session-notice" });
   root.append(notice);
-  if (problem) root.append(h("div", { class: "notice warn", role: "alert" }, h("p", {}, problem)));
+  if (problem) root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {}, problem)));
   else if (detail.per_learner && !detail.learner && detail.kind === "numeric") {
-    root.append(h("div", { class: "notice" }, h("p", {},
+    root.append(el("div", { class: "notice" }, el("p", {},
       "Each learner answers this question with values of their own (the names in braces below): sign in to see yours.")));
   }
 
   // --- the prompt --------------------------------------------------------------------------
-  root.append(h("div", { class: "prompt" }, markdownBlock(detail.prompt)));
+  root.append(el("div", { class: "prompt" }, markdownBlock(detail.prompt)));
   if (isCode && detail.code) {
     const c = detail.code;
-    const about = h("div", { class: "call" });
-    if (c.call) about.append(h("p", {}, "The grader calls it as ", h("code", {}, c.call), ", with:"));
+    const about = el("div", { class: "call" });
+    if (c.call) about.append(el("p", {}, "The grader calls it as ", el("code", {}, c.call), ", with:"));
     if (c.inputs && c.inputs.length) {
-      about.append(h("ul", { class: "inputs" }, c.inputs.map((i) => {
+      about.append(el("ul", { class: "inputs" }, c.inputs.map((i) => {
         const text = i.description || i.type;
         let shape = "";
         if (i.type === "tensor" && i.shape) shape = ` (shape ${values(i.shape)}${text.includes(i.dtype) ? "" : `, ${i.dtype}`})`;
-        return h("li", {}, h("code", {}, i.name), ": ", text, shape);
+        return el("li", {}, el("code", {}, i.name), ": ", text, shape);
       })));
     }
     root.append(about);
@@ -81,19 +82,19 @@ function renderExercise({ api, session, detail, root, problem }) {
   // --- hints, one at a time ----------------------------------------------------------------
   const hints = detail.hints || [];
   if (hints.length) {
-    const list = h("ol", { class: "hints", "aria-live": "polite" });
-    const button = h("button", { type: "button", class: "secondary" });
+    const list = el("ol", { class: "hints", "aria-live": "polite" });
+    const button = el("button", { type: "button", class: "secondary" });
     let shown = 0;
     const label = () => {
       button.textContent = shown === 0 ? `Show a hint (${hints.length} in all)` : `Show hint ${shown + 1} of ${hints.length}`;
     };
     button.addEventListener("click", () => {
-      const item = h("li", { tabindex: "-1" }, h("span", { class: "visually-hidden" }, `Hint ${shown + 1}: `), markdownBlock(hints[shown]));
+      const item = el("li", { tabindex: "-1" }, el("span", { class: "visually-hidden" }, `Hint ${shown + 1}: `), markdownBlock(hints[shown]));
       list.append(item);
       shown += 1;
       if (shown >= hints.length) {
         button.remove();
-        list.after(h("p", { class: "muted" }, "That was the last hint."));
+        list.after(el("p", { class: "muted" }, "That was the last hint."));
       } else label();
       item.focus();
     });
@@ -123,8 +124,8 @@ function renderExercise({ api, session, detail, root, problem }) {
   root.append(rules.element);
 
   // --- the answer ----------------------------------------------------------------------------
-  const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
-  const resultBox = h("div", { class: "result", tabindex: "-1" });
+  const status = el("p", { class: "status", role: "status", "aria-live": "polite" });
+  const resultBox = el("div", { class: "result", tabindex: "-1" });
   let restore = () => {};
   let loadAttempts = async () => {};
 
@@ -147,20 +148,20 @@ function renderExercise({ api, session, detail, root, problem }) {
     const draftId = `exercise.${slug}`;
     const saved = loadDraft(session, draftId);
     const save = debounce((code) => saveDraft(session, draftId, code), 300);
-    const holder = h("div", { class: "editor" });
-    const runButton = h("button", { type: "button" }, "Run");
-    const submitButton = h("button", { type: "button", class: "primary" }, "Submit");
-    const resetButton = h("button", { type: "button", class: "secondary" }, "Start again from the starter code");
-    const runBox = h("div", { class: "run-box", tabindex: "-1" });
+    const holder = el("div", { class: "editor" });
+    const runButton = el("button", { type: "button" }, "Run");
+    const submitButton = el("button", { type: "button", class: "primary" }, "Submit");
+    const resetButton = el("button", { type: "button", class: "secondary" }, "Start again from the starter code");
+    const runBox = el("div", { class: "run-box", tabindex: "-1" });
     controls.push(runButton, submitButton);
     submits.push(submitButton);
     runs.push(runButton);
     root.append(section("Your answer",
-      h("p", { id: labelId, class: "label" }, "Code"),
-      h("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
+      el("p", { id: labelId, class: "label" }, "Code"),
+      el("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
       holder,
-      h("p", { class: "muted small draft-note" }, "Your draft is saved in this browser as you type."),
-      h("div", { class: "buttons" }, runButton, submitButton, resetButton),
+      el("p", { class: "muted small draft-note" }, "Your draft is saved in this browser as you type."),
+      el("div", { class: "buttons" }, runButton, submitButton, resetButton),
       status, runBox, resultBox));
     const editor = createEditor(holder, { doc: saved ?? starter, label: "Code", onChange: save });
     window.addEventListener("pagehide", () => save.flush(getCode(editor)));
@@ -215,7 +216,7 @@ function renderExercise({ api, session, detail, root, problem }) {
         } else {
           resultBox.append(renderCodeGrade(data));
           showStanding(data.standing);
-          status.textContent = data.status === "graded" ? `Graded: score ${Math.round((data.score ?? 0) * 100)}%.` : "The grader failed: try again later.";
+          status.textContent = data.status === "graded" ? `Graded: score ${percent(data.score ?? 0)}.` : "The grader failed: try again later.";
         }
         loadAttempts(); // not awaited: the buttons come back at once
       } catch (error) {
@@ -234,10 +235,10 @@ function renderExercise({ api, session, detail, root, problem }) {
     };
   } else {
     const form = quizForm(detail);
-    const submitButton = h("button", { type: "submit", class: "primary" }, "Submit");
+    const submitButton = el("button", { type: "submit", class: "primary" }, "Submit");
     controls.push(submitButton);
     submits.push(submitButton);
-    form.element.append(h("div", { class: "buttons" }, submitButton));
+    form.element.append(el("div", { class: "buttons" }, submitButton));
     root.append(section("Your answer", form.element, status, resultBox));
     const choiceText = (id) => {
       const choice = (detail.choices || []).find((c) => c.id === id);
@@ -259,7 +260,7 @@ function renderExercise({ api, session, detail, root, problem }) {
           { body: { answer: answer.value }, headers: { "Idempotency-Key": newKey() } });
         resultBox.append(renderQuizGrade(data, choiceText));
         showStanding(data.standing);
-        status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${Math.round((data.score ?? 0) * 100)}%.`;
+        status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${percent(data.score ?? 0)}.`;
         loadAttempts(); // not awaited: the buttons come back at once
       } catch (error) {
         status.textContent = `Submit failed. ${errorText(error)}`;
@@ -276,8 +277,8 @@ function renderExercise({ api, session, detail, root, problem }) {
   }
 
   // --- earlier attempts ------------------------------------------------------------------------
-  const attemptsList = h("ul", { class: "attempts" });
-  const attemptsStatus = h("p", { class: "muted" });
+  const attemptsList = el("ul", { class: "attempts" });
+  const attemptsStatus = el("p", { class: "muted" });
   root.append(section("Your earlier attempts", attemptsStatus, attemptsList));
 
   let loads = 0; // only the latest load fills the list
@@ -313,30 +314,30 @@ function renderExercise({ api, session, detail, root, problem }) {
 
   function attemptItem(attempt, number) {
     const when = new Date(attempt.created_at).toLocaleString();
-    const score = attempt.score === null || attempt.score === undefined ? attempt.status : `${Math.round(attempt.score * 100)}%`;
+    const score = attempt.score === null || attempt.score === undefined ? attempt.status : percent(attempt.score);
     const panelId = uid("attempt");
-    const open = h("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": panelId },
+    const open = el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": panelId },
       `Attempt ${number}: ${score}${attempt.late ? " (late)" : ""}, ${when}`);
-    const panel = h("div", { id: panelId, class: "attempt-detail", hidden: true });
+    const panel = el("div", { id: panelId, class: "attempt-detail", hidden: true });
     open.addEventListener("click", () => {
       const expanded = open.getAttribute("aria-expanded") === "true";
       open.setAttribute("aria-expanded", String(!expanded));
       panel.hidden = expanded;
       if (!expanded && !panel.childElementCount) {
-        const again = h("button", { type: "button", class: "secondary" }, isCode ? "Restore into the editor" : "Put this answer back in the form");
+        const again = el("button", { type: "button", class: "secondary" }, isCode ? "Restore into the editor" : "Put this answer back in the form");
         again.addEventListener("click", () => restore(attempt));
-        if (isCode) panel.append(h("pre", { class: "code", tabindex: "0", "aria-label": `Code of attempt ${number}` }, attempt.code || ""));
-        else panel.append(h("p", {}, "Answer: ", h("code", {}, JSON.stringify(attempt.answer))));
+        if (isCode) panel.append(el("pre", { class: "code", tabindex: "0", "aria-label": `Code of attempt ${number}` }, attempt.code || ""));
+        else panel.append(el("p", {}, "Answer: ", el("code", {}, JSON.stringify(attempt.answer))));
         panel.append(again);
         if (attempt.status === "graded" || attempt.status === "error") {
           panel.append(isCode ? renderCodeGrade(attempt) : renderQuizGrade(attempt, (id) => {
             const c = (detail.choices || []).find((x) => x.id === id);
             return c ? markdownInline(c.text) : id;
           }));
-        } else panel.append(h("p", {}, `This attempt is ${attempt.status}.`));
+        } else panel.append(el("p", {}, `This attempt is ${attempt.status}.`));
       }
     });
-    return h("li", {}, open, panel);
+    return el("li", {}, open, panel);
   }
 
   // --- the session decides what can be done --------------------------------------------------
@@ -352,17 +353,17 @@ function renderExercise({ api, session, detail, root, problem }) {
 
 // The form of a quiz kind: its element, read() -> {value} or {problem, focus}, write(answer).
 function quizForm(detail) {
-  const element = h("form", { class: "quiz", novalidate: true });
+  const element = el("form", { class: "quiz", novalidate: true });
   const name = uid("answer");
   if (detail.kind === "single_choice" || detail.kind === "multiple_choice") {
     const single = detail.kind === "single_choice";
     const inputs = [];
-    const fieldset = h("fieldset", {}, h("legend", {}, single ? "Choose one answer" : "Choose every answer that is right"));
+    const fieldset = el("fieldset", {}, el("legend", {}, single ? "Choose one answer" : "Choose every answer that is right"));
     for (const choice of detail.choices || []) {
       const id = uid("choice");
-      const input = h("input", { type: single ? "radio" : "checkbox", name, id, value: choice.id });
+      const input = el("input", { type: single ? "radio" : "checkbox", name, id, value: choice.id });
       inputs.push(input);
-      fieldset.append(h("div", { class: "choice" }, input, h("label", { for: id }, markdownInline(choice.text))));
+      fieldset.append(el("div", { class: "choice" }, input, el("label", { for: id }, markdownInline(choice.text))));
     }
     element.append(fieldset);
     return {
@@ -383,8 +384,8 @@ function quizForm(detail) {
   }
   if (detail.kind === "short_answer") {
     const id = uid("short");
-    const input = h("input", { type: "text", id, name, autocomplete: "off", spellcheck: "false" });
-    element.append(h("label", { for: id, class: "label" }, "Your answer"), input);
+    const input = el("input", { type: "text", id, name, autocomplete: "off", spellcheck: "false" });
+    element.append(el("label", { for: id, class: "label" }, "Your answer"), input);
     return {
       element,
       read: () => (input.value.trim() ? { value: input.value } : { problem: "Write an answer first.", focus: input }),
@@ -397,13 +398,13 @@ function quizForm(detail) {
   // numeric: one number, or a list of answer_length numbers
   const count = detail.answer_length || 1;
   const fields = [];
-  const group = count > 1 ? h("fieldset", {}, h("legend", {}, `Your answer: ${count} numbers, in order`)) : element;
+  const group = count > 1 ? el("fieldset", {}, el("legend", {}, `Your answer: ${count} numbers, in order`)) : element;
   for (let i = 0; i < count; i += 1) {
     const id = uid("number");
-    const input = h("input", { type: "text", inputmode: "decimal", id, autocomplete: "off", class: "number" });
+    const input = el("input", { type: "text", inputmode: "decimal", id, autocomplete: "off", class: "number" });
     fields.push(input);
-    group.append(h("div", { class: "number-field" },
-      h("label", { for: id, class: count > 1 ? "" : "label" }, count > 1 ? `Number ${i + 1}` : "Your answer (a number)"), input));
+    group.append(el("div", { class: "number-field" },
+      el("label", { for: id, class: count > 1 ? "" : "label" }, count > 1 ? `Number ${i + 1}` : "Your answer (a number)"), input));
   }
   if (group !== element) element.append(group);
   const parse = (text) => {

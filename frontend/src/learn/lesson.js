@@ -1,7 +1,7 @@
 // The lesson page (/learn): the lesson's concepts in order, each worked example in an editor whose
 // Run button runs it in the grading sandbox, and the exercises that practise each concept.
 
-import { h, uid } from "./dom.js";
+import { el, uid } from "../dom.js";
 import { markdownBlock } from "./markdown.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
 import { renderRun } from "./results.js";
@@ -16,10 +16,10 @@ const KINDS = {
 };
 
 function exerciseList(exercises) {
-  return h("ul", { class: "exercise-list" }, exercises.map((e) => h("li", {},
-    h("a", { href: e.url }, e.title), " ", h("span", { class: "tag" }, KINDS[e.kind] || e.kind),
-    h("span", { class: "visually-hidden" }, `, difficulty ${e.difficulty} of 5`),
-    h("span", { class: "difficulty", "aria-hidden": "true", title: `difficulty ${e.difficulty} of 5` }, "●".repeat(e.difficulty)))));
+  return el("ul", { class: "exercise-list" }, exercises.map((e) => el("li", {},
+    el("a", { href: e.url }, e.title), " ", el("span", { class: "tag" }, KINDS[e.kind] || e.kind),
+    el("span", { class: "visually-hidden" }, `, difficulty ${e.difficulty} of 5`),
+    el("span", { class: "difficulty", "aria-hidden": "true", title: `difficulty ${e.difficulty} of 5` }, "●".repeat(e.difficulty)))));
 }
 
 export function initLesson({ api, session }) {
@@ -27,23 +27,23 @@ export function initLesson({ api, session }) {
   const root = document.getElementById("lesson");
   root.replaceChildren();
   const controls = [];
-  const notice = h("div", { class: "session-notice" });
+  const notice = el("div", { class: "session-notice" });
 
   root.append(markdownBlock(lesson.intro), notice);
-  root.append(h("nav", { "aria-label": "Concepts", class: "toc" }, h("h2", {}, "In this lesson"),
-    h("ol", {}, lesson.concepts.map((c) => h("li", {}, h("a", { href: `#${c.id}` }, c.title))))));
+  root.append(el("nav", { "aria-label": "Concepts", class: "toc" }, el("h2", {}, "In this lesson"),
+    el("ol", {}, lesson.concepts.map((c) => el("li", {}, el("a", { href: `#${c.id}` }, c.title))))));
 
   for (const concept of lesson.concepts) {
     const headingId = uid("concept");
-    const part = h("section", { id: concept.id, "aria-labelledby": headingId, class: "concept" },
-      h("h2", { id: headingId }, concept.title), markdownBlock(concept.markdown));
+    const part = el("section", { id: concept.id, "aria-labelledby": headingId, class: "concept" },
+      el("h2", { id: headingId }, concept.title), markdownBlock(concept.markdown));
     for (const example of concept.examples) part.append(exampleBlock(example));
-    if (concept.exercises.length) part.append(h("h3", {}, "Practise"), exerciseList(concept.exercises));
+    if (concept.exercises.length) part.append(el("h3", {}, "Practise"), exerciseList(concept.exercises));
     root.append(part);
   }
   if (lesson.more.length) {
     const id = uid("concept");
-    root.append(h("section", { "aria-labelledby": id, class: "concept" }, h("h2", { id }, "More exercises"), exerciseList(lesson.more)));
+    root.append(el("section", { "aria-labelledby": id, class: "concept" }, el("h2", { id }, "More exercises"), exerciseList(lesson.more)));
   }
 
   function exampleBlock(example) {
@@ -51,17 +51,17 @@ export function initLesson({ api, session }) {
     const noteId = uid("code-note");
     const draftId = `lesson.${example.id}`;
     const save = debounce((code) => saveDraft(session, draftId, code), 300);
-    const holder = h("div", { class: "editor" });
-    const run = h("button", { type: "button" }, "Run");
-    const reset = h("button", { type: "button", class: "secondary" }, "Reset");
-    const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
-    const out = h("div", { class: "run-box" });
+    const holder = el("div", { class: "editor" });
+    const run = el("button", { type: "button" }, "Run");
+    const reset = el("button", { type: "button", class: "secondary" }, "Reset");
+    const status = el("p", { class: "status", role: "status", "aria-live": "polite" });
+    const out = el("div", { class: "run-box" });
     controls.push(run);
-    const block = h("div", { class: "example" },
-      h("h3", { id: labelId }, `Example: ${example.title}`),
+    const block = el("div", { class: "example" },
+      el("h3", { id: labelId }, `Example: ${example.title}`),
       example.caption ? markdownBlock(example.caption) : null,
-      h("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
-      holder, h("div", { class: "buttons" }, run, reset), status, out);
+      el("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
+      holder, el("div", { class: "buttons" }, run, reset), status, out);
     const editor = createEditor(holder, { doc: loadDraft(session, draftId) ?? example.code, label: `Code of the example ${example.title}`,
       onChange: save });
     reset.addEventListener("click", () => {

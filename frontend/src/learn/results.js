@@ -2,7 +2,8 @@
 // score, checks, worst element, likely cause and explanation. Everything from the server is text.
 
 import { penaltyNote } from "./standing.js";
-import { h, num, values } from "./dom.js";
+import { el } from "../dom.js";
+import { num, percent, values } from "../format.js";
 import { markdownBlock } from "./markdown.js";
 
 const VERDICTS = {
@@ -24,19 +25,19 @@ function checkName(name) {
 }
 
 function mark(passed) {
-  return h("span", { class: passed ? "mark ok" : "mark bad" }, passed ? "✓ passed" : "✗ failed");
+  return el("span", { class: passed ? "mark ok" : "mark bad" }, passed ? "✓ passed" : "✗ failed");
 }
 
 function pre(label, text, className = "output") {
-  return [h("h4", {}, label), h("pre", { class: className, tabindex: "0" }, String(text))];
+  return [el("h4", {}, label), el("pre", { class: className, tabindex: "0" }, String(text))];
 }
 
 export function errorBlock(error) {
   if (!error) return null;
   const where = error.where ? ` in ${error.where}` : "";
-  return h("div", { class: "error-block" },
-    h("p", {}, h("strong", {}, `${error.type || "Error"}${where}: `), String(error.message ?? "")),
-    error.traceback ? h("pre", { class: "output", tabindex: "0" }, String(error.traceback)) : null);
+  return el("div", { class: "error-block" },
+    el("p", {}, el("strong", {}, `${error.type || "Error"}${where}: `), String(error.message ?? "")),
+    error.traceback ? el("pre", { class: "output", tabindex: "0" }, String(error.traceback)) : null);
 }
 
 function outputBlocks(output) {
@@ -44,16 +45,16 @@ function outputBlocks(output) {
   const blocks = [];
   if (output.stdout) blocks.push(...pre("Printed (stdout)", output.stdout));
   if (output.stderr) blocks.push(...pre("Errors and warnings (stderr)", output.stderr));
-  if (!output.stdout && !output.stderr) blocks.push(h("p", { class: "muted" }, "Nothing was printed."));
-  if (output.truncated) blocks.push(h("p", { class: "muted" }, "The output was cut: it was longer than the sandbox keeps."));
+  if (!output.stdout && !output.stderr) blocks.push(el("p", { class: "muted" }, "Nothing was printed."));
+  if (output.truncated) blocks.push(el("p", { class: "muted" }, "The output was cut: it was longer than the sandbox keeps."));
   return blocks;
 }
 
 function table(caption, head, rows) {
-  return h("div", { class: "table-wrap" }, h("table", {},
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, head.map((cell) => h("th", { scope: "col" }, cell)))),
-    h("tbody", {}, rows.map((row) => h("tr", {}, row.map((cell, i) => (i === 0 ? h("th", { scope: "row" }, cell) : h("td", {}, cell))))))));
+  return el("div", { class: "table-wrap" }, el("table", {},
+    el("caption", {}, caption),
+    el("thead", {}, el("tr", {}, head.map((cell) => el("th", { scope: "col" }, cell)))),
+    el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) => (i === 0 ? el("th", { scope: "row" }, cell) : el("td", {}, cell))))))));
 }
 
 function inputValue(input) {
@@ -81,25 +82,25 @@ function diagnosticsTable(diagnostics, caption) {
 function causeList(items) {
   const unique = [...new Set((items || []).filter(Boolean))];
   if (!unique.length) return null;
-  return h("div", { class: "causes" }, h("h4", {}, "Likely cause"), h("ul", {}, unique.map((text) => h("li", {}, text))));
+  return el("div", { class: "causes" }, el("h4", {}, "Likely cause"), el("ul", {}, unique.map((text) => el("li", {}, text))));
 }
 
 // POST /api/v1/runs' result.
 export function renderRun(run) {
   const r = run.result || {};
-  const box = h("div", { class: "run-result" });
-  box.append(h("h3", {}, "Run result"));
+  const box = el("div", { class: "run-result" });
+  box.append(el("h3", {}, "Run result"));
   if (run.status === "error") {
-    box.append(h("p", { class: "bad" }, "The sandbox failed to run the code (not your code's fault): try again."));
+    box.append(el("p", { class: "bad" }, "The sandbox failed to run the code (not your code's fault): try again."));
     return box;
   }
   if (run.status !== "finished") {
-    box.append(h("p", {}, `The run is ${run.status}.`));
+    box.append(el("p", {}, `The run is ${run.status}.`));
     return box;
   }
-  if (r.status && r.status !== "ok") box.append(h("p", { class: "bad" }, `Verdict: ${VERDICTS[r.status] || r.status}.`));
+  if (r.status && r.status !== "ok") box.append(el("p", { class: "bad" }, `Verdict: ${VERDICTS[r.status] || r.status}.`));
   const err = errorBlock(r.error);
-  if (err) box.append(h("h4", {}, "Your code raised an exception"), err);
+  if (err) box.append(el("h4", {}, "Your code raised an exception"), err);
   box.append(...outputBlocks(r.output));
   if (r.inputs && r.inputs.length) {
     box.append(table("Inputs", ["input", "type", "values"], r.inputs.map((i) => [i.name,
@@ -116,18 +117,18 @@ export function renderRun(run) {
   }
   if (r.forward && !r.gradcheck && !(r.checks && r.checks.length) && !r.error) {
     const returned = (r.forward.outputs || []).map((o) => (o.kind === "tensor" ? "a tensor" : o.type || o.kind)).join(", ");
-    box.append(h("p", { class: "notice" }, `No gradients and no numerical check: forward returned ${returned || "nothing"}, not a tensor that requires grad.`));
+    box.append(el("p", { class: "notice" }, `No gradients and no numerical check: forward returned ${returned || "nothing"}, not a tensor that requires grad.`));
   }
   if (r.gradcheck) {
     const g = r.gradcheck;
-    box.append(h("div", { class: "gradcheck" },
-      h("h4", {}, "Numerical check (gradcheck): ", mark(g.passed)),
-      g.message ? h("p", {}, String(g.message)) : null,
-      g.note ? h("p", { class: "muted" }, String(g.note)) : null));
+    box.append(el("div", { class: "gradcheck" },
+      el("h4", {}, "Numerical check (gradcheck): ", mark(g.passed)),
+      g.message ? el("p", {}, String(g.message)) : null,
+      g.note ? el("p", { class: "muted" }, String(g.note)) : null));
   }
   if (r.checks && r.checks.length) {
-    box.append(h("h4", {}, "Checks"), h("ul", { class: "checks" }, r.checks.map((c) => h("li", { class: c.passed ? "ok" : "bad" },
-      mark(c.passed), " ", h("strong", {}, checkName(c.name)), ": ", String(c.message ?? "")))));
+    box.append(el("h4", {}, "Checks"), el("ul", { class: "checks" }, r.checks.map((c) => el("li", { class: c.passed ? "ok" : "bad" },
+      mark(c.passed), " ", el("strong", {}, checkName(c.name)), ": ", String(c.message ?? "")))));
     const diags = r.checks.flatMap((c) => c.diagnostics || []);
     const t = diagnosticsTable(diags, "Where it went wrong (the worst element of each failed check)");
     if (t) box.append(t);
@@ -135,37 +136,29 @@ export function renderRun(run) {
     if (causes) box.append(causes);
   }
   if (r.passed !== undefined && r.checks) {
-    box.append(h("p", { class: r.passed ? "ok summary" : "bad summary" },
+    box.append(el("p", { class: r.passed ? "ok summary" : "bad summary" },
       r.passed ? "Every check passed on these inputs." : "Some checks failed on these inputs."));
   }
   return box;
 }
 
-// Scores as whole percentages (the status line says the same); a check's weight to one decimal.
-function percent(score) {
-  return `${Math.round(score * 100)}%`;
-}
-
-function weight(w) {
-  return `${Math.round(w * 1000) / 10}%`;
-}
-
-// A graded code attempt (GET /api/v1/attempts/{id}).
+// A graded code attempt (GET /api/v1/attempts/{id}). Scores as whole percentages (the status line
+// says the same); a check's weight to one decimal.
 export function renderCodeGrade(attempt) {
-  const box = h("div", { class: "grade" });
+  const box = el("div", { class: "grade" });
   const report = attempt.report || {};
   if (attempt.status === "error" || report.status === "internal_error") {
-    box.append(h("h3", {}, "Not graded"), h("p", { class: "bad" }, VERDICTS.internal_error));
+    box.append(el("h3", {}, "Not graded"), el("p", { class: "bad" }, VERDICTS.internal_error));
     return box;
   }
-  box.append(h("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
+  box.append(el("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
   const codePenalty = penaltyNote(attempt);
   if (codePenalty) box.append(codePenalty);
-  box.append(h("p", { class: report.status === "passed" ? "ok summary" : "bad summary" },
+  box.append(el("p", { class: report.status === "passed" ? "ok summary" : "bad summary" },
       report.status === "passed" ? "Every check passed." : `Not yet: ${VERDICTS[report.status] || report.status}.`));
   if (report.checks) {
-    box.append(h("h4", {}, "Checks"), h("ul", { class: "checks" }, report.checks.map((c) => h("li", { class: c.passed ? "ok" : "bad" },
-      mark(c.passed), " ", h("strong", {}, checkName(c.name)), c.weight ? ` (${weight(c.weight)} of the score)` : "", ": ",
+    box.append(el("h4", {}, "Checks"), el("ul", { class: "checks" }, report.checks.map((c) => el("li", { class: c.passed ? "ok" : "bad" },
+      mark(c.passed), " ", el("strong", {}, checkName(c.name)), c.weight ? ` (${percent(c.weight, 1)} of the score)` : "", ": ",
       String(c.message ?? "")))));
   }
   const t = diagnosticsTable(report.diagnostics, "The worst element of each failed comparison");
@@ -173,30 +166,30 @@ export function renderCodeGrade(attempt) {
   const causes = causeList(report.feedback);
   if (causes) box.append(causes);
   const err = errorBlock(report.error);
-  if (err) box.append(h("h4", {}, "Your code raised an exception"), err);
+  if (err) box.append(el("h4", {}, "Your code raised an exception"), err);
   if (report.output && (report.output.stdout || report.output.stderr)) box.append(...outputBlocks(report.output));
-  if (attempt.explanation) box.append(h("h4", {}, "Explanation"), markdownBlock(attempt.explanation));
+  if (attempt.explanation) box.append(el("h4", {}, "Explanation"), markdownBlock(attempt.explanation));
   return box;
 }
 
 // A graded quiz attempt; choiceText looks a choice id up (choice kinds).
 export function renderQuizGrade(attempt, choiceText) {
-  const box = h("div", { class: "grade" });
-  box.append(h("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
+  const box = el("div", { class: "grade" });
+  box.append(el("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
   const quizPenalty = penaltyNote(attempt);
   if (quizPenalty) box.append(quizPenalty);
-  box.append(h("p", { class: attempt.correct ? "ok summary" : "bad summary" }, attempt.correct ? "Correct." : "Not quite."));
+  box.append(el("p", { class: attempt.correct ? "ok summary" : "bad summary" }, attempt.correct ? "Correct." : "Not quite."));
   const feedback = attempt.feedback || [];
   if (feedback.length) {
-    box.append(h("h4", {}, "Feedback"), h("ul", { class: "feedback" }, feedback.map((f) => {
+    box.append(el("h4", {}, "Feedback"), el("ul", { class: "feedback" }, feedback.map((f) => {
       let about = "";
       if (f.choice !== undefined) {
         about = `${f.selected ? "You chose" : "You did not choose"} ${f.correct ? "a right answer" : "a wrong answer"}: `;
       } else if (f.answer !== undefined) about = `Your answer ${values(f.answer)}: `;
-      return h("li", {}, about, f.choice !== undefined ? h("span", { class: "choice-ref" }, choiceText(f.choice)) : null,
+      return el("li", {}, about, f.choice !== undefined ? el("span", { class: "choice-ref" }, choiceText(f.choice)) : null,
         markdownBlock(f.feedback));
     })));
   }
-  if (attempt.explanation) box.append(h("h4", {}, "Explanation"), markdownBlock(attempt.explanation));
+  if (attempt.explanation) box.append(el("h4", {}, "Explanation"), markdownBlock(attempt.explanation));
   return box;
 }

@@ -3,9 +3,9 @@
 // late work costs, what the next attempt counts at most, and why an attempt would be refused.
 // Everything from the server goes on the page as text.
 
-import { h, clear, uid } from "./dom.js";
+import { el, clear, uid } from "../dom.js";
+import { percent } from "../format.js";
 
-const percent = (fraction) => `${Math.round(fraction * 100)}%`;
 const when = (iso) => new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 const SHOWN = {
@@ -42,18 +42,18 @@ function lines(standing) {
 
 // A panel that shows a standing; show(null) hides it (no learner, or nothing known yet).
 export function standingPanel() {
-  const list = h("dl", { class: "standing" });
-  const refused = h("p", { class: "notice warn", role: "alert", hidden: true });
+  const list = el("dl", { class: "standing" });
+  const refused = el("p", { class: "notice warn", role: "alert", hidden: true });
   const heading = uid("standing");
-  const element = h("section", { class: "panel standing-box", "aria-labelledby": heading, hidden: true },
-    h("h2", { id: heading }, "Attempts and due date"), list, refused);
+  const element = el("section", { class: "panel standing-box", "aria-labelledby": heading, hidden: true },
+    el("h2", { id: heading }, "Attempts and due date"), list, refused);
   function show(standing) {
     clear(list);
     if (!standing) {
       element.hidden = true;
       return;
     }
-    for (const [term, text] of lines(standing)) list.append(h("dt", {}, term), h("dd", {}, text));
+    for (const [term, text] of lines(standing)) list.append(el("dt", {}, term), el("dd", {}, text));
     refused.hidden = !standing.refused;
     refused.textContent = standing.refused ? standing.refused.message : "";
     element.hidden = false;
@@ -73,5 +73,5 @@ export function penaltyNote(attempt) {
       : `attempt ${attempt.attempt_number ?? ""} counts at most ${percent(p.factor)}`.replace("  ", " ")));
     parts.push(`Counted ${percent(attempt.score ?? 0)} of the grader's ${percent(attempt.raw_score)}: ${why.join("; ")}.`);
   }
-  return parts.length ? h("p", { class: "penalty" }, parts.join(" ")) : null;
+  return parts.length ? el("p", { class: "penalty" }, parts.join(" ")) : null;
 }

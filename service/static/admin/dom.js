@@ -1,31 +1,11 @@
 /* Building the page: elements made with createElement, text set with textContent, never an
- * HTML string (learner ids, code, messages and feedback are untrusted text). */
+ * HTML string (learner ids, code, messages and feedback are untrusted text). The element builders
+ * are the learner pages' own (frontend/src/dom.js, served built at /vendor/shared/); the dashboard's
+ * pieces built with them follow. */
 
-const SVG_NS = "http://www.w3.org/2000/svg";
+import { el } from "/vendor/shared/dom.js";
 
-export function el(tag, props, ...children) {
-  return build(document.createElement(tag), props, children);
-}
-
-export function svg(tag, props, ...children) {
-  return build(document.createElementNS(SVG_NS, tag), props, children);
-}
-
-function build(node, props, children) {
-  for (const [name, value] of Object.entries(props || {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (name === "class") node.setAttribute("class", value);
-    else if (name === "text") node.textContent = String(value);
-    else if (name === "dataset") Object.assign(node.dataset, value);
-    else if (name.startsWith("on") && typeof value === "function") node.addEventListener(name.slice(2), value);
-    else node.setAttribute(name, value === true ? "" : String(value));
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
+export { el, svg } from "/vendor/shared/dom.js";
 
 export const $ = (id) => document.getElementById(id);
 export const enc = encodeURIComponent;

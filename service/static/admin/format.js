@@ -2,15 +2,12 @@
 
 import { el } from "./dom.js";
 
+export { percent } from "/vendor/shared/format.js";
+
 export function fmtScore(v) {
   if (v === null || v === undefined) return "—";
   const n = Number(v);
   return Number.isFinite(n) ? n.toFixed(2) : String(v);
-}
-
-export function pct(v) {
-  if (v === null || v === undefined) return "—";
-  return Math.round(Number(v) * 1000) / 10 + "%";
 }
 
 const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });

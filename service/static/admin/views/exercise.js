@@ -3,7 +3,7 @@
 import { API, caller, downloadButton, get, listOf, loadExerciseIndex, post, problemBox, query } from "../api.js";
 import { chartTable, vbarChart } from "../charts.js";
 import { $, card, el, empty, enc, link, loading, section, table, toast } from "../dom.js";
-import { badge, fmtDuration, fmtNumber, fmtScore, pct, timeEl } from "../format.js";
+import { badge, fmtDuration, fmtNumber, fmtScore, percent, timeEl } from "../format.js";
 import { startRegrade } from "./regrades.js";
 import { exerciseRules } from "./rules.js";
 
@@ -45,7 +45,7 @@ export async function viewExercise(root, ctx, slug) {
   cards.append(...[
     card("Attempts", fmtNumber(s.attempts)), card("Graded", fmtNumber(s.graded)),
     card("Learners", fmtNumber(s.learners)), card("Passed learners", fmtNumber(s.passed_learners)),
-    card("Pass rate (learners)", pct(s.pass_rate)), card("Pass rate (attempts)", pct(s.attempt_pass_rate)),
+    card("Pass rate (learners)", percent(s.pass_rate, 1)), card("Pass rate (attempts)", percent(s.attempt_pass_rate, 1)),
     s.mean_best_score !== undefined ? card("Mean best score (counted)", fmtScore(s.mean_best_score)) : null,
     s.mean_best_raw_score !== undefined ? card("Mean best score (raw, before penalties)", fmtScore(s.mean_best_raw_score)) : null,
     card("Median attempts to first pass", fmtNumber(s.median_attempts_to_first_pass)),

@@ -3,7 +3,7 @@
 import { API, cache, downloadButton, get, loadExerciseIndex, problemBox, query } from "../api.js";
 import { chartTable, hbarChart } from "../charts.js";
 import { card, el, empty, enc, link, loading, section, table } from "../dom.js";
-import { badge, fmtNumber, pct } from "../format.js";
+import { badge, fmtNumber, percent } from "../format.js";
 
 export async function viewOverview(root, ctx) {
   // ?course= (a course's page links here): that course's figures; a course's staff get theirs anyway.
@@ -41,12 +41,12 @@ export async function viewOverview(root, ctx) {
       label: s.exercise,
       value: s.pass_rate || 0,
       href: "#/exercises/" + enc(s.exercise) + query({ course }),
-      title: s.exercise + ": " + pct(s.pass_rate) + " of learners passed (" + (s.passed_learners || 0) + " of " +
+      title: s.exercise + ": " + percent(s.pass_rate, 1) + " of learners passed (" + (s.passed_learners || 0) + " of " +
         (s.learners || 0) + " learners, " + (s.attempts || 0) + " attempts)",
-    })), { name: "pass-rate", max: 1, format: pct, caption: "Pass rate by exercise: the share of learners who passed",
+    })), { name: "pass-rate", max: 1, format: (v) => percent(v, 1), caption: "Pass rate by exercise: the share of learners who passed",
       axisLabel: "share of learners who passed", legend: "Exercises with at least one attempt. Select a bar for the exercise." }),
     chartTable("Pass rates as a table", ["Exercise", "Pass rate", "Passed learners", "Learners"],
-      active.map((s) => [s.exercise, pct(s.pass_rate), s.passed_learners, s.learners])));
+      active.map((s) => [s.exercise, percent(s.pass_rate, 1), s.passed_learners, s.learners])));
   }
 
   let index = null;
@@ -61,7 +61,7 @@ export async function viewOverview(root, ctx) {
     el("td", { class: "num" }, fmtNumber(s.attempts)),
     el("td", { class: "num" }, fmtNumber(s.learners)),
     el("td", { class: "num" }, fmtNumber(s.passed_learners)),
-    el("td", { class: "num" }, pct(s.pass_rate)),
+    el("td", { class: "num" }, percent(s.pass_rate, 1)),
     index ? el("td", {}, published.has(s.exercise) ? (published.get(s.exercise) ? "yes" : badge("unpublished")) : "—") : null,
   )), { caption: "Every exercise", captionHidden: true }));
 }
