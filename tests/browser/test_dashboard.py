@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from service.config import PROJECT_ROOT
+from service.frontend import VENDOR_DIR
 from service.models.attempt import VERDICTS
 from service.resources.dashboard import STATIC_DIR, VOCABULARY
 from service.services.admin_search import SORTS
@@ -79,6 +80,10 @@ def admin_get(live_server, path: str):
 # ---- the static files -------------------------------------------------------------------------
 
 
+SHARED_URL = "/vendor/shared/"  # what the dashboard shares with the learner pages, built from frontend/src
+SHARED_DIR = VENDOR_DIR / "shared"
+
+
 def scripts() -> list[str]:
     """The page's JavaScript modules in the folder, as paths below it (app.js, views/attempt.js, …)."""
     return sorted(str(path.relative_to(STATIC_DIR)) for path in STATIC_DIR.rglob("*.js"))
@@ -93,6 +98,7 @@ def test_page_and_assets_are_served_with_a_strict_policy(live_server):
         assert "no-store" in page.headers["Cache-Control"] and "no-cache" in page.headers["Cache-Control"]
     assert "app.js" in scripts() and "views/attempt.js" in scripts()
     assets = [(f"/admin/{name}", "text/javascript") for name in [*scripts(), "vocabulary.js"]]
+    assets += [(f"{SHARED_URL}{path.name}", "text/javascript") for path in sorted(SHARED_DIR.glob("*.js"))]
     for path, mimetype in [*assets, ("/admin/style.css", "text/css")]:
         asset = api.get(path)
         assert asset.status_code == 200 and asset.mimetype == mimetype, path
@@ -110,8 +116,11 @@ def test_page_and_assets_are_served_with_a_strict_policy(live_server):
 
 
 def test_the_script_never_writes_markup_from_strings():
-    """API data (learner ids come from clients) reaches the page only as text."""
-    source = "".join((STATIC_DIR / name).read_text() for name in scripts())
+    """API data (learner ids come from clients) reaches the page only as text. The modules it
+    shares with the learner pages (/vendor/shared/) are held to the same rules."""
+    shared = sorted(SHARED_DIR.glob("*.js"))
+    assert shared, "no shared modules: make static"
+    source = "".join((STATIC_DIR / name).read_text() for name in scripts()) + "".join(path.read_text() for path in shared)
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
         assert sink not in source, sink
     html = (STATIC_DIR / "index.html").read_text()
@@ -120,9 +129,12 @@ def test_the_script_never_writes_markup_from_strings():
     # Nothing from another origin (the SVG namespace is a name, not a request).
     text = (html + source).replace("http://www.w3.org/2000/svg", "")
     assert "http://" not in text and "https://" not in text and "//cdn" not in text
-    # Modules import only modules of this folder, by relative path.
-    imports = re.findall(r'^import .* from "([^"]+)";$', source, re.M)
-    assert imports and all(name.startswith(("./", "../")) and name.endswith(".js") for name in imports), imports
+    # Modules import (or re-export) only modules of this folder, by relative path, and the shared
+    # modules the front-end build makes, on the same server.
+    imports = re.findall(r'^(?:import|export) .* from "([^"]+)";$', source, re.M)
+    assert imports and all(name.endswith(".js") and (name.startswith(("./", "../")) or (
+        name.startswith(SHARED_URL) and (SHARED_DIR / name.removeprefix(SHARED_URL)).is_file())) for name in imports), imports
+    assert any(name.startswith(SHARED_URL) for name in imports)
 
 
 def test_the_page_takes_the_servers_names_from_the_server(live_server):
