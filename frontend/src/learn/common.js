@@ -1,6 +1,6 @@
-// What both pages share: the session line in the header, the sign-in notice, drafts, runs.
+// What the pages share: the session line in the header, the sign-in notice, drafts, panels, runs and attempts.
 
-import { el, clear } from "../dom.js";
+import { el, clear, uid } from "../dom.js";
 import { ApiError } from "./api.js";
 
 export function describeSession(session) {
@@ -23,6 +23,12 @@ export function sessionNotice(session) {
   return el("div", { class: "notice" },
     el("p", {}, el("strong", {}, "You are not signed in, "), "so Run and Submit are off. You can read everything here."),
     el("p", {}, "To sign in, open this page from your course in your learning platform (LMS), or from the site that gave you access: it opens the page with a learner token for you."));
+}
+
+// A titled panel of the exercise page, named by its heading.
+export function section(title, ...children) {
+  const id = uid("section");
+  return el("section", { "aria-labelledby": id, class: "panel" }, el("h2", { id }, title), ...children);
 }
 
 // slug: the exercise on the page (none on the lesson page).
@@ -78,7 +84,31 @@ export function debounce(fn, ms) {
   return run;
 }
 
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const pending = (attempt) => attempt.status === "queued" || attempt.status === "running";
+
+function newKey() {
+  return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(16).slice(2)}`;
+}
+
+// POST exercises/{slug}/attempts once (its Idempotency-Key makes a retried request the same attempt).
+export async function postAttempt(api, slug, body) {
+  const { data } = await api.call("POST", `exercises/${encodeURIComponent(slug)}/attempts`,
+    { body, headers: { "Idempotency-Key": newKey() } });
+  return data;
+}
+
+// The attempt once graded, or as it stands after eight long polls.
+export async function waitForGrade(api, attempt) {
+  let data = attempt;
+  for (let tries = 0; pending(data) && tries < 8; tries += 1) {
+    ({ data } = await api.call("GET", `attempts/${data.id}?wait=25`));
+    if (pending(data)) await sleep(300);
+  }
+  return { attempt: data, pending: pending(data) };
+}
 
 // POST /api/v1/runs, then follow Location until the run has finished.
 export async function runCode(api, body) {

@@ -22,6 +22,51 @@ function exerciseList(exercises) {
     el("span", { class: "difficulty", "aria-hidden": "true", title: `difficulty ${e.difficulty} of 5` }, "●".repeat(e.difficulty)))));
 }
 
+// A worked example: its editor (a draft kept in this browser), Run and Reset, and the run's result.
+// Its Run button joins `controls`, the buttons the session turns on and off.
+function exampleBlock({ api, session, example, controls }) {
+  const labelId = uid("code-label");
+  const noteId = uid("code-note");
+  const draftId = `lesson.${example.id}`;
+  const save = debounce((code) => saveDraft(session, draftId, code), 300);
+  const holder = el("div", { class: "editor" });
+  const run = el("button", { type: "button" }, "Run");
+  const reset = el("button", { type: "button", class: "secondary" }, "Reset");
+  const status = el("p", { class: "status", role: "status", "aria-live": "polite" });
+  const out = el("div", { class: "run-box" });
+  controls.push(run);
+  const block = el("div", { class: "example" },
+    el("h3", { id: labelId }, `Example: ${example.title}`),
+    example.caption ? markdownBlock(example.caption) : null,
+    el("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
+    holder, el("div", { class: "buttons" }, run, reset), status, out);
+  const editor = createEditor(holder, { doc: loadDraft(session, draftId) ?? example.code, label: `Code of the example ${example.title}`,
+    onChange: save });
+  reset.addEventListener("click", () => {
+    setCode(editor, example.code);
+    status.textContent = "The example is as the lesson wrote it again.";
+  });
+  run.addEventListener("click", async () => {
+    run.disabled = true;
+    out.replaceChildren();
+    status.textContent = "Running…";
+    try {
+      const body = { code: getCode(editor) };
+      if (example.entry_point) Object.assign(body, { entry_point: example.entry_point, inputs: example.inputs });
+      const result = await runCode(api, body);
+      out.append(renderRun(result));
+      const r = result.result || {};
+      status.textContent = r.error ? "Run finished: the code raised an exception."
+        : r.gradcheck ? `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.` : "Run finished.";
+    } catch (error) {
+      status.textContent = `Run failed. ${errorText(error)}`;
+    } finally {
+      run.disabled = session.state !== "active";
+    }
+  });
+  return block;
+}
+
 export function initLesson({ api, session }) {
   const lesson = JSON.parse(document.getElementById("gradquiz-lesson").textContent);
   const root = document.getElementById("lesson");
@@ -37,56 +82,13 @@ export function initLesson({ api, session }) {
     const headingId = uid("concept");
     const part = el("section", { id: concept.id, "aria-labelledby": headingId, class: "concept" },
       el("h2", { id: headingId }, concept.title), markdownBlock(concept.markdown));
-    for (const example of concept.examples) part.append(exampleBlock(example));
+    for (const example of concept.examples) part.append(exampleBlock({ api, session, example, controls }));
     if (concept.exercises.length) part.append(el("h3", {}, "Practise"), exerciseList(concept.exercises));
     root.append(part);
   }
   if (lesson.more.length) {
     const id = uid("concept");
     root.append(el("section", { "aria-labelledby": id, class: "concept" }, el("h2", { id }, "More exercises"), exerciseList(lesson.more)));
-  }
-
-  function exampleBlock(example) {
-    const labelId = uid("code-label");
-    const noteId = uid("code-note");
-    const draftId = `lesson.${example.id}`;
-    const save = debounce((code) => saveDraft(session, draftId, code), 300);
-    const holder = el("div", { class: "editor" });
-    const run = el("button", { type: "button" }, "Run");
-    const reset = el("button", { type: "button", class: "secondary" }, "Reset");
-    const status = el("p", { class: "status", role: "status", "aria-live": "polite" });
-    const out = el("div", { class: "run-box" });
-    controls.push(run);
-    const block = el("div", { class: "example" },
-      el("h3", { id: labelId }, `Example: ${example.title}`),
-      example.caption ? markdownBlock(example.caption) : null,
-      el("p", { id: noteId, class: "muted small" }, KEYBOARD_NOTE),
-      holder, el("div", { class: "buttons" }, run, reset), status, out);
-    const editor = createEditor(holder, { doc: loadDraft(session, draftId) ?? example.code, label: `Code of the example ${example.title}`,
-      onChange: save });
-    reset.addEventListener("click", () => {
-      setCode(editor, example.code);
-      status.textContent = "The example is as the lesson wrote it again.";
-    });
-    run.addEventListener("click", async () => {
-      run.disabled = true;
-      out.replaceChildren();
-      status.textContent = "Running…";
-      try {
-        const body = { code: getCode(editor) };
-        if (example.entry_point) Object.assign(body, { entry_point: example.entry_point, inputs: example.inputs });
-        const result = await runCode(api, body);
-        out.append(renderRun(result));
-        const r = result.result || {};
-        status.textContent = r.error ? "Run finished: the code raised an exception."
-          : r.gradcheck ? `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.` : "Run finished.";
-      } catch (error) {
-        status.textContent = `Run failed. ${errorText(error)}`;
-      } finally {
-        run.disabled = session.state !== "active";
-      }
-    });
-    return block;
   }
 
   const update = () => {

@@ -1,0 +1,84 @@
+// The learner's earlier attempts at the exercise, newest first, each opening on its answer, its
+// grade and a button that puts the answer back.
+
+import { el, clear, uid } from "../dom.js";
+import { percent } from "../format.js";
+import { errorText, section } from "./common.js";
+import { renderCodeGrade, renderQuizGrade } from "./results.js";
+import { choiceTextOf } from "./quiz-answer.js";
+
+// What a finished attempt's panel shows: its answer, the button that puts it back, its grade.
+function attemptDetail(attempt, number, detail, restore) {
+  const isCode = detail.kind === "code";
+  const again = el("button", { type: "button", class: "secondary" }, isCode ? "Restore into the editor" : "Put this answer back in the form");
+  again.addEventListener("click", () => restore(attempt));
+  const answer = isCode
+    ? el("pre", { class: "code", tabindex: "0", "aria-label": `Code of attempt ${number}` }, attempt.code || "")
+    : el("p", {}, "Answer: ", el("code", {}, JSON.stringify(attempt.answer)));
+  let grade = el("p", {}, `This attempt is ${attempt.status}.`);
+  if (attempt.status === "graded" || attempt.status === "error") {
+    grade = isCode ? renderCodeGrade(attempt) : renderQuizGrade(attempt, choiceTextOf(detail));
+  }
+  return [answer, again, grade];
+}
+
+// One earlier attempt: a button that opens its panel (filled the first time it opens).
+function attemptItem(attempt, number, detail, restore) {
+  const when = new Date(attempt.created_at).toLocaleString();
+  const score = attempt.score === null || attempt.score === undefined ? attempt.status : percent(attempt.score);
+  const panelId = uid("attempt");
+  const open = el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": panelId },
+    `Attempt ${number}: ${score}${attempt.late ? " (late)" : ""}, ${when}`);
+  const panel = el("div", { id: panelId, class: "attempt-detail", hidden: true });
+  open.addEventListener("click", () => {
+    const expanded = open.getAttribute("aria-expanded") === "true";
+    open.setAttribute("aria-expanded", String(!expanded));
+    panel.hidden = expanded;
+    if (!expanded && !panel.childElementCount) panel.append(...attemptDetail(attempt, number, detail, restore));
+  });
+  return el("li", {}, open, panel);
+}
+
+// The count from the X-Pagination header, or `fallback` without one.
+function totalOf(headers, fallback) {
+  try {
+    return JSON.parse(headers.get("X-Pagination") || "{}").total ?? fallback;
+  } catch {
+    return fallback; // no pagination header
+  }
+}
+
+// The section of earlier attempts; load() (again after each submission) fills it for the learner.
+// restore(attempt) puts an attempt's answer back where the learner writes one.
+export function earlierAttempts({ api, session, detail, restore }) {
+  const list = el("ul", { class: "attempts" });
+  const status = el("p", { class: "muted" });
+  let loads = 0; // only the latest load fills the list
+
+  async function load() {
+    const current = ++loads;
+    clear(list);
+    if (session.state !== "active") {
+      status.textContent = "Sign in to see your earlier attempts.";
+      return;
+    }
+    if (!session.learner) {
+      status.textContent = "Your token does not say who you are, so earlier attempts cannot be listed.";
+      return;
+    }
+    status.textContent = "Loading…";
+    try {
+      const { data, headers } = await api.call("GET",
+        `learners/${encodeURIComponent(session.learner)}/attempts?exercise=${encodeURIComponent(detail.slug)}&page_size=50`);
+      if (current !== loads) return;
+      const attempts = data.attempts || [];
+      const total = totalOf(headers, attempts.length);
+      status.textContent = attempts.length ? `${total} attempt${total === 1 ? "" : "s"}, newest first.` : "No attempts yet.";
+      attempts.forEach((attempt, index) => list.append(attemptItem(attempt, total - index, detail, restore)));
+    } catch (error) {
+      status.textContent = `Your earlier attempts could not be loaded. ${errorText(error)}`;
+    }
+  }
+
+  return { element: section("Your earlier attempts", status, list), load };
+}
