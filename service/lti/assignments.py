@@ -130,15 +130,8 @@ class Part:
         return "passed" if self.passed else "tried" if self.attempts else "not_tried"
 
 
-def parts_of(link: LtiResourceLink) -> list[tuple[Exercise, float]]:
-    """The link's exercises in order with their points (a link of one exercise: it, 1 point)."""
-    if link.scoring is None or not link.assignment_exercises:
-        return [(link.exercise, 1.0)]
-    return [(row.exercise, row.points) for row in link.assignment_exercises]
-
-
 def slugs_of(link: LtiResourceLink) -> list[str]:
-    return [exercise.slug for exercise, _ in parts_of(link)]
+    return [exercise.slug for exercise, _ in link.exercise_points()]
 
 
 def learner_parts(session: Session, link: LtiResourceLink, client_id: int, learner: str,
@@ -151,7 +144,7 @@ def learner_parts(session: Session, link: LtiResourceLink, client_id: int, learn
     score_query)."""
     at_link = (Attempt.lti_link_id == attempt_link_id if attempt_link_id is not None
                else Attempt.lti_link_id.is_(None))
-    exercise_parts = parts_of(link)
+    exercise_parts = link.exercise_points()
     policies = {exercise.id: scores.policy_of(exercise.version.spec) for exercise, _ in exercise_parts}
     tried: dict[int, int] = dict.fromkeys(policies, 0)
     passed: dict[int, bool] = dict.fromkeys(policies, False)

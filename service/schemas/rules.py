@@ -9,7 +9,6 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from ..lti.assignments import parts_of
 from ..rules import LATE_POLICIES, SHOW_EXPLANATION, RulesLayerSchema
 from .request import RequestSchema
 
@@ -131,7 +130,7 @@ class LinkSummarySchema(Schema):
     resource_link_id = fields.String(required=True)
     exercise = fields.String(required=True, attribute="exercise.slug", metadata={
         "description": "The exercise the link opens (its first, for a link of several)"})
-    exercises = fields.Function(lambda link: [exercise.slug for exercise, _ in parts_of(link)], required=True,
+    exercises = fields.Function(lambda link: [exercise.slug for exercise, _ in link.exercise_points()], required=True,
                                 metadata={"type": "array", "items": {"type": "string"},
                                           "description": "The link's exercises in order, each with rules of its own"})
     lms_available_from = fields.DateTime(allow_none=True, required=True)

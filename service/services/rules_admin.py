@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..lti.assignments import parts_of
 from ..models import Exercise, LtiResourceLink
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
@@ -89,7 +88,7 @@ def describe(session: Session, counting_scope: CountingScope, exercise: Exercise
                             resolve([*layers, lms_learners.get(row.learner), row.rules]))
                   for row in rows if row.learner is not None]
     link = None if counting_scope.link_id is None else session.get(LtiResourceLink, counting_scope.link_id)
-    link_exercises = [] if link is None else [linked.slug for linked, _ in parts_of(link)]
+    link_exercises = [] if link is None else [linked.slug for linked, _ in link.exercise_points()]
     return ScopeRules(exercise.slug, counting_scope.link_id, link_exercises, counting_scope.client_id, defaults,
                       None if own is None else own.rules, None if own is None else own.updated_by,
                       None if own is None else own.updated_at, lms, lms_learners, resolve(layers), extensions)
@@ -112,7 +111,7 @@ def link_exercise_scope(session: Session, link_id: int, slug: str | None = None,
     link = session.get(LtiResourceLink, link_id)
     if link is None or (course_id is not None and link.course_id != course_id):
         return None
-    exercises = [exercise for exercise, _ in parts_of(link)]
+    exercises = [exercise for exercise, _ in link.exercise_points()]
     if slug is None and len(exercises) > 1:
         raise SeveralExercises([exercise.slug for exercise in exercises])
     exercise = next((exercise for exercise in exercises if slug in (None, exercise.slug)), None)
