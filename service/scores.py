@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from functools import reduce
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, case, func, select
+from sqlalchemy import ColumnElement, Select, and_, case, func, select
 
 from .models import Attempt, AttemptStatus
 
@@ -65,6 +65,16 @@ def counted() -> ColumnElement[bool]:
     return Attempt.status == AttemptStatus.GRADED.value
 
 
+def passed() -> ColumnElement[bool]:
+    """The attempts that passed: counted ones the grader found correct."""
+    return and_(counted(), Attempt.correct.is_(True))
+
+
+def attempt_passed(status: str, correct: bool | None) -> bool:
+    """`passed`, for an attempt's columns read into Python."""
+    return status == AttemptStatus.GRADED.value and correct is True
+
+
 #: Submission order, oldest first: the last counted attempt in it is the latest.
 SUBMISSION_ORDER = (Attempt.created_at, Attempt.id)
 
@@ -82,6 +92,11 @@ def score_query(policy: str, *where: ColumnElement[bool]) -> Select[float | None
 def best_of_group() -> ColumnElement[float | None]:
     """The best counted score of a GROUP BY group of attempts of any status."""
     return func.max(case((counted(), Attempt.score)))
+
+
+def passed_in_group() -> ColumnElement[bool]:
+    """Whether one attempt of a GROUP BY group of attempts of any status passed."""
+    return func.max(case((passed(), 1), else_=0)) == 1
 
 
 # The same, as SQL text over the attempts table, for set-based statements (progress.rebuild):

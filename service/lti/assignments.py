@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import scores
@@ -130,40 +130,37 @@ class Part:
         return "passed" if self.passed else "tried" if self.attempts else "not_tried"
 
 
-def parts_of(link: LtiResourceLink) -> list[tuple[Exercise, float]]:
-    """The link's exercises in order with their points (a link of one exercise: it, 1 point)."""
-    if link.scoring is None or not link.assignment_exercises:
-        return [(link.exercise, 1.0)]
-    return [(row.exercise, row.points) for row in link.assignment_exercises]
-
-
 def slugs_of(link: LtiResourceLink) -> list[str]:
-    return [exercise.slug for exercise, _ in parts_of(link)]
+    return [exercise.slug for exercise, _ in link.exercise_points()]
 
 
 def learner_parts(session: Session, link: LtiResourceLink, client_id: int, learner: str,
                   attempt_link_id: int | None) -> list[Part]:
     """Where `learner` stands at each of the link's exercises, counting their attempts made through
-    `attempt_link_id` (the link; None: attempts made through no link, an instructor's)."""
+    `attempt_link_id` (the link; None: attempts made through no link, an instructor's).
+
+    One statement: the learner's attempts at the link's exercises (a few per exercise), read in
+    submission order and folded here by each exercise's policy (scores.keep, the Python form of
+    score_query)."""
     at_link = (Attempt.lti_link_id == attempt_link_id if attempt_link_id is not None
                else Attempt.lti_link_id.is_(None))
-    where = (Attempt.client_id == client_id, Attempt.learner == learner, at_link)
-    exercise_parts = parts_of(link)
-    ids = [exercise.id for exercise, _ in exercise_parts]
-    counts = {exercise_id: (int(tried), bool(passed)) for exercise_id, tried, passed in session.execute(
-        select(Attempt.exercise_id, func.count(),
-               func.count().filter(Attempt.correct.is_(True), Attempt.status == AttemptStatus.GRADED.value) > 0)
-        .where(*where, Attempt.exercise_id.in_(ids), Attempt.status != AttemptStatus.ERROR.value)
-        .group_by(Attempt.exercise_id))}
-    parts = []
-    for exercise, points in exercise_parts:
-        tried, passed = counts.get(exercise.id, (0, False))
-        score = None
-        if tried:
-            policy = scores.policy_of(exercise.version.spec)
-            score = session.scalar(scores.score_query(policy, *where, Attempt.exercise_id == exercise.id))
-        parts.append(Part(exercise, points, score, tried, passed))
-    return parts
+    exercise_parts = link.exercise_points()
+    policies = {exercise.id: scores.policy_of(exercise.version.spec) for exercise, _ in exercise_parts}
+    tried: dict[int, int] = dict.fromkeys(policies, 0)
+    passed: dict[int, bool] = dict.fromkeys(policies, False)
+    counted: dict[int, float | None] = dict.fromkeys(policies)
+    rows = session.execute(
+        select(Attempt.exercise_id, Attempt.status, Attempt.correct, Attempt.score)
+        .where(Attempt.client_id == client_id, Attempt.learner == learner, at_link,
+               Attempt.exercise_id.in_(list(policies)), Attempt.status != AttemptStatus.ERROR.value)
+        .order_by(*scores.SUBMISSION_ORDER))
+    for exercise_id, status, correct, score in rows:
+        tried[exercise_id] += 1
+        passed[exercise_id] = passed[exercise_id] or scores.attempt_passed(status, correct)
+        if status == AttemptStatus.GRADED.value:
+            counted[exercise_id] = scores.keep(policies[exercise_id], counted[exercise_id], score)
+    return [Part(exercise, points, counted[exercise.id], tried[exercise.id], passed[exercise.id])
+            for exercise, points in exercise_parts]
 
 
 def assignment_score(scoring: str | None, parts: list[Part]) -> float | None:

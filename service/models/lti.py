@@ -139,6 +139,12 @@ class LtiResourceLink(Base):
     assignment_exercises: Mapped[list[LtiLinkExercise]] = relationship(
         order_by="LtiLinkExercise.position", cascade="all, delete-orphan")
 
+    def exercise_points(self) -> list[tuple[Exercise, float]]:
+        """The link's exercises in order with their points (a link of one exercise: it, 1 point)."""
+        if self.scoring is None or not self.assignment_exercises:
+            return [(self.exercise, 1.0)]
+        return [(row.exercise, row.points) for row in self.assignment_exercises]
+
 
 class LtiLinkExercise(Base):
     """One exercise of an assignment link, at its place in the assignment, with its points (the sum

@@ -21,7 +21,9 @@ blp = Blueprint("assignment", __name__, url_prefix="/api/v1/assignment",
 
 
 @blp.route("")
-class Assignment(MethodView):
+class LaunchedAssignment(MethodView):
+    """The assignment (service/lti/assignments.py) a learner token was launched for: its LMS link."""
+
     @blp.doc(security=BEARER)
     @require_client(allow_learner_token=True)
     @blp.response(200, AssignmentSchema)

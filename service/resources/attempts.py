@@ -40,7 +40,7 @@ from ..services.attempts import (
     visible_attempts,
     wait_until_finished,
 )
-from ..services.standing import LearnerAssignment, scope_course, show_to_learner, standing as standing_at
+from ..services.standing import LearnerCountingScope, scope_course, show_to_learner, standing as standing_at
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
@@ -217,8 +217,8 @@ class ExerciseStanding(MethodView):
             exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
         except ExerciseNotFound:
             problem_abort(404, f"No exercise with slug {slug!r}.")
-        where = LearnerAssignment.of(session, current_client().id, scope, exercise.id)
-        return standing_at(session, where.assignment, version.spec.get("rules", {}), learner, exempt=where.exempt,
+        where = LearnerCountingScope.of(session, current_client().id, scope, exercise.id)
+        return standing_at(session, where.counting_scope, version.spec.get("rules", {}), learner, exempt=where.exempt,
                            with_runs=exercise.kind == "code")
 
 

@@ -21,7 +21,7 @@ from ..schemas.exercises import (
 )
 from ..schemas.rules import StandingSchema
 from ..services.attempts import ExerciseNotFound, published_exercise
-from ..services.standing import LearnerAssignment, standing
+from ..services.standing import LearnerCountingScope, standing
 from ..services.versions import VersionCache
 from ..ttl_cache import TtlCache
 from ..variants import personalise_detail, quiz_variant, variant_key, varies_per_learner
@@ -92,14 +92,14 @@ def shared_detail_json(slug: str) -> bytes:
 def learner_detail(slug: str, asked: AskedLearner) -> dict[str, Any]:
     """The exercise as the learner asked of their client sees it (their choice order, their
     parameters' values), from the current version, with their standing under its rules in their
-    assignment; built for each request, never kept in the process's shared cache."""
+    counting scope; built for each request, never kept in the process's shared cache."""
     exercise = _exercise(slug)
     version = exercise.version
     variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(asked.client_id, asked.learner),
                            exercise.slug, version.digest, version.spec)
     session = db_session()
-    where = LearnerAssignment.of(session, asked.client_id, asked.scope, exercise.id, asked.learner)
-    learner_standing = standing(session, where.assignment, version.spec.get("rules", {}), asked.learner,
+    where = LearnerCountingScope.of(session, asked.client_id, asked.scope, exercise.id, asked.learner)
+    learner_standing = standing(session, where.counting_scope, version.spec.get("rules", {}), asked.learner,
                                 exempt=where.exempt, with_runs=exercise.kind == "code")
     return {**personalise_detail(_detail(exercise), version.spec, variant, asked.learner),
             "standing": StandingSchema().dump(learner_standing)}

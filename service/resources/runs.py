@@ -21,7 +21,7 @@ from ..rules import Standing
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
-from ..services.standing import LearnerAssignment, scope_course, standing as learner_standing
+from ..services.standing import LearnerCountingScope, scope_course, standing as learner_standing
 from .attempts import refused
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
@@ -78,13 +78,13 @@ class RunPlace:
 def _check_run_rules(session: Session, client_id: int, exercise: Exercise, scope: LearnerScope) -> tuple[Standing, int | None]:
     """A learner's standing for a run at `exercise`, and the course the run counts in; the standing
     says if its rules allow no run now (runs, max_runs)."""
-    where = LearnerAssignment.of(session, client_id, scope, exercise.id)
+    where = LearnerCountingScope.of(session, client_id, scope, exercise.id)
     # Two runs sent at once at the last allowed one: the second reads the standing after the first
     # has committed its run (runs have no number whose unique index would refuse it, as attempts do).
     serialize_transactions(session, "runs", client_id, exercise.id, scope.learner)
-    standing = learner_standing(session, where.assignment, exercise.version.spec.get("rules", {}), scope.learner,
+    standing = learner_standing(session, where.counting_scope, exercise.version.spec.get("rules", {}), scope.learner,
                                 exempt=where.exempt, with_runs=True)
-    return standing, where.assignment.course_id
+    return standing, where.counting_scope.course_id
 
 
 def _run_place(session: Session, client_id: int, scope: LearnerScope, exercise: Exercise | None) -> RunPlace:

@@ -1,6 +1,7 @@
 """The assessment rules in the API: the body staff send (the layer schema of service/rules.py,
 which exercise.toml's [rules] table is checked with too), the rules in force, the learner's
-standing, and an assignment's layers."""
+standing, and a counting scope's layers (one exercise of an LTI link, or a client's own use of an
+exercise)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class RefusalSchema(Schema):
 
 
 class StandingSchema(Schema):
-    """Where the learner stands at the exercise, in the assignment the request is for."""
+    """Where the learner stands at the exercise, in the counting scope the request is for."""
 
     rules = fields.Nested(RulesOutSchema, required=True, metadata={"description": "The rules in force for them"})
     attempts_used = fields.Integer(required=True, metadata={
@@ -77,7 +78,7 @@ class StandingSchema(Schema):
 
 class ExtensionSetSchema(RequestSchema):
     rules = fields.Nested(RulesSchema, required=True, metadata={
-        "description": "What this learner's rules change (due_at, max_attempts, ...); the rest is the assignment's"})
+        "description": "What this learner's rules change (due_at, max_attempts, ...); the rest is as for every learner here"})
     note = fields.String(validate=validate.Length(min=1, max=2000), metadata={
         "description": "Why (staff only: never shown to the learner)"})
 
@@ -91,13 +92,17 @@ class ExtensionSchema(Schema):
     in_force = fields.Nested(RulesOutSchema, required=True, metadata={"description": "The learner's rules in force"})
 
 
-class AssignmentRulesSchema(Schema):
-    """An assignment's rules, layer by layer (later ones win): the exercise's defaults, what staff
-    set for the assignment, the dates the LMS sent; and each learner's extension over them."""
+class ScopeRulesSchema(Schema):
+    """The rules of one exercise of an LTI link, or of a client's own use of an exercise, layer by
+    layer (later ones win): the exercise's defaults, what staff set here, the dates the LMS sent;
+    and each learner's extension over them."""
 
     exercise = fields.String(required=True)
     link = fields.Integer(allow_none=True, required=True, attribute="link_id", metadata={
         "description": "The LTI resource link (null: the client's own use of the exercise through the REST API)"})
+    link_exercises = fields.List(fields.String(), required=True, metadata={
+        "description": "The link's exercises in order (empty: no link): each has rules of its own, at "
+                       "/admin/links/{link_id}/exercises/{slug}/rules"})
     client = fields.Integer(required=True, attribute="client_id")
     defaults = fields.Dict(required=True, metadata={"description": "The exercise's [rules] in exercise.toml"})
     assignment = fields.Dict(allow_none=True, required=True, metadata={"description": "What staff set here"})
@@ -110,8 +115,8 @@ class AssignmentRulesSchema(Schema):
                                required=True, metadata={
         "description": "The dates the LMS sent learners at their own launches, where it sends each their own "
                        "(Canvas: section and student overrides): {learner: {available_from, due_at}}; over the "
-                       "assignment's for that learner, under an extension"})
-    in_force = fields.Nested(RulesOutSchema, required=True, metadata={"description": "The assignment's rules in force"})
+                       "link's for that learner, under an extension"})
+    in_force = fields.Nested(RulesOutSchema, required=True, metadata={"description": "The rules in force here"})
     extensions = fields.List(fields.Nested(ExtensionSchema), required=True)
 
 
@@ -123,7 +128,11 @@ class LinkSummarySchema(Schema):
     course_title = fields.Function(lambda link: link.course.title if link.course is not None else None,
                                    allow_none=True, required=True, metadata={"type": ["string", "null"]})
     resource_link_id = fields.String(required=True)
-    exercise = fields.String(required=True, attribute="exercise.slug")
+    exercise = fields.String(required=True, attribute="exercise.slug", metadata={
+        "description": "The exercise the link opens (its first, for a link of several)"})
+    exercises = fields.Function(lambda link: [exercise.slug for exercise, _ in link.exercise_points()], required=True,
+                                metadata={"type": "array", "items": {"type": "string"},
+                                          "description": "The link's exercises in order, each with rules of its own"})
     lms_available_from = fields.DateTime(allow_none=True, required=True)
     lms_due_at = fields.DateTime(allow_none=True, required=True)
     updated_at = fields.DateTime(required=True, metadata={"description": "Its latest launch"})
@@ -134,6 +143,6 @@ class LinksQuerySchema(RequestSchema):
         unknown = "exclude"  # page and page_size are read by the pagination decorator
 
     exercise = fields.String(validate=validate.Length(min=1, max=64), metadata={
-        "description": "Only the links to this exercise (slug)"})
+        "description": "Only the links to this exercise (slug), as their one exercise or one of several"})
     course = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1), metadata={
         "description": "Only this course's links (a course's own staff always see their course alone)"})

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Integer, Select, and_, cast, func, inspect, or_, select
+from sqlalchemy import ColumnElement, Engine, Select, and_, func, inspect, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defaultload, lazyload, load_only
 
@@ -37,7 +37,7 @@ from ..rules import Refusal, Standing, counted_score
 from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
 from .events import graded_event_columns
-from .standing import Assignment, standing
+from .standing import CountingScope, standing
 from .versions import WITHOUT_VERSIONS
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -143,7 +143,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     attempt belongs to (the learner token's).
     """
     kind = exercise.kind
-    before = standing(session, Assignment(client.id, exercise.id, lti_link_id, course_id),
+    before = standing(session, CountingScope(client.id, exercise.id, lti_link_id, course_id),
                       version.spec.get("rules", {}), learner, exempt=exempt)
     refusal = before.refusal()
     if refusal is not None:
@@ -321,7 +321,7 @@ def _turn_key(attempt: Attempt) -> tuple[Any, ...]:
     """What a submission that lost the number race waits its turn on (serialize_transactions): its
     learner at its exercise, with the client. In its turn (SQLite: the write lock, from BEGIN
     IMMEDIATE; PostgreSQL: an advisory lock, to the commit) it reads the standing, numbers the
-    attempt and writes it while no other turn of the learner's runs. Coarser than the assignment
+    attempt and writes it while no other turn of the learner's runs. Coarser than the counting scope
     on purpose (every link and course of the exercise): a rare wait, never a missed one."""
     return "attempts", attempt.client_id, attempt.exercise_id, attempt.learner
 
@@ -364,7 +364,7 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
       for a learner must reach nothing of theirs beyond its course (issue 33). A launch's token
       issued before courses names only its link: its link's course.
     - an instructor's launch token also reads its own learner's try-outs (attempts in no course:
-      an instructor's attempts are never in a course, TokenAssignment.of).
+      an instructor's attempts are never in a course, LearnerCountingScope.of).
 
     Attempts in no course otherwise (a client's learners through the REST API) are the client's:
     its keys read them, and so do its learner tokens of no course.
@@ -479,11 +479,11 @@ def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[i
 
 
 @functools.cache
-def _best_scores_select() -> Select[str, int, float | None, int]:
+def _best_scores_select() -> Select[str, int, float | None, bool]:
     """best_scores' columns, join and grouping, the same for every request: built once per process
     (SQLAlchemy's case() alone formats an error message each time it is built)."""
     return (select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
-                   func.max(cast(func.coalesce(Attempt.correct, False), Integer)))
+                   scores.passed_in_group())
             .join(Attempt, Attempt.exercise_id == Exercise.id)
             .group_by(Exercise.slug)
             .order_by(Exercise.slug))

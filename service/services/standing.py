@@ -1,5 +1,6 @@
-"""A learner's standing at an assignment, read from the database: the rules in force (every layer,
-service/rules.py) and what the learner has used of them."""
+"""A learner's standing in a counting scope (where their attempts at an exercise count together),
+read from the database: the rules in force (every layer, service/rules.py) and what the learner has
+used of them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Integer, Select, String, bindparam, func, literal, literal_column, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from .. import scores
 from ..learner_tokens import LearnerScope
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
 from ..models.base import utcnow
@@ -20,21 +22,23 @@ from ..rules import Standing, resolve
 
 
 def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
-    """`coalesce(lti_link_id, 0)` (or course_id's) as the assignment indexes have it (ux_attempts_number,
+    """`coalesce(lti_link_id, 0)` (or course_id's) as the counting scope's indexes have it (ux_attempts_number,
     ux_assessment_rules_scope), its 0 in the SQL: with the 0 a bound parameter SQLite could not
     use them (it read every attempt at the exercise), nor PostgreSQL's generic plans."""
     return func.coalesce(link_id, literal_column("0"))
 
 
 @dataclass(frozen=True)
-class Assignment:
-    """Where a learner's attempts at an exercise count together: an LTI resource link, or (no
-    link) a client's own use of the exercise through the REST API, in one of its courses or in none.
+class CountingScope:
+    """Where a learner's attempts at an exercise count together: one exercise of an LTI resource
+    link (a link of several exercises, service/lti/assignments.py, is one scope per exercise), or
+    (no link) a client's own use of the exercise through the REST API, in one of its courses or in
+    none.
 
-    Its rules are the link's, or the client's for the exercise (every course without a link shares
-    them); what the learner has used of them (attempts, runs) counts within `course_id` alone: a
-    course key's learner token spends nothing of the learner's attempts in another course or in
-    none (issue 33)."""
+    Its rules are the link's for that exercise, or the client's for the exercise (every course
+    without a link shares them); what the learner has used of them (attempts, runs) counts within
+    `course_id` alone: a course key's learner token spends nothing of the learner's attempts in
+    another course or in none (issue 33)."""
 
     client_id: int
     exercise_id: int
@@ -43,7 +47,7 @@ class Assignment:
     course_id: int | None = None
 
     def rule_rows(self) -> list[ColumnElement[bool]]:
-        """The assignment's rules rows: its own (no learner) and its learners' extensions."""
+        """The scope's rules rows: its own (no learner) and its learners' extensions."""
         return [AssessmentRules.client_id == self.client_id, AssessmentRules.exercise_id == self.exercise_id,
                 link_key(AssessmentRules.lti_link_id) == (self.link_id or 0)]
 
@@ -57,25 +61,25 @@ def scope_course(session: Session, scope: LearnerScope) -> int | None:
 
 
 @dataclass(frozen=True)
-class LearnerAssignment:
-    """Where a caller's learner acts at an exercise: the assignment, and whether the rules bind the
-    learner there (`exempt`: an instructor trying the exercise out)."""
+class LearnerCountingScope:
+    """Where a caller's learner acts at an exercise: the counting scope, and whether the rules bind
+    the learner there (`exempt`: an instructor trying the exercise out)."""
 
-    assignment: Assignment
+    counting_scope: CountingScope
     exempt: bool
 
     @classmethod
     def of(cls, session: Session, client_id: int, scope: LearnerScope | None, exercise_id: int,
-           learner: str | None = None) -> LearnerAssignment:
+           learner: str | None = None) -> LearnerCountingScope:
         """An API key's learner (`scope` None): the client's own use of the exercise, in no course.
         A learner token's own learner (or, for an instructor's token, `learner` of its link): the link
         and course the token was issued for. An instructor's own attempts and runs are try-outs: in
         no link and no course, bound by no rule, counted in no grade."""
         if scope is None:
-            return cls(Assignment(client_id, exercise_id, None), False)
+            return cls(CountingScope(client_id, exercise_id, None), False)
         if scope.is_instructor and learner in (None, scope.learner):
-            return cls(Assignment(scope.client_id, exercise_id, None), True)
-        return cls(Assignment(scope.client_id, exercise_id, scope.link_id, scope_course(session, scope)), False)
+            return cls(CountingScope(scope.client_id, exercise_id, None), True)
+        return cls(CountingScope(scope.client_id, exercise_id, scope.link_id, scope_course(session, scope)), False)
 
 
 def dates_layer(available_from: datetime | None, due_at: datetime | None) -> dict[str, datetime]:
@@ -122,7 +126,7 @@ def _standing_statement(with_runs: bool) -> Select[Any]:
     return select(
         select(func.count()).where(*attempts, Attempt.status != AttemptStatus.ERROR.value).scalar_subquery(),
         select(func.coalesce(func.max(Attempt.attempt_number), 0)).where(*attempts).scalar_subquery(),
-        select(func.count()).where(*attempts, Attempt.correct.is_(True)).scalar_subquery(),
+        select(func.count()).where(*attempts, scores.passed()).scalar_subquery(),
         rules.where(AssessmentRules.learner.is_(None)).scalar_subquery(),
         rules.where(AssessmentRules.learner == learner).scalar_subquery(),
         select(LtiResourceLink.lms_available_from).where(LtiResourceLink.id == link).scalar_subquery(),
@@ -132,14 +136,14 @@ def _standing_statement(with_runs: bool) -> Select[Any]:
         runs)
 
 
-def standing(session: Session, assignment: Assignment, defaults: Mapping[str, Any], learner: str, *,
+def standing(session: Session, counting_scope: CountingScope, defaults: Mapping[str, Any], learner: str, *,
              exempt: bool = False, with_runs: bool = False, now: datetime | None = None) -> Standing:
-    """Where `learner` stands at `assignment` now, in one statement. `exempt`: the rules do not bind
+    """Where `learner` stands in `counting_scope` now, in one statement. `exempt`: the rules do not bind
     them (an instructor trying the exercise out); `with_runs`: count their runs too."""
     (used, last_number, passed, own, extension, lms_from, lms_due, own_from, own_due,
      runs_used) = session.connection().execute(_standing_statement(with_runs), {
-        "client_id": assignment.client_id, "exercise_id": assignment.exercise_id,
-        "link_id": assignment.link_id or 0, "course_id": assignment.course_id or 0, "learner": learner}).one()
+        "client_id": counting_scope.client_id, "exercise_id": counting_scope.exercise_id,
+        "link_id": counting_scope.link_id or 0, "course_id": counting_scope.course_id or 0, "learner": learner}).one()
     layers = [defaults, own, dates_layer(lms_from, lms_due), dates_layer(own_from, own_due), extension]
     return Standing(resolve(layers), now or utcnow(), int(used), int(last_number) + 1, bool(passed),
                     int(runs_used or 0), exempt)
@@ -150,10 +154,10 @@ def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bo
     """Set what each attempt's reader may see under its learner's rules: whether the explanation is
     shown, and (`with_standing`) the learner's standing, for the API's attempt responses.
     `exempt`: the reader is staff (an instructor's token): everything is shown. One standing is
-    read per learner and assignment among `attempts`."""
-    standings: dict[tuple[Assignment, str], Standing] = {}
+    read per learner and counting scope among `attempts`."""
+    standings: dict[tuple[CountingScope, str], Standing] = {}
     for attempt in attempts:
-        key = (Assignment(attempt.client_id, attempt.exercise_id, attempt.lti_link_id, attempt.course_id),
+        key = (CountingScope(attempt.client_id, attempt.exercise_id, attempt.lti_link_id, attempt.course_id),
                attempt.learner)
         if key not in standings:
             # The current version's rules, as for the learner's next attempt.

@@ -329,9 +329,10 @@ def _rules_layer_refusals(field: str) -> list[Rule]:
             Rule(422, VALIDATION_ERROR, rf"{field}\.attempt_maxima", ONE_PENALTY_FORM)]
 
 
-for _assignment in ("/api/v1/admin/links/{link_id}", "/api/v1/admin/exercises/{slug}/clients/{client_id}"):
-    STORED_DATA_RULES[f"PUT {_assignment}/rules"] = _rules_layer_refusals(r"json")
-    STORED_DATA_RULES[f"PUT {_assignment}/extensions/{{learner}}"] = _rules_layer_refusals(r"json\.rules")
+for _scope in ("/api/v1/admin/links/{link_id}", "/api/v1/admin/links/{link_id}/exercises/{slug}",
+               "/api/v1/admin/exercises/{slug}/clients/{client_id}"):
+    STORED_DATA_RULES[f"PUT {_scope}/rules"] = _rules_layer_refusals(r"json")
+    STORED_DATA_RULES[f"PUT {_scope}/extensions/{{learner}}"] = _rules_layer_refusals(r"json\.rules")
 
 
 def _refused_for_stored_data(case, response) -> bool:

@@ -9,10 +9,11 @@ import re
 import shutil
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from service.catalog import load_catalog
 from service.config import PROJECT_ROOT
+from service.database import engine_for
 from service.extensions import db_session
 from service.learner_tokens import read_learner_token
 from service.lti import claims as c
@@ -189,6 +190,70 @@ def test_an_override_of_one_exercises_attempt_sends_the_assignments_new_total(ap
     runner.run_once()
     # QUIZ's 0.5 x 2 points + SQUARE's 1 x 1, out of 4: one score to the assignment's line item.
     assert platform.scores[-1]["body"]["scoreGiven"] == 2 and platform.scores[-1]["lineitem"] == platform.lineitem_url()
+
+
+def test_each_exercise_of_an_assignment_has_its_own_rules_and_they_refuse_the_learner(
+        app, client, registered_platform, admin_key):
+    """Staff set max_attempts = 1 on the assignment's second exercise alone: the learner's second
+    attempt there is refused, the first exercise keeps its own (unlimited) rules. A link of several
+    exercises names the exercise: its rules without one are a 409 that lists them."""
+    platform = registered_platform
+    item = _assignment(client, platform, "mean")
+    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-5", resource_link_id="week-3"))["token"]
+    [link] = client.get(f"/api/v1/admin/links?exercise={SQUARE}", headers=_auth(admin_key)).json
+    assert (link["exercise"], link["exercises"]) == (QUIZ, [QUIZ, SQUARE, CLAMP])
+    rules = f"/api/v1/admin/links/{link['id']}/exercises/{SQUARE}/rules"
+    described = client.put(rules, headers=_auth(admin_key), json={"max_attempts": 1})
+    assert described.status_code == 200, described.json
+    assert (described.json["exercise"], described.json["link"], described.json["link_exercises"],
+            described.json["in_force"]["max_attempts"]) == (SQUARE, link["id"], [QUIZ, SQUARE, CLAMP], 1)
+    first_exercise = client.get(f"/api/v1/admin/links/{link['id']}/exercises/{QUIZ}/rules", headers=_auth(admin_key))
+    assert (first_exercise.json["assignment"], first_exercise.json["in_force"]["max_attempts"]) == (None, None)
+
+    def answer(slug: str, value):
+        return client.post(f"/api/v1/exercises/{slug}/attempts", headers=_auth(token), json={"answer": value})
+
+    assert answer(SQUARE, 2.0).status_code == 201
+    refused = answer(SQUARE, SQUARE_RIGHT)
+    assert refused.status_code == 409 and refused.json["type"] == "/problems/attempt-refused/no-attempts-left"
+    assert [answer(QUIZ, QUIZ_WRONG).status_code for _ in range(2)] == [201, 201]
+
+    # The link's rules without an exercise are ambiguous here; an exercise not of the link is not found.
+    for method in ("GET", "PUT", "DELETE"):
+        ambiguous = client.open(f"/api/v1/admin/links/{link['id']}/rules", method=method, headers=_auth(admin_key),
+                                json={"max_attempts": 2} if method == "PUT" else None)
+        assert ambiguous.status_code == 409 and ambiguous.content_type == "application/problem+json"
+        assert f"{QUIZ}, {SQUARE}, {CLAMP}" in ambiguous.json["detail"]
+    other = client.get(f"/api/v1/admin/links/{link['id']}/exercises/doublefn-forward-result/rules",
+                       headers=_auth(admin_key))
+    assert other.status_code == 404
+
+
+def test_the_assignment_page_reads_the_learners_attempts_in_one_statement(app, client, registered_platform,
+                                                                         database_url):
+    """Every exercise's status, attempts and counted score (best or latest) from one read of the
+    attempts, however many exercises the assignment has."""
+    platform = registered_platform
+    item = _assignment(client, platform, "mean")
+    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-6", resource_link_id="week-3"))["token"]
+    for slug, answer in ((QUIZ, QUIZ_WRONG), (QUIZ, QUIZ_RIGHT), (CLAMP, 2.0)):
+        assert client.post(f"/api/v1/exercises/{slug}/attempts", headers=_auth(token),
+                           json={"answer": answer}).status_code == 201
+    statements: list[str] = []
+    engine = engine_for(database_url)
+
+    def listener(_conn, _cursor, statement, *_rest) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        listed = client.get("/api/v1/assignment", headers=_auth(token))
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert listed.status_code == 200, listed.json
+    assert [(e["slug"], e["status"], e["attempts"], e["score"]) for e in listed.json["exercises"]] == [
+        (QUIZ, "passed", 2, 1.0), (SQUARE, "not_tried", 0, None), (CLAMP, "tried", 1, 0.0)]
+    assert len([s for s in statements if re.search(r"\bFROM attempts\b", s)]) == 1, statements
 
 
 def test_the_catalog_refuses_an_exercise_called_assignment(tmp_path):

@@ -36,6 +36,7 @@ const ROUTES = [
   [/^\/overrides$/, viewOverrides, "overrides"],
   [/^\/links$/, viewLinks, "links"],
   [/^\/links\/(\d+)$/, viewLinkRules, "links"],
+  [/^\/links\/(\d+)\/exercises\/([^/]+)$/, viewLinkRules, "links"],
   [/^\/platforms$/, viewPlatforms, "platforms"],
 ];
 

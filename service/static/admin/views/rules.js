@@ -1,6 +1,7 @@
 /* #/links : the LTI links (assignments placed in LMS courses).
- * #/links/{id} and #/exercises/{slug}/clients/{client}/rules : one assignment's assessment rules,
- * layer by layer (the exercise's defaults, staff's, the LMS's dates; docs/dashboard.md), the form
+ * #/links/{id}, #/links/{id}/exercises/{slug} and #/exercises/{slug}/clients/{client}/rules : the
+ * assessment rules of one exercise of a link (each exercise of a link of several has its own) or of
+ * a client's own use of an exercise, layer by layer (the exercise's defaults, staff's, the LMS's dates; docs/dashboard.md), the form
  * that sets staff's, and the learners' extensions. */
 
 import { API, api, get, listOf, problemBox, query } from "../api.js";
@@ -96,10 +97,17 @@ export async function viewLinks(root, ctx) {
   await load();
 }
 
+/** The dashboard's page of the rules of exercise `slug` of link `l` (a link of one exercise: the link's page). */
+function linkRulesHref(l, slug) {
+  const several = (l.exercises || []).length > 1;
+  return "#/links/" + enc(l.id) + (several ? "/exercises/" + enc(slug || l.exercises[0]) : "");
+}
+
 function linkRow(l) {
+  const exercises = l.exercises && l.exercises.length ? l.exercises : [l.exercise];
   return el("tr", { dataset: { link: l.id } },
-    el("td", {}, link("#/links/" + enc(l.id), "Rules of link " + l.id)),
-    el("td", {}, link("#/exercises/" + enc(l.exercise), l.exercise)),
+    el("td", {}, link(linkRulesHref(l), "Rules of link " + l.id)),
+    el("td", {}, exercises.map((slug, i) => [i ? ", " : "", link("#/exercises/" + enc(slug), slug)])),
     el("td", {}, l.platform),
     el("td", { class: "learner" }, l.context_id || "—"),
     el("td", { class: "learner" }, el("code", {}, l.resource_link_id)),
@@ -108,11 +116,13 @@ function linkRow(l) {
     el("td", {}, timeEl(l.updated_at)));
 }
 
-// ---- one assignment's rules --------------------------------------------------------------------
+// ---- the rules of one exercise of a link, or of a client's own use ------------------------------
 
-export async function viewLinkRules(root, ctx, id) {
-  document.title = "Rules of link " + id + " · gradquiz dashboard";
-  await rulesPage(root, ctx, { base: API + "/links/" + enc(id), title: "LTI link " + id, linkId: id });
+/** `slug`: one exercise of the link (a link of several has rules per exercise); none: its one exercise. */
+export async function viewLinkRules(root, ctx, id, slug) {
+  document.title = "Rules of link " + id + (slug ? " · " + slug : "") + " · gradquiz dashboard";
+  await rulesPage(root, ctx, { base: API + "/links/" + enc(id) + (slug ? "/exercises/" + enc(slug) : ""),
+    title: "LTI link " + id + (slug ? " · " + slug : ""), linkId: id });
 }
 
 export async function viewClientRules(root, ctx, slug, clientId) {
@@ -135,7 +145,7 @@ async function rulesPage(root, ctx, where) {
     return;
   }
   if (!ctx.alive()) return;
-  const show = (described) => body.replaceChildren(...rulesParts(where, described, show));
+  const show = (described) => body.replaceChildren(...rulesParts(where, described, show).filter(Boolean));
   show(data);
   if (where.linkId) describeLink(where.linkId, data.exercise, head, ctx);
 }
@@ -152,8 +162,21 @@ async function describeLink(id, exercise, head, ctx) {
   } catch (e) { /* the page stands without it */ }
 }
 
+/** A link of several exercises: each one's rules page, this one's marked. */
+function linkExercises(where, d) {
+  const slugs = d.link_exercises || [];
+  if (slugs.length < 2) return null;
+  return el("nav", { class: "card", id: "link-exercises", "aria-label": "The link's exercises" },
+    el("p", { class: "muted" }, "This link is an assignment of " + slugs.length +
+      " exercises: each has rules of its own (the LMS's dates are the link's, for all of them)."),
+    el("ul", { class: "link-list" }, slugs.map((slug) => el("li", {}, slug === d.exercise
+      ? el("a", { href: linkRulesHref({ id: where.linkId, exercises: slugs }, slug), "aria-current": "page" }, slug)
+      : link(linkRulesHref({ id: where.linkId, exercises: slugs }, slug), slug)))));
+}
+
 function rulesParts(where, d, show) {
   return [
+    linkExercises(where, d),
     el("section", { class: "card" }, dl([
       ["Exercise", link("#/exercises/" + enc(d.exercise), d.exercise)],
       d.link !== null && d.link !== undefined ? ["LTI link", String(d.link)] : ["Attempts", "through the REST API (no LTI link)"],
@@ -415,7 +438,7 @@ function extensionForm(where, d, show) {
 
 // ---- on the exercise page ------------------------------------------------------------------------
 
-/** The exercise's assignments: its LTI links, and a client's own use by the client's id. */
+/** Where the exercise's rules are set: at its LTI links (alone or among several), and per client's own use. */
 export function exerciseRules(slug) {
   const box = section("Assessment rules", loading());
   (async () => {
@@ -437,10 +460,11 @@ export function exerciseRules(slug) {
       else clientId.focus();
     });
     box.replaceChildren(el("h2", {}, "Assessment rules"),
-      el("p", { class: "muted" }, "Rules are set per assignment: an LTI link (a placement in an LMS course), or a client's own use of the exercise through the REST API."),
+      el("p", { class: "muted" }, "Rules are set per exercise: at an LTI link (a placement in an LMS course; each exercise of a link of several has its own), or for a client's own use of the exercise through the REST API."),
       failed ? problemBox(failed) : items.length
         ? el("ul", { class: "link-list", id: "exercise-links" }, items.map((l) => el("li", {},
-          link("#/links/" + enc(l.id), "Link " + l.id), " · ", l.platform, l.context_id ? " · course " + l.context_id : "",
+          link(linkRulesHref(l, slug), "Link " + l.id), " · ", l.platform,
+          (l.exercises || []).length > 1 ? " · one of " + l.exercises.length + " exercises" : "", l.context_id ? " · course " + l.context_id : "",
           l.lms_due_at ? [" · LMS due ", timeEl(l.lms_due_at)] : "")))
         : empty("No LTI link to this exercise yet."),
       el("p", {}, link("#/links" + query({ exercise: slug }), "Every LTI link to this exercise")),
