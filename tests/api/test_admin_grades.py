@@ -10,7 +10,6 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from service.catalog import load_catalog, sync_catalog
 from service.config import PROJECT_ROOT, Settings
 from service.extensions import db_session
 from service.jobs import dispatch
@@ -33,6 +32,7 @@ from service.models import (
 from service.models.base import utcnow
 from service.outbound.webhooks import register_endpoint
 from service.services import regrades
+from tests.api.support import copy_exercise, grade_regrade_items, set_correct, sync_folder
 from tests.helpers import bearer, count_rows
 
 SOURCE = PROJECT_ROOT / "exercises"
@@ -74,36 +74,12 @@ def events(app, type_: str, attempt_id=None) -> list[AttemptEvent]:
         return list(db_session().scalars(stmt))
 
 
-def copy_exercise(tmp_path, slug):
-    root = tmp_path / "exercises"
-    shutil.copytree(SOURCE / slug, root / slug)
-    return root, root / slug / "exercise.toml"
 
 
-def set_correct(toml: str, choice: str, correct: bool) -> str:
-    """The exercise.toml text with `choice`'s `correct` flag set."""
-    start = toml.index(f'id = "{choice}"')
-    flag = toml.index("correct = ", start)
-    end = toml.index("\n", flag)
-    return toml[:flag] + f"correct = {'true' if correct else 'false'}" + toml[end:]
 
 
-def sync_folder(app, root):
-    exercises, problems = load_catalog(root)
-    assert not problems, problems
-    with app.app_context():
-        report = sync_catalog(db_session(), exercises, unpublish_missing=False)
-        db_session().commit()
-    return report
 
 
-def grade_regrade_items(database_url, judge=None) -> int:
-    """Let a grading worker take every queued job (quiz items need no judge)."""
-    worker = Worker(Settings.from_env({}, database_url=database_url, env="testing"), judge, "test-regrader")
-    done = 0
-    while worker.run_once():
-        done += 1
-    return done
 
 
 def learner_token(app, client_name="lms-one") -> str:

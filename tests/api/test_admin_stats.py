@@ -1,4 +1,4 @@
-"""Statistics per exercise and progress per learner: the counters the workers fold every attempt
+"""Statistics per exercise and progress per learner: the counter_rows the workers fold every attempt
 event into (quiz answers, code grades stored by the workers, regrades, overrides) match a full
 recount once caught up, and the endpoints report them (and how far behind they are); only
 instructors and admins may read them."""
@@ -28,21 +28,17 @@ from service.models import (
     Attempt,
     Base,
     Exercise,
-    ExerciseDailyCount,
-    ExerciseOutcomeCount,
-    ExerciseProgress,
-    LearnerProgress,
     Role,
 )
 from service.models.base import utcnow
 from service.services import progress
 from service.services.events import record_attempt_event
+from tests.api.support import LEASE, assert_counters_equal_a_rebuild, catch_up, code_report, grade_next
 from tests.helpers import bearer, correct_answer
 
 QUIZ = "backward-none-for-bounds"  # single choice
 CODE = "clamp-function"
 ADMIN = "/api/v1/admin"
-LEASE = timedelta(seconds=60)
 
 
 @pytest.fixture
@@ -53,14 +49,6 @@ def instructor_key(app) -> str:
     return key
 
 
-def catch_up(app) -> int:
-    """What the workers' folder does (service/jobs/counters.py): every event not yet counted, folded."""
-    folded = 0
-    with app.app_context():
-        while n := progress.fold_pending(db_session(), limit=7):  # several batches, as under load
-            db_session().commit()
-            folded += n
-    return folded
 
 
 def exercise_stats(client, key, slug):
@@ -96,38 +84,8 @@ def wrong_choice(spec):
     return next(c["id"] for c in spec["choices"] if not c["correct"])
 
 
-def counters(session) -> dict[str, list[tuple]]:
-    """Every counter row (rows whose counts are all zero mean nothing: left out)."""
-    def rows(model, *columns, keep=lambda row: True):
-        return sorted(tuple(row) for row in session.execute(select(*columns)) if keep(row))
-
-    lp = LearnerProgress
-    return {
-        "learners": rows(lp, lp.client_id, lp.learner, lp.exercise_id, lp.attempts, lp.best_score, lp.latest_score,
-                         lp.best_raw_score, lp.passed, lp.first_attempt_at, lp.first_passed_at, lp.attempts_to_first_pass,
-                         lp.last_graded_at),
-        "exercises": rows(ExerciseProgress, ExerciseProgress.exercise_id, ExerciseProgress.attempts,
-                          ExerciseProgress.passed_attempts, ExerciseProgress.learners,
-                          ExerciseProgress.passed_learners, keep=lambda r: any(r[1:])),
-        "days": rows(ExerciseDailyCount, ExerciseDailyCount.exercise_id, ExerciseDailyCount.day,
-                     ExerciseDailyCount.attempts, ExerciseDailyCount.passed, keep=lambda r: any(r[2:])),
-        "outcomes": rows(ExerciseOutcomeCount, ExerciseOutcomeCount.exercise_id, ExerciseOutcomeCount.kind,
-                         ExerciseOutcomeCount.name, ExerciseOutcomeCount.count, keep=lambda r: r[3] != 0),
-    }
 
 
-def assert_counters_equal_a_rebuild(app) -> dict[str, list[tuple]]:
-    """The counters, once the folder has caught up, are those a full recount from the attempts gives."""
-    catch_up(app)
-    with app.app_context():
-        session = db_session()
-        kept = counters(session)
-        progress.rebuild(session)
-        rebuilt = counters(session)
-        session.rollback()
-    assert kept == rebuilt
-    assert kept["learners"], "nothing was counted"
-    return kept
 
 
 # ------------------------------------------------------------------------------ quiz answers
@@ -186,12 +144,6 @@ def test_quiz_attempts_through_the_api_are_counted(app, client, client_key, othe
 # ----------------------------------------------------------------------- code graded by workers
 
 
-def code_report(status, score, failing=(), cause=None):
-    checks = [{"name": name, "weight": 0.25, "passed": name not in failing, "message": "..."}
-              for name in ("forward", "gradcheck", "gradient", "boundary")]
-    return {"score": score, "grader_score": score, "correct": status == "passed", "verdict": status,
-            "likely_cause": cause, "result": {"status": status, "score": score, "checks": checks,
-                                              "likely_causes": [cause] if cause else []}}
 
 
 def submit_code(client, key, learner):
@@ -201,12 +153,6 @@ def submit_code(client, key, learner):
     return uuid.UUID(response.json["id"])
 
 
-def grade_next(app, values):
-    """What a worker does: claim the oldest queued attempt, store its grade."""
-    with app.app_context():
-        job = db_lease.claim(db_session(), Attempt, "test-worker", LEASE, max_tries=3)
-        assert db_lease.complete(db_session(), Attempt, job.id, "test-worker", values)
-        return job.id
 
 
 def grade_code_attempts(app, client, client_key):

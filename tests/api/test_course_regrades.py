@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from service.auth import hash_key
 from service.extensions import db_session
 from service.models import ApiClient, Attempt, Course, CourseKey, Regrade, RegradeItem, Role
-from tests.api.test_admin_grades import grade_regrade_items
+from tests.api.support import grade_regrade_items
 from tests.helpers import bearer, correct_answer, count_rows
 
 QUIZ = "backward-none-for-bounds"  # single choice; "none-each" is right

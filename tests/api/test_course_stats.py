@@ -20,7 +20,7 @@ from service.extensions import db_session
 from service.models import ApiClient, Attempt, Course, Exercise, LtiLinkExercise, LtiPlatform, LtiResourceLink, Role
 from service.models.base import utcnow
 from service.services import progress, stats
-from tests.api.test_admin_stats import catch_up, code_report, grade_next
+from tests.api.support import catch_up, code_report, grade_next
 from tests.helpers import bearer, correct_answer
 
 QUIZ = "backward-none-for-bounds"  # single choice

@@ -21,7 +21,7 @@ from service.jobs import db_lease
 from service.jobs.dispatch import CeleryDispatcher
 from service.models import GRADED_EVENT, ApiClient, Attempt, AttemptEvent, Run
 from service.models.base import utcnow
-from tests.api.test_write_path import recorded
+from tests.api.support import recorded_statements
 from tests.helpers import bearer, correct_answer
 
 BROKER = "redis://127.0.0.1:6379/14"
@@ -76,7 +76,7 @@ def test_a_code_attempt_is_sent_once_after_its_row_is_committed(celery_web, brok
     app = celery_web(BROKER)
     key = client_key
     client = app.test_client()
-    with recorded(database_url) as statements:
+    with recorded_statements(database_url) as statements:
         response = submit_code(client, key, **{"Idempotency-Key": "once"})
     assert response.status_code == 202
     attempt_id = response.json["id"]

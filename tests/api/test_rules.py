@@ -14,7 +14,7 @@ from service.extensions import db_session
 from service.learner_tokens import INSTRUCTOR, LearnerScope, issue_learner_token
 from service.models import ApiClient, Attempt, AttemptStatus, Run
 from service.models.base import utcnow
-from tests.api.test_admin_grades import copy_exercise, grade_regrade_items, set_correct, sync_folder
+from tests.api.support import assert_counters_equal_a_rebuild, copy_exercise, grade_regrade_items, set_correct, sync_folder
 from tests.helpers import bearer, count_rows
 
 QUIZ, RIGHT, WRONG = "backward-none-for-bounds", "none-each", "zero-number"
@@ -114,7 +114,6 @@ def test_the_standing_before_any_attempt(app, client, client_key, staff_key, cli
 
 
 def test_statistics_show_raw_and_counted_scores_apart(app, client, client_key, staff_key, client_id):
-    from tests.api.test_admin_stats import assert_counters_equal_a_rebuild
 
     set_rules(client, staff_key, client_id, attempt_penalty=0.5)
     answer(client, client_key, choice=WRONG)

@@ -22,6 +22,7 @@ from service.learn import render_exercise_page
 from service.learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, issue_learner_token
 from service.models import ApiClient, Attempt, RegradeItem, Role
 from service.variants import choice_order, draw_params, variant_key
+from tests.api.support import grade_regrade_items
 from tests.helpers import bearer
 
 SOURCE = PROJECT_ROOT / "exercises"
@@ -258,7 +259,6 @@ def test_numeric_parameters_are_the_learners_own(app, client, client_key, square
 
 def test_a_quiz_regrade_grades_in_the_values_the_attempt_was_made_with(app, client, client_key, client_key_for,
                                                                        square, database_url):
-    from tests.api.test_admin_grades import grade_regrade_items
 
     cid = client_id(app)
     ids = {}
@@ -305,7 +305,6 @@ class RecordingJudge:
 
 
 def test_code_is_graded_and_regraded_in_the_learners_variant(app, client, client_key, client_key_for, database_url):
-    from tests.api.test_admin_grades import grade_regrade_items
 
     reference = (SOURCE / CODE / "reference.py").read_text()
     ids = {}

@@ -22,6 +22,7 @@ from service.models.base import utcnow
 from service.outbound.runner import OutboundRunner
 from service.outbound.webhooks import WebhookDeliveries, new_secret, retry_after_seconds, signature_headers
 from service.sealing import open_sealed
+from tests.api.support import register_webhook
 from tests.helpers import bearer, correct_answer
 from tests.webhook_receiver import WebhookReceiver, hmac_verified, library_verified
 
@@ -53,11 +54,6 @@ def make_due(app) -> None:
         db_session().commit()
 
 
-def register(client, key, receiver, **body) -> dict:
-    response = client.post("/api/v1/webhooks", headers=bearer(key), json={"url": receiver.url, **body})
-    assert response.status_code == 201, response.json
-    receiver.secret = response.json["secret"]
-    return response.json
 
 
 def submit(client, key, quiz_catalog, learner="ada") -> dict:
@@ -75,7 +71,7 @@ def deliveries(client, key, endpoint_id, **params) -> list[dict]:
 
 
 def test_registering_shows_the_secret_once_and_stores_it_sealed(app, client, client_key, receiver):
-    endpoint = register(client, client_key, receiver, description="grade book sync")
+    endpoint = register_webhook(client, client_key, receiver, description="grade book sync")
     secret = endpoint["secret"]
     assert secret.startswith("whsec_") and len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
     assert (endpoint["url"], endpoint["description"], endpoint["disabled_at"]) == (receiver.url, "grade book sync", None)
@@ -92,18 +88,18 @@ def test_registering_shows_the_secret_once_and_stores_it_sealed(app, client, cli
         row = db_session().get(WebhookEndpoint, endpoint["id"])
         assert secret not in row.sealed_secret and secret.removeprefix("whsec_") not in row.sealed_secret
         assert open_sealed(app.config["SECRET_KEY"], row.sealed_secret).decode() == secret
-    assert register(client, client_key, receiver)["secret"] != secret
+    assert register_webhook(client, client_key, receiver)["secret"] != secret
 
 
 def test_endpoints_are_listed_newest_first_in_pages(client, client_key, receiver):
-    ids = [register(client, client_key, receiver, description=str(n))["id"] for n in range(3)]
+    ids = [register_webhook(client, client_key, receiver, description=str(n))["id"] for n in range(3)]
     response = client.get("/api/v1/webhooks?page_size=2", headers=bearer(client_key))
     assert [e["id"] for e in response.json] == ids[::-1][:2]
     assert json.loads(response.headers["X-Pagination"])["total"] == 3
 
 
 def test_a_graded_quiz_attempt_is_delivered_signed(app, client, client_key, receiver, quiz_catalog):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     attempt = submit(client, client_key, quiz_catalog)
     # Nothing is sent on the request's path: the delivery waits for the runner.
     assert receiver.requests == []
@@ -138,7 +134,7 @@ def test_a_graded_quiz_attempt_is_delivered_signed(app, client, client_key, rece
 
 
 def test_an_attempt_graded_by_a_worker_is_delivered(app, client, client_key, receiver):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     created = client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
                           json={"learner": "ada", "code": "class ClampFn: pass"})
     assert created.status_code == 202
@@ -156,7 +152,7 @@ def test_an_attempt_graded_by_a_worker_is_delivered(app, client, client_key, rec
 
 
 def test_a_failed_try_is_retried_after_its_backoff(app, client, client_key, receiver, quiz_catalog):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     receiver.fail_next(1)
     assert run_outbound(app) == 1
@@ -178,7 +174,7 @@ def test_a_failed_try_is_retried_after_its_backoff(app, client, client_key, rece
 
 
 def test_retry_after_is_honoured_on_429_and_503(app, client, client_key, receiver, quiz_catalog):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     receiver.fail_next(1, 429, {"Retry-After": "120"})
     run_outbound(app, outbound_retry_seconds=0.01)
@@ -195,7 +191,7 @@ def test_retry_after_is_honoured_on_429_and_503(app, client, client_key, receive
 
 def test_an_event_sent_twice_carries_one_id_so_the_receiver_deduplicates(app, client, client_key, receiver,
                                                                           quiz_catalog, monkeypatch):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
 
     def die(*args, **kwargs):
@@ -219,7 +215,7 @@ def test_an_event_sent_twice_carries_one_id_so_the_receiver_deduplicates(app, cl
 
 
 def test_a_tampered_body_or_an_old_timestamp_fails_verification(app, client, client_key, receiver, quiz_catalog):
-    register(client, client_key, receiver)
+    register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     run_outbound(app)
     [genuine] = receiver.accepted
@@ -246,7 +242,7 @@ def test_a_tampered_body_or_an_old_timestamp_fails_verification(app, client, cli
 
 
 def test_max_tries_then_failed_then_resend_delivers(app, client, client_key, receiver, quiz_catalog):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     receiver.fail_next(2, 503)
     run_outbound(app, outbound_max_tries=2)
@@ -275,7 +271,7 @@ def test_max_tries_then_failed_then_resend_delivers(app, client, client_key, rec
 
 
 def test_a_deleted_endpoint_gets_nothing_more(app, client, client_key, receiver, quiz_catalog):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     location = f"/api/v1/webhooks/{endpoint['id']}"
     submit(client, client_key, quiz_catalog)  # queued, not sent yet
 
@@ -296,7 +292,7 @@ def test_a_deleted_endpoint_gets_nothing_more(app, client, client_key, receiver,
 
 def test_a_delivery_claimed_before_its_endpoint_was_deleted_is_not_sent(app, client, client_key, receiver,
                                                                          quiz_catalog):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     with app.app_context():  # deleted between the runner's claim and its send
         db_session().get(WebhookEndpoint, endpoint["id"]).disabled_at = utcnow()
@@ -309,7 +305,7 @@ def test_a_delivery_claimed_before_its_endpoint_was_deleted_is_not_sent(app, cli
 
 def test_endpoints_belong_to_their_client_and_admins_see_all(client, client_key, other_client_key, admin_key,
                                                              receiver, quiz_catalog, app):
-    endpoint = register(client, client_key, receiver)
+    endpoint = register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     run_outbound(app)
     [delivery] = deliveries(client, client_key, endpoint["id"])
@@ -354,7 +350,7 @@ def test_production_refuses_private_addresses_and_plain_http(make_app, client_ke
 
 
 def test_the_runner_refuses_private_addresses_in_production(app, client, client_key, receiver, quiz_catalog):
-    endpoint = register(client, client_key, receiver)  # allowed when it was registered
+    endpoint = register_webhook(client, client_key, receiver)  # allowed when it was registered
     submit(client, client_key, quiz_catalog)
     assert run_outbound(app, outbound_allowed_networks=()) == 1
     assert receiver.requests == []
@@ -365,7 +361,7 @@ def test_the_runner_refuses_private_addresses_in_production(app, client, client_
 
 def test_the_secret_and_signatures_never_reach_the_logs(app, client, client_key, receiver, quiz_catalog, caplog):
     caplog.set_level(logging.DEBUG)
-    register(client, client_key, receiver)
+    register_webhook(client, client_key, receiver)
     submit(client, client_key, quiz_catalog)
     receiver.fail_next(1)
     run_outbound(app)
@@ -382,15 +378,15 @@ def test_the_secret_and_signatures_never_reach_the_logs(app, client, client_key,
 def test_a_client_has_at_most_ten_active_endpoints(client, client_key, receiver):
     from service.resources.webhooks import MAX_ACTIVE_ENDPOINTS
 
-    endpoints = [register(client, client_key, receiver) for _ in range(MAX_ACTIVE_ENDPOINTS)]
+    endpoints = [register_webhook(client, client_key, receiver) for _ in range(MAX_ACTIVE_ENDPOINTS)]
     refused = client.post("/api/v1/webhooks", headers=bearer(client_key), json={"url": receiver.url})
     assert refused.status_code == 409 and refused.content_type == "application/problem+json"
     assert client.delete(f"/api/v1/webhooks/{endpoints[0]['id']}", headers=bearer(client_key)).status_code == 204
-    assert register(client, client_key, receiver)["id"]
+    assert register_webhook(client, client_key, receiver)["id"]
 
 
 def test_a_revoked_clients_endpoints_get_no_new_events(app, client, client_key, receiver):
-    register(client, client_key, receiver)
+    register_webhook(client, client_key, receiver)
     created = client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
                           json={"learner": "ada", "code": "class ClampFn: pass"})
     assert created.status_code == 202

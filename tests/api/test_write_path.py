@@ -6,7 +6,6 @@ grade, regrade or override: `write_event`) with its deliveries, by the same stat
 from __future__ import annotations
 
 import uuid
-from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import event, func, select
@@ -15,7 +14,7 @@ from service.database import engine_for
 from service.extensions import db_session
 from service.models import Attempt, AttemptEvent, IdempotencyRecord, WebhookDelivery, WebhookEndpoint
 from service.models.base import utcnow
-from tests.api.test_webhooks import register
+from tests.api.support import recorded_statements, register_webhook
 from tests.helpers import bearer
 from tests.webhook_receiver import WebhookReceiver
 
@@ -28,32 +27,8 @@ def receiver():
         yield receiver
 
 
-class Statements(list[str]):
-    """The statements sent, in order; `in_transaction`: which of them (on PostgreSQL) went on a
-    connection inside a transaction (psycopg sends BEGIN before the first, COMMIT at the end)."""
-
-    in_transaction: list[str]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.in_transaction = []
 
 
-@contextmanager
-def recorded(database_url: str):
-    statements = Statements()
-
-    def listener(conn, _cursor, statement, *_rest) -> None:
-        statements.append(statement)
-        if conn.dialect.name == "postgresql" and not conn.connection.dbapi_connection.autocommit:
-            statements.in_transaction.append(statement)
-
-    engine = engine_for(database_url)
-    event.listen(engine, "before_cursor_execute", listener)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", listener)
 
 
 def counts(app) -> dict[str, int]:
@@ -65,9 +40,9 @@ def counts(app) -> dict[str, int]:
 
 def test_a_quiz_answer_its_event_deliveries_and_record_are_one_statement_on_postgresql(
         app, client, client_key, other_client_key, receiver, database_url):
-    active = register(client, client_key, receiver)
-    disabled = register(client, client_key, receiver)
-    register(client, other_client_key, receiver)  # another client's endpoint hears nothing of ours
+    active = register_webhook(client, client_key, receiver)
+    disabled = register_webhook(client, client_key, receiver)
+    register_webhook(client, other_client_key, receiver)  # another client's endpoint hears nothing of ours
     with app.app_context():
         db_session().get(WebhookEndpoint, disabled["id"]).disabled_at = utcnow()
         db_session().commit()
@@ -75,7 +50,7 @@ def test_a_quiz_answer_its_event_deliveries_and_record_are_one_statement_on_post
     headers = {**bearer(client_key), "Idempotency-Key": key}
     body = {"learner": "ada", "answer": RIGHT}
 
-    with recorded(database_url) as statements:
+    with recorded_statements(database_url) as statements:
         created = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=headers, json=body)
     assert created.status_code == 201, created.json
     inserts = [s for s in statements if "INSERT" in s]
@@ -127,16 +102,16 @@ def test_a_stored_attempts_event_and_its_deliveries_are_one_statement_on_postgre
 
     created = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(client_key),
                           json={"learner": "ada", "answer": RIGHT})
-    active = register(client, client_key, receiver)
-    disabled = register(client, client_key, receiver)
-    register(client, other_client_key, receiver)
+    active = register_webhook(client, client_key, receiver)
+    disabled = register_webhook(client, client_key, receiver)
+    register_webhook(client, other_client_key, receiver)
     with app.app_context():
         session = db_session()
         session.get(WebhookEndpoint, disabled["id"]).disabled_at = utcnow()
         session.commit()
         attempt = session.get(Attempt, uuid.UUID(created.json["id"]))
         at = utcnow()
-        with recorded(database_url) as statements:
+        with recorded_statements(database_url) as statements:
             record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=None,
                                  type="attempt.overridden", at=at, attempt=attempt,
                                  data={"status": "graded", "score": 0.5, "correct": True})
@@ -155,7 +130,7 @@ def test_a_stored_attempts_event_and_its_deliveries_are_one_statement_on_postgre
 
 def test_queued_code_and_its_record_are_one_statement_on_postgresql(app, client, client_key, database_url):
     key = uuid.uuid4().hex
-    with recorded(database_url) as statements:
+    with recorded_statements(database_url) as statements:
         queued = client.post("/api/v1/exercises/clamp-function/attempts",
                              headers={**bearer(client_key), "Idempotency-Key": key},
                              json={"learner": "ada", "code": "class ClampFn: pass"})

@@ -7,16 +7,10 @@ uncaught error and any CSP violation.
 
 from __future__ import annotations
 
-from service.config import PROJECT_ROOT
+from tests.browser.conftest import SCREENSHOTS
+from tests.browser.support import expect
 
-SCREENSHOTS = PROJECT_ROOT / "build" / "screenshots"  # as conftest.py's `page` saves the page it leaves
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
-
-
-def expect(target):
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect(target)
 
 
 def operations(spec: dict) -> list[tuple[str, str]]:

@@ -19,6 +19,7 @@ from service.frontend import VENDOR_DIR
 from service.models.attempt import VERDICTS
 from service.resources.dashboard import STATIC_DIR, VOCABULARY
 from service.services.admin_search import SORTS
+from tests.browser.support import expect, sign_in, submit_attempt
 from tests.helpers import bearer
 
 QUIZ = "backward-none-for-bounds"  # single choice; the correct choice is none-each
@@ -31,34 +32,22 @@ WRONG_CODE = (PROJECT_ROOT / "exercises" / CODE / "wrong" / "forgot_grad_output.
 ADMIN = "/api/v1/admin"
 
 
-def expect(target):
-    """Playwright's auto-waiting assertions (imported here so that a missing package fails in the fixture,
-    with what to install)."""
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect(target)
-
-
-def submit(api, key: str, slug: str, learner: str, **body) -> dict:
-    response = api.post(f"/api/v1/exercises/{slug}/attempts", json={"learner": learner, **body}, headers=bearer(key))
-    assert response.status_code in (201, 202), response.json
-    return response.json
 
 
 @pytest.fixture(scope="module")
 def seeded(live_server, live_worker) -> dict:
     api, key = live_server.api(), live_server.keys["lms-one"]
     ids = {}
-    ids["ada"] = submit(api, key, QUIZ, "ada", answer="none-each")["id"]
-    ids["bob"] = submit(api, key, QUIZ, "bob", answer="zero-number")["id"]
-    submit(api, key, QUIZ, "chen", answer="omit")
-    submit(api, key, QUIZ, "chen", answer="none-each")
-    ids["hostile"] = submit(api, key, QUIZ, HOSTILE, answer="zero-number")["id"]
+    ids["ada"] = submit_attempt(api, key, QUIZ, "ada", answer="none-each")["id"]
+    ids["bob"] = submit_attempt(api, key, QUIZ, "bob", answer="zero-number")["id"]
+    submit_attempt(api, key, QUIZ, "chen", answer="omit")
+    submit_attempt(api, key, QUIZ, "chen", answer="none-each")
+    ids["hostile"] = submit_attempt(api, key, QUIZ, HOSTILE, answer="zero-number")["id"]
     for learner, answer in (("dana", "apply"), ("eve", "call-class"), ("fay", "instantiate-and-call")):
-        ids[learner] = submit(api, key, REGRADE_QUIZ, learner, answer=answer)["id"]
+        ids[learner] = submit_attempt(api, key, REGRADE_QUIZ, learner, answer=answer)["id"]
     for i in range(55):
-        submit(api, key, BULK_QUIZ, f"bulk-{i:02d}", answer="masked-none-none" if i % 2 else "only-x")
-    queued = submit(api, key, CODE, "ada", code=WRONG_CODE)
+        submit_attempt(api, key, BULK_QUIZ, f"bulk-{i:02d}", answer="masked-none-none" if i % 2 else "only-x")
+    queued = submit_attempt(api, key, CODE, "ada", code=WRONG_CODE)
     graded = api.get(f"/api/v1/attempts/{queued['id']}?wait=30", headers=bearer(key)).json
     assert graded["status"] == "graded", graded
     ids["code"] = queued["id"]
@@ -66,11 +55,6 @@ def seeded(live_server, live_worker) -> dict:
     return ids
 
 
-def sign_in(page, key: str) -> None:
-    page.goto("/admin")
-    page.fill("#api-key", key)
-    page.click("#signin-submit")
-    page.wait_for_selector("#topbar:not([hidden])")
 
 
 def admin_get(live_server, path: str):

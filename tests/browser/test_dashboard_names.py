@@ -13,10 +13,10 @@ from sqlalchemy import select, update
 from service.extensions import db_session
 from service.models import ApiClient, Attempt, Course, CourseMember
 from service.models.base import utcnow
+from tests.browser.support import expect, sign_in, submit_attempt
 from tests.helpers import bearer
 
 from .conftest import SCREENSHOTS
-from .test_dashboard import expect, sign_in, submit
 
 QUIZ = "backward-none-for-bounds"
 HOSTILE_NAME = "<img src=x onerror=alert(1)> Mallory"
@@ -26,7 +26,7 @@ HOSTILE_NAME = "<img src=x onerror=alert(1)> Mallory"
 def named(live_server) -> dict[str, str]:
     """A course whose roster names two of three learners (one of them left); an attempt each."""
     api, key = live_server.api(), live_server.keys["lms-one"]
-    ids = {learner: submit(api, key, QUIZ, learner, answer="none-each")["id"]
+    ids = {learner: submit_attempt(api, key, QUIZ, learner, answer="none-each")["id"]
            for learner in ("nrps-ada", "nrps-alan", "nrps-nobody", "nrps-mallory")}
     with live_server.app.app_context():
         session = db_session()

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from service.extensions import db_session
 from service.models import Exercise, LtiPlatform, LtiResourceLink
 from tests.browser.conftest import SCREENSHOTS
-from tests.browser.test_dashboard import expect, sign_in, submit
+from tests.browser.support import expect, sign_in, submit_attempt
 from tests.helpers import bearer
 
 QUIZ = "backward-none-for-bounds"
@@ -162,8 +162,8 @@ def test_the_forms_are_labelled_and_keyboard_reachable(page, live_server, link_i
 
 def test_the_exercise_page_leads_to_its_links_rules_and_shows_the_counted_mean(page, live_server, link_id):
     api, key = live_server.api(), live_server.keys["lms-one"]
-    submit(api, key, QUIZ, "ada", answer="none-each")
-    submit(api, key, QUIZ, "bob", answer="zero-number")
+    submit_attempt(api, key, QUIZ, "ada", answer="none-each")
+    submit_attempt(api, key, QUIZ, "bob", answer="zero-number")
     from service.services import progress
 
     with live_server.app.app_context():  # no worker in this module: fold the grades here

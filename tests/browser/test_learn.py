@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -26,6 +25,7 @@ from service.learn import render_exercise_page
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import ApiClient
 from tests.browser.conftest import FRONTEND, SCREENSHOTS, axe_violations
+from tests.browser.support import expect, shot
 from tests.helpers import bearer, correct_answer
 
 CODE = "square-function"
@@ -36,21 +36,8 @@ SPECS = {e.slug: e.spec for e in load_catalog(PROJECT_ROOT / "exercises")[0]}
 HOSTILE = '<img src=x onerror="alert(1)"><b>bold</b>'
 
 
-def expect(target):
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect(target)
 
 
-def shot(page, name: str, element=None) -> Path:
-    """build/screenshots/<name>.png: the whole page, or one element of a long one."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    if element is not None:
-        element.screenshot(path=path)
-    else:
-        page.screenshot(path=path, full_page=True)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ from service.extensions import db_session
 from service.learn import render_assignment_page
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import Exercise, LtiLinkExercise, LtiPlatform, LtiResourceLink
+from tests.browser.support import expect, shot
 from tests.helpers import bearer
 
 from .conftest import axe_violations
-from .test_learn import expect, shot
 
 # In the assignment's order (not the catalog's): the test reads them back in this order.
 EXERCISES = ("squarefn-forward-value", "backward-none-for-bounds", "builtin-clamp-forward-value")

@@ -15,8 +15,7 @@ from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import ApiClient
 from service.models.base import utcnow
 from service.models.rules import AssessmentRules
-
-from .test_learn import expect, shot
+from tests.browser.support import expect, shot
 
 QUIZ, RIGHT, WRONG = "backward-none-for-bounds", "none-each", "zero-number"
 

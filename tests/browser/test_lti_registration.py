@@ -17,10 +17,10 @@ from sqlalchemy import select
 from service.extensions import db_session
 from service.lti.platforms import register
 from service.models import LtiPlatform
+from tests.browser.support import sign_in
 from tests.lti.platform import TestPlatform
 
 from .conftest import SCREENSHOTS
-from .test_dashboard import sign_in
 
 
 @pytest.fixture

@@ -28,3 +28,23 @@ def code_exercise_slugs() -> list[str]:
         if toml.is_file() and tomllib.loads(toml.read_text(encoding="utf-8")).get("kind") == "code":
             slugs.append(folder.name)
     return slugs
+
+
+# A ClampFn whose backward has the wrong sign everywhere, boundary points included: the code the
+# tamper tests (grading and hostile) put their tricks after.
+WRONG_SIGN_CLAMPFN = '''
+import torch
+
+
+class ClampFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return x.clamp(low, high)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return -grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
+'''

@@ -15,14 +15,14 @@ import pytest
 from service.grading import checks
 from service.grading.runs import plan_run
 from service.grading.spec import LIKELY_CAUSES
+from tests.grading.agreement_support import DTYPES, ITEMS, args_from_run, load_function
 from tests.grading.corpus_support import GRADCHECK_KWARGS, load_corpus
-from tests.grading.test_agreement import _DTYPES, ITEMS, _args_from_run, _load
 
 torch = pytest.importorskip("torch")
 
 
 def _torch_gradgradcheck(source: str, entry_point: str, args: tuple, grad_outputs: tuple) -> tuple[bool, str]:
-    fn = _load(source, entry_point)
+    fn = load_function(source, entry_point)
     try:
         return bool(torch.autograd.gradgradcheck(lambda *a: fn.apply(*a), args, grad_outputs, **GRADCHECK_KWARGS)), ""
     except Exception as exc:  # noqa: BLE001 - any failure is torch's verdict
@@ -37,8 +37,8 @@ def _grad_outputs(source: str, entry_point: str, inputs: list, result: dict) -> 
     values = check_case.gradgrad.grad_outputs([checks.numel(v["shape"]) for v in shown])
     out = []
     for v, vals in zip(shown, values):
-        assert v["values"] == [torch.tensor(x, dtype=_DTYPES[v["dtype"]]).item() for x in vals[:len(v["values"])]]
-        out.append(torch.tensor(vals, dtype=_DTYPES[v["dtype"]]).reshape(v["shape"]).requires_grad_(True))
+        assert v["values"] == [torch.tensor(x, dtype=DTYPES[v["dtype"]]).item() for x in vals[:len(v["values"])]]
+        out.append(torch.tensor(vals, dtype=DTYPES[v["dtype"]]).reshape(v["shape"]).requires_grad_(True))
     return tuple(out)
 
 
@@ -58,7 +58,7 @@ def test_run_gradgradcheck_agrees_with_torch(judge, label, source, entry_point, 
         # forward raised, no input requires grad, or no output does: torch's gradgradcheck cannot pass
         assert not (ours or {}).get("passed"), (label, ours)
         return
-    args = _args_from_run(result["inputs"])
+    args = args_from_run(result["inputs"])
     torch_passed, torch_message = _torch_gradgradcheck(source, entry_point, args,
                                                        _grad_outputs(source, entry_point, inputs, result))
     assert ours["passed"] == torch_passed, (label, ours, torch_message)

@@ -20,8 +20,8 @@ from service.grading import checks, judge as judge_module, protocol
 from service.grading.cases import Arg, JacobianPlan, ProjectionPlan
 from service.grading.checks import projection_escape_bound
 from service.grading.reports import GradcheckNumbers
+from tests.grading.agreement_support import args_from_run, load_function
 from tests.grading.corpus_support import GRADCHECK_KWARGS
-from tests.grading.test_agreement import _args_from_run, _load
 
 torch = pytest.importorskip("torch")
 
@@ -133,9 +133,9 @@ TWO_INPUTS = [{"name": "x", "type": "tensor", "shape": [1000], "range": [-2, 2]}
 
 
 def _torch_gradcheck(source: str, entry_point: str, result: dict) -> bool:
-    fn = _load(source, entry_point)
+    fn = load_function(source, entry_point)
     try:
-        return bool(torch.autograd.gradcheck(lambda *a: fn.apply(*a), _args_from_run(result["inputs"]), **GRADCHECK_KWARGS))
+        return bool(torch.autograd.gradcheck(lambda *a: fn.apply(*a), args_from_run(result["inputs"]), **GRADCHECK_KWARGS))
     except Exception:  # noqa: BLE001 - torch's verdict
         return False
 

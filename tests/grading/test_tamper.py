@@ -8,23 +8,7 @@ from __future__ import annotations
 import pytest
 
 from service.grading.verdict import gradient_score
-
-HEADER = '''
-import torch
-
-
-class ClampFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, low, high):
-        ctx.save_for_backward(x)
-        ctx.low, ctx.high = low, high
-        return x.clamp(low, high)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return -grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
-'''
+from tests.grading.support import WRONG_SIGN_CLAMPFN
 
 TAMPER = {
     "patch_gradcheck": '''
@@ -157,7 +141,7 @@ ClampFn.backward = staticmethod(_backward)
 
 @pytest.mark.parametrize("name", sorted(TAMPER))
 def test_tampering_earns_nothing_on_gradient_checks(judge, clamp_exercise, name):
-    result = judge.grade(clamp_exercise, HEADER + TAMPER[name])
+    result = judge.grade(clamp_exercise, WRONG_SIGN_CLAMPFN + TAMPER[name])
     assert result["status"] != "passed"
     assert gradient_score(result) == 0.0, [c for c in result["checks"] if c["passed"]]
     # and the judge still grades the next correct submission
@@ -167,20 +151,21 @@ def test_tampering_earns_nothing_on_gradient_checks(judge, clamp_exercise, name)
 def test_the_forged_frame_reaches_the_judge(judge, clamp_exercise):
     """The forgery really runs (it finds its task in memory by the wire's keys): the judge reads a
     report whose forward values are right, and the gradients still earn nothing."""
-    result = judge.grade(clamp_exercise, HEADER + TAMPER["forged_result_frame"])
+    result = judge.grade(clamp_exercise, WRONG_SIGN_CLAMPFN + TAMPER["forged_result_frame"])
     passed = {c["name"]: c["passed"] for c in result["checks"]}
     assert passed.get("forward") is True, result["checks"]
     assert gradient_score(result) == 0.0
 
 
 def test_untampered_wrong_backward_is_the_baseline(judge, clamp_exercise):
-    result = judge.grade(clamp_exercise, HEADER)
+    result = judge.grade(clamp_exercise, WRONG_SIGN_CLAMPFN)
     assert gradient_score(result) == 0.0
     assert "wrong_sign" in result["likely_causes"]
 
 
 def test_verdicts_of_processes_that_do_not_report(judge, clamp_exercise):
-    assert judge.grade(clamp_exercise, HEADER + TAMPER["exit_zero_at_load"])["status"] == "crashed"
-    assert judge.grade(clamp_exercise, HEADER + TAMPER["fake_stdout"])["output"]["stdout"].endswith("gradcheck passed\n")
-    r = judge.grade(clamp_exercise, HEADER + TAMPER["patch_json"])
+    assert judge.grade(clamp_exercise, WRONG_SIGN_CLAMPFN + TAMPER["exit_zero_at_load"])["status"] == "crashed"
+    faked = judge.grade(clamp_exercise, WRONG_SIGN_CLAMPFN + TAMPER["fake_stdout"])
+    assert faked["output"]["stdout"].endswith("gradcheck passed\n")
+    r = judge.grade(clamp_exercise, WRONG_SIGN_CLAMPFN + TAMPER["patch_json"])
     assert r["status"] == "bad_output" and r["score"] == 0.0

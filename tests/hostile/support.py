@@ -26,8 +26,7 @@ import time
 import uuid
 
 from service.grading.verdict import gradient_score
-from tests.grading.support import EXERCISES, load_exercise
-from tests.grading.test_tamper import HEADER as TAMPER_HEADER
+from tests.grading.support import EXERCISES, WRONG_SIGN_CLAMPFN as TAMPER_HEADER, load_exercise
 
 PROJECT = EXERCISES.parent
 REFERENCE_PATH = EXERCISES / "clamp-function" / "reference.py"

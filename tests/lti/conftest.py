@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from service.lti.platforms import platform_keys
+from tests.helpers import bearer
 
 from .platform import TestPlatform
-from .test_lti import _auth, _trust_tool_keys
+from .support import trust_tool_keys
 
 
 @pytest.fixture
@@ -19,12 +20,18 @@ def platform():
 @pytest.fixture
 def registration(app, client, platform, admin_key) -> dict:
     """The test platform registered with the tool (the platform's row), trusting the tool's current JWKS."""
-    response = client.post("/api/v1/admin/lti/platforms", headers=_auth(admin_key),
+    response = client.post("/api/v1/admin/lti/platforms", headers=bearer(admin_key),
                            json={"name": "Test LMS", **platform.registration()})
     assert response.status_code == 201, response.json
-    _trust_tool_keys(client, platform)
+    trust_tool_keys(client, platform)
     platform_keys.forget(response.json["id"])
     return response.json
+
+
+@pytest.fixture
+def lms(registration):
+    """The test platform's registration with the tool (a module may name `lms` what it needs of it)."""
+    return registration
 
 
 @pytest.fixture

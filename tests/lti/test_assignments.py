@@ -19,9 +19,10 @@ from service.learner_tokens import read_learner_token
 from service.lti import claims as c
 from service.models import LtiLinkExercise, LtiResourceLink, ScorePassback
 from service.models.base import utcnow
+from tests.helpers import bearer
 
 from .platform import INSTRUCTOR_ROLES, TestPlatform
-from .test_lti import _auth, _handoff, _launch, _runner
+from .support import launch_handoff, lti_launch, passback_runner
 
 # Three quizzes graded at once: right scores 1, wrong 0.
 QUIZ, QUIZ_RIGHT, QUIZ_WRONG = "backward-none-for-bounds", "none-each", "zero-number"
@@ -30,7 +31,7 @@ CLAMP, CLAMP_RIGHT = "builtin-clamp-forward-value", 1.0
 
 
 def _picker(client, platform: TestPlatform) -> tuple[str, str]:
-    page = _launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
+    page = lti_launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
     assert page.status_code == 200, page.get_data(as_text=True)
     text = page.get_data(as_text=True)
     return text, html.unescape(re.search(r'name="picker" value="([^"]+)"', text).group(1))
@@ -87,8 +88,8 @@ def test_an_invalid_assignment_is_refused_and_signs_nothing(client, registered_p
 
 def test_a_launch_of_an_assignment_gives_a_token_for_all_its_exercises(app, client, registered_platform):
     item = _assignment(client, registered_platform, "mean")
-    launched = _launch(client, registered_platform, custom=item["custom"], sub="student-7", resource_link_id="week-3")
-    handoff = _handoff(launched)
+    launched = lti_launch(client, registered_platform, custom=item["custom"], sub="student-7", resource_link_id="week-3")
+    handoff = launch_handoff(launched)
     assert 'data-page="assignment"' in launched.get_data(as_text=True)  # the assignment's page, not one exercise's
     assert handoff["assignment"] is True and handoff["exercise"] == QUIZ
     scope = read_learner_token(app.config["SECRET_KEY"], handoff["token"])
@@ -100,10 +101,10 @@ def test_a_launch_of_an_assignment_gives_a_token_for_all_its_exercises(app, clie
                                     .order_by(LtiLinkExercise.position)).all()
         assert [(r.position, r.exercise.slug, r.points) for r in rows] == [(0, QUIZ, 1), (1, SQUARE, 1), (2, CLAMP, 1)]
     # The token answers every exercise of the assignment, and its page's API lists them in order.
-    answered = client.post(f"/api/v1/exercises/{CLAMP}/attempts", headers=_auth(handoff["token"]),
+    answered = client.post(f"/api/v1/exercises/{CLAMP}/attempts", headers=bearer(handoff["token"]),
                            json={"answer": CLAMP_RIGHT})
     assert answered.status_code == 201, answered.json
-    listed = client.get("/api/v1/assignment", headers=_auth(handoff["token"]))
+    listed = client.get("/api/v1/assignment", headers=bearer(handoff["token"]))
     assert listed.status_code == 200 and listed.headers["Cache-Control"] == "private, no-store"
     assert [(e["slug"], e["status"], e["score"]) for e in listed.json["exercises"]] == [
         (QUIZ, "not_tried", None), (SQUARE, "not_tried", None), (CLAMP, "passed", 1.0)]
@@ -111,9 +112,9 @@ def test_a_launch_of_an_assignment_gives_a_token_for_all_its_exercises(app, clie
 
 
 def test_a_launch_naming_an_unpublished_exercise_is_refused(client, registered_platform):
-    refused = _launch(client, registered_platform, custom={"exercises": f"{QUIZ},no-such-exercise", "scoring": "mean"})
+    refused = lti_launch(client, registered_platform, custom={"exercises": f"{QUIZ},no-such-exercise", "scoring": "mean"})
     assert refused.status_code == 401 and "no-such-exercise" in refused.json["detail"]
-    refused = _launch(client, registered_platform, custom={"exercises": f"{QUIZ},{QUIZ}"})
+    refused = lti_launch(client, registered_platform, custom={"exercises": f"{QUIZ},{QUIZ}"})
     assert refused.status_code == 401 and "once" in refused.json["detail"]
 
 
@@ -127,11 +128,12 @@ def test_attempts_at_two_of_three_exercises_send_one_score_by_the_rule(app, clie
                                                                         expected_given, expected_maximum):
     platform = registered_platform
     item = _assignment(client, platform, scoring, points)
-    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-7", resource_link_id="week-3"))["token"]
+    token = launch_handoff(lti_launch(client, platform, custom=item["custom"], sub="student-7",
+                                      resource_link_id="week-3"))["token"]
     for slug, answer in ((QUIZ, QUIZ_WRONG), (CLAMP, 2.0), (QUIZ, QUIZ_RIGHT)):
-        made = client.post(f"/api/v1/exercises/{slug}/attempts", headers=_auth(token), json={"answer": answer})
+        made = client.post(f"/api/v1/exercises/{slug}/attempts", headers=bearer(token), json={"answer": answer})
         assert made.status_code == 201, made.json
-        assert _runner(app).run_once() == 1
+        assert passback_runner(app).run_once() == 1
     # One score per graded attempt, all to the assignment's one line item; the last is the rule's.
     assert [s["lineitem"] for s in platform.scores] == [platform.lineitem_url()] * 3
     last = platform.scores[-1]["body"]
@@ -141,8 +143,8 @@ def test_attempts_at_two_of_three_exercises_send_one_score_by_the_rule(app, clie
     assert (last["gradingProgress"], last["activityProgress"]) == ("FullyGraded", "InProgress")
     assert [s["body"]["scoreGiven"] for s in platform.scores][:2] == [0, 0]
     # The third exercise graded: the activity is submitted.
-    made = client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=_auth(token), json={"answer": SQUARE_RIGHT})
-    assert made.status_code == 201 and _runner(app).run_once() == 1
+    made = client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=bearer(token), json={"answer": SQUARE_RIGHT})
+    assert made.status_code == 201 and passback_runner(app).run_once() == 1
     done = platform.scores[-1]["body"]
     expected_done = 200 / 3 if scoring == "mean" else 6
     assert done["scoreGiven"] == pytest.approx(expected_done, abs=1e-3) and done["activityProgress"] == "Submitted"
@@ -154,14 +156,15 @@ def test_a_late_retry_sends_the_assignments_score_as_it_is_when_sent(app, client
     the first never sends the older assignment score."""
     platform = registered_platform
     item = _assignment(client, platform, "mean")
-    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-8", resource_link_id="week-3"))["token"]
-    runner = _runner(app)
-    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token),
+    token = launch_handoff(lti_launch(client, platform, custom=item["custom"], sub="student-8",
+                                      resource_link_id="week-3"))["token"]
+    runner = passback_runner(app)
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(token),
                        json={"answer": QUIZ_RIGHT}).status_code == 201
     platform.fail_next_scores = 1
     runner.run_once()
     assert platform.scores == []
-    assert client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=_auth(token),
+    assert client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=bearer(token),
                        json={"answer": SQUARE_RIGHT}).status_code == 201
     runner.run_once()
     with app.app_context():  # the first one's backoff has passed
@@ -177,14 +180,15 @@ def test_an_override_of_one_exercises_attempt_sends_the_assignments_new_total(ap
                                                                               admin_key):
     platform = registered_platform
     item = _assignment(client, platform, "sum", {QUIZ: "2", SQUARE: "1", CLAMP: "1"})
-    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-9", resource_link_id="week-3"))["token"]
-    runner = _runner(app)
-    wrong = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": QUIZ_WRONG})
-    assert client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=_auth(token),
+    token = launch_handoff(lti_launch(client, platform, custom=item["custom"], sub="student-9",
+                                      resource_link_id="week-3"))["token"]
+    runner = passback_runner(app)
+    wrong = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(token), json={"answer": QUIZ_WRONG})
+    assert client.post(f"/api/v1/exercises/{SQUARE}/attempts", headers=bearer(token),
                        json={"answer": SQUARE_RIGHT}).status_code == 201
     runner.run_once()
     assert platform.scores[-1]["body"]["scoreGiven"] == 1 and platform.scores[-1]["body"]["scoreMaximum"] == 4
-    overridden = client.post(f"/api/v1/admin/attempts/{wrong.json['id']}/override", headers=_auth(admin_key),
+    overridden = client.post(f"/api/v1/admin/attempts/{wrong.json['id']}/override", headers=bearer(admin_key),
                              json={"score": 0.5, "reason": "partly right"})
     assert overridden.status_code == 201, overridden.json
     runner.run_once()

@@ -19,24 +19,11 @@ from service.lti import claims as c
 from service.lti.registration import TOOL_CONFIGURATION
 from service.models import LtiPlatform, LtiRegistrationLink
 from service.models.base import utcnow
+from tests.helpers import bearer
 
-from .platform import TestPlatform
-from .test_lti import LAUNCH_URL, QUIZ, _auth, _handoff, _launch, _login
+from .support import LAUNCH_URL, QUIZ, launch_handoff, lti_launch, lti_login, open_registration, registration_link
 
-PAGE = {"Accept": "text/html,application/xhtml+xml"}  # as a browser asks, in the LMS's dialog
 CLOSE = "org.imsglobal.lti.close"
-
-
-def _link(client, admin_key: str, label: str = "Test LMS's admin", **body) -> dict:
-    response = client.post("/api/v1/admin/lti/registration-links", headers=_auth(admin_key),
-                           json={"label": label, **body})
-    assert response.status_code == 201, response.json
-    return response.json
-
-
-def _open(client, platform: TestPlatform, link_url: str, headers: dict | None = None):
-    """What the LMS does with the pasted URL: opens it with its parameters added, in its dialog."""
-    return client.get(platform.registration_url(link_url), headers=PAGE if headers is None else headers)
 
 
 def _platforms(app) -> list[LtiPlatform]:
@@ -51,11 +38,11 @@ def _platform_count(app) -> int:
 
 def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app, client, platform, admin_key, caplog):
     caplog.set_level(logging.DEBUG)
-    link = _link(client, admin_key)
+    link = registration_link(client, admin_key)
     query = parse_qs(urlsplit(link["url"]).query)
     assert link["url"].startswith("http://localhost/lti/register?") and list(query) == ["code"]
 
-    page = _open(client, platform, link["url"])
+    page = open_registration(client, platform, link["url"])
 
     assert page.status_code == 201, page.get_data(as_text=True)
     # Neither the link's code nor the LMS's registration token reaches a log; the registration does.
@@ -81,17 +68,17 @@ def test_an_lms_registers_the_tool_with_an_admins_link_and_launches_at_once(app,
     assert (stored.auth_login_url, stored.auth_token_url, stored.jwks_url) == (
         platform.login_url, platform.token_url, platform.jwks_url)
     assert stored.name == f"gradquiz-tests at {urlsplit(platform.issuer).netloc}" and stored.status == "active"
-    used = client.get("/api/v1/admin/lti/registration-links", headers=_auth(admin_key)).json
+    used = client.get("/api/v1/admin/lti/registration-links", headers=bearer(admin_key)).json
     assert [(row["id"], row["platform"]) for row in used] == [(link["id"], stored.id)] and used[0]["used_at"]
     assert "url" not in used[0] and "code" not in json.dumps(used)
 
     # The LMS launches the tool as it would one an admin registered by hand.
-    handoff = _handoff(_launch(client, platform, sub="student-9", custom={"exercise": QUIZ}))
+    handoff = launch_handoff(lti_launch(client, platform, sub="student-9", custom={"exercise": QUIZ}))
     assert handoff["learner"] == "student-9" and handoff["role"] == "learner" and handoff["exercise"] == QUIZ
 
 
 def test_the_page_asks_the_lms_to_close_its_dialog(client, platform, admin_key):
-    page = _open(client, platform, _link(client, admin_key)["url"])
+    page = open_registration(client, platform, registration_link(client, admin_key)["url"])
     text = page.get_data(as_text=True)
     assert page.status_code == 201 and page.mimetype == "text/html"
     assert "gradquiz is registered" in text and html.escape(platform.issuer) in text
@@ -108,22 +95,22 @@ def test_the_page_asks_the_lms_to_close_its_dialog(client, platform, admin_key):
 
 
 def test_a_link_works_once_until_it_expires_or_is_withdrawn(app, client, platform, admin_key):
-    first = _link(client, admin_key)
-    assert _open(client, platform, first["url"]).status_code == 201
-    again = _open(client, platform, first["url"])
+    first = registration_link(client, admin_key)
+    assert open_registration(client, platform, first["url"]).status_code == 201
+    again = open_registration(client, platform, first["url"])
     assert again.status_code == 403 and "was used already or has expired" in again.get_data(as_text=True)
     assert "close-origins" not in again.get_data(as_text=True)  # the dialog stays, saying why
 
-    expired, withdrawn = _link(client, admin_key), _link(client, admin_key)
+    expired, withdrawn = registration_link(client, admin_key), registration_link(client, admin_key)
     with app.app_context():
         db_session().execute(update(LtiRegistrationLink).where(LtiRegistrationLink.id == expired["id"])
                              .values(expires_at=utcnow() - timedelta(seconds=1)))
         db_session().commit()
     assert client.delete(f"/api/v1/admin/lti/registration-links/{withdrawn['id']}",
-                         headers=_auth(admin_key)).status_code == 204
+                         headers=bearer(admin_key)).status_code == 204
     forged = "http://localhost/lti/register?code=not-a-code-an-admin-made"
     for url in (expired["url"], withdrawn["url"], forged, "http://localhost/lti/register"):
-        refused = _open(client, platform, url, headers={})
+        refused = open_registration(client, platform, url, headers={})
         assert refused.status_code == 403 and refused.mimetype == "application/problem+json", url
         assert refused.json["title"] == "This registration link does not work"
     assert len(platform.registrations) == 1 and len(platform.openid_configuration_requests) == 1  # no call made
@@ -131,44 +118,44 @@ def test_a_link_works_once_until_it_expires_or_is_withdrawn(app, client, platfor
 
 
 def test_a_link_lasts_as_long_as_the_admin_asks(client, admin_key):
-    link = _link(client, admin_key, valid_hours=2)
+    link = registration_link(client, admin_key, valid_hours=2)
     lasts = datetime.fromisoformat(link["expires_at"]) - datetime.fromisoformat(link["created_at"])
     assert lasts == timedelta(hours=2)
     for body in ({"label": ""}, {"label": "x", "valid_hours": 0}, {"label": "x", "valid_hours": 721}, {}):
-        refused = client.post("/api/v1/admin/lti/registration-links", headers=_auth(admin_key), json=body)
+        refused = client.post("/api/v1/admin/lti/registration-links", headers=bearer(admin_key), json=body)
         assert refused.status_code == 422 and refused.mimetype == "application/problem+json", body
 
 
 def test_with_approval_on_the_platform_waits_for_an_admin(make_app, app, platform, admin_key):
     approving = make_app(lti_registration_approval=True)  # the same database, the setting on
     client = approving.test_client()
-    page = _open(client, platform, _link(client, admin_key)["url"])
+    page = open_registration(client, platform, registration_link(client, admin_key)["url"])
     assert page.status_code == 201 and "waiting for approval" in page.get_data(as_text=True)
     assert "close-origins" in page.get_data(as_text=True)  # the LMS's part is done: its dialog closes
-    [listed] = client.get("/api/v1/admin/lti/platforms", headers=_auth(admin_key)).json
+    [listed] = client.get("/api/v1/admin/lti/platforms", headers=bearer(admin_key)).json
     assert listed["status"] == "pending" and listed["approved_at"] is None
 
     refused = client.get("/lti/login", query_string=platform.login_initiation(LAUNCH_URL))
     assert refused.status_code == 401 and "waits for an administrator of gradquiz to approve it" in refused.json["detail"]
 
-    approved = client.post(f"/api/v1/admin/lti/platforms/{listed['id']}/approve", headers=_auth(admin_key))
+    approved = client.post(f"/api/v1/admin/lti/platforms/{listed['id']}/approve", headers=bearer(admin_key))
     assert approved.status_code == 200 and approved.json["status"] == "active" and approved.json["approved_at"]
-    handoff = _handoff(_launch(client, platform, sub="student-3", custom={"exercise": QUIZ}))
+    handoff = launch_handoff(lti_launch(client, platform, sub="student-3", custom={"exercise": QUIZ}))
     assert handoff["learner"] == "student-3"
 
     # Approval is no way back for a platform an admin disabled.
-    assert client.delete(f"/api/v1/admin/lti/platforms/{listed['id']}", headers=_auth(admin_key)).status_code == 204
-    again = client.post(f"/api/v1/admin/lti/platforms/{listed['id']}/approve", headers=_auth(admin_key))
+    assert client.delete(f"/api/v1/admin/lti/platforms/{listed['id']}", headers=bearer(admin_key)).status_code == 204
+    again = client.post(f"/api/v1/admin/lti/platforms/{listed['id']}/approve", headers=bearer(admin_key))
     assert again.status_code == 409 and again.mimetype == "application/problem+json"
-    assert client.get(f"/api/v1/admin/lti/platforms/{listed['id']}", headers=_auth(admin_key)).json["status"] == "disabled"
+    assert client.get(f"/api/v1/admin/lti/platforms/{listed['id']}", headers=bearer(admin_key)).json["status"] == "disabled"
 
 
 def test_a_launch_started_before_approval_is_refused_too(make_app, app, platform, admin_key):
     """A state issued while the platform was active cannot carry a launch of it once it is pending:
     verify_launch checks the platform again (here: set pending behind the tool's back)."""
     client = app.test_client()
-    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
-    auth = platform.authorize(_login(client, platform))
+    assert open_registration(client, platform, registration_link(client, admin_key)["url"]).status_code == 201
+    auth = platform.authorize(lti_login(client, platform))
     with app.app_context():
         db_session().execute(update(LtiPlatform).values(approved_at=None))
         db_session().commit()
@@ -177,20 +164,21 @@ def test_a_launch_started_before_approval_is_refused_too(make_app, app, platform
 
 
 def test_registering_again_updates_the_platform_and_keeps_every_deployment(app, client, platform, admin_key):
-    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    assert open_registration(client, platform, registration_link(client, admin_key)["url"]).status_code == 201
     platform.deployment_id = "deployment-2"  # the LMS deploys the tool again, under the same client id
-    page = _open(client, platform, _link(client, admin_key)["url"])
+    page = open_registration(client, platform, registration_link(client, admin_key)["url"])
     assert page.status_code == 200 and "registration is updated" in page.get_data(as_text=True)
     [stored] = _platforms(app)
     assert stored.deployment_ids == ["deployment-1", "deployment-2"]
-    assert _handoff(_launch(client, platform, custom={"exercise": QUIZ}))["learner"] == "learner-1"  # launched from deployment-2
+    # Launched from deployment-2.
+    assert launch_handoff(lti_launch(client, platform, custom={"exercise": QUIZ}))["learner"] == "learner-1"
 
 
 def test_registering_again_does_not_enable_a_platform_an_admin_disabled(app, client, platform, admin_key):
-    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    assert open_registration(client, platform, registration_link(client, admin_key)["url"]).status_code == 201
     [stored] = _platforms(app)
-    assert client.delete(f"/api/v1/admin/lti/platforms/{stored.id}", headers=_auth(admin_key)).status_code == 204
-    page = _open(client, platform, _link(client, admin_key)["url"])
+    assert client.delete(f"/api/v1/admin/lti/platforms/{stored.id}", headers=bearer(admin_key)).status_code == 204
+    page = open_registration(client, platform, registration_link(client, admin_key)["url"])
     assert page.status_code == 200 and "disabled" in page.get_data(as_text=True)
     assert [p.status for p in _platforms(app)] == ["disabled"]
     refused = client.get("/lti/login", query_string=platform.login_initiation(LAUNCH_URL))
@@ -206,7 +194,7 @@ def test_a_moodle_style_configuration_is_read(app, client, platform, admin_key):
         "https://purl.imsglobal.org/spec/lti-platform-configuration": {
             **config["https://purl.imsglobal.org/spec/lti-platform-configuration"],
             "messages_supported": ["LtiResourceLink", "LtiDeepLinkingRequest"]}}
-    assert _open(client, platform, _link(client, admin_key)["url"]).status_code == 201
+    assert open_registration(client, platform, registration_link(client, admin_key)["url"]).status_code == 201
     [sent] = platform.registrations
     assert set(sent["scope"].split()) == {c.SCOPE_LINEITEM, c.SCOPE_SCORE}
     messages = {message["type"]: message for message in sent[TOOL_CONFIGURATION]["messages"]}
@@ -234,22 +222,22 @@ BAD_CONFIGURATIONS = {
 def test_a_bad_openid_configuration_is_refused_and_nothing_is_stored(app, client, platform, admin_key, case):
     overrides, page, detail = BAD_CONFIGURATIONS[case]
     platform.openid_configuration_overrides, platform.openid_configuration_page = overrides, page
-    link = _link(client, admin_key)
-    refused = _open(client, platform, link["url"], headers={})
+    link = registration_link(client, admin_key)
+    refused = open_registration(client, platform, link["url"], headers={})
     assert refused.status_code == 502 and refused.mimetype == "application/problem+json"
     assert detail in refused.json["detail"], refused.json
     assert "elsewhere.example" not in refused.json["detail"] and "Log in" not in refused.json["detail"]
-    shown = _open(client, platform, link["url"])  # the same, as the page in the LMS's dialog shows it
+    shown = open_registration(client, platform, link["url"])  # the same, as the page in the LMS's dialog shows it
     assert shown.status_code == 502 and detail in html.unescape(shown.get_data(as_text=True))
     assert "close-origins" not in shown.get_data(as_text=True)
     assert platform.registrations == [] and _platform_count(app) == 0
     # The link was not used up: once the LMS is fixed, the same link registers it.
     platform.openid_configuration_overrides, platform.openid_configuration_page = {}, None
-    assert _open(client, platform, link["url"]).status_code == 201
+    assert open_registration(client, platform, link["url"]).status_code == 201
 
 
 def test_an_unreachable_configuration_or_a_refused_registration_stores_nothing(app, client, platform, admin_key):
-    link = _link(client, admin_key)
+    link = registration_link(client, admin_key)
     unreachable = client.get(link["url"] + "&openid_configuration=http%3A%2F%2F127.0.0.1%3A9%2Fconfig")
     assert unreachable.status_code == 502
     assert "OpenID configuration URL gave no answer within 10 seconds" in unreachable.json["detail"]
@@ -268,7 +256,7 @@ def test_an_unreachable_configuration_or_a_refused_registration_stores_nothing(a
 
 def test_without_a_deployment_the_platform_is_stored_and_says_what_is_missing(app, client, platform, admin_key):
     platform.deployment_id = ""  # an LMS that names no deployment in its answer
-    page = _open(client, platform, _link(client, admin_key)["url"])
+    page = open_registration(client, platform, registration_link(client, admin_key)["url"])
     assert page.status_code == 201 and "The LMS named no deployment" in page.get_data(as_text=True)
     assert _platforms(app)[0].deployment_ids == []
 
@@ -283,7 +271,7 @@ def test_an_operator_makes_a_link_and_approves_with_the_cli(make_app, app, platf
     assert url.startswith("http://localhost/lti/register?code=")
     assert cli.invoke(args=["lti", "registration-link", "--label", "Moodle"]).exit_code != 0  # no PUBLIC_URL: says so
 
-    assert _open(approving.test_client(), platform, url).status_code == 201
+    assert open_registration(approving.test_client(), platform, url).status_code == 201
     [stored] = _platforms(app)
     listed = cli.invoke(args=["lti", "platforms"]).output
     assert stored.name in listed and listed.rstrip().endswith("pending")

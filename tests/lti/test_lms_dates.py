@@ -21,7 +21,7 @@ from service.lti.dates import CUSTOM_VARIABLES, not_sent, parse_date
 from service.models import LtiResourceLink
 
 from .platform import INSTRUCTOR_ROLES, TestPlatform
-from .test_lti import LAUNCH_URL, QUIZ, _handoff, _launch
+from .support import LAUNCH_URL, QUIZ, launch_handoff, lti_launch
 
 AVAILABLE, DUE = "ResourceLink.available.startDateTime", "ResourceLink.submission.endDateTime"
 ASKING = {"exercise": QUIZ, **CUSTOM_VARIABLES}  # what a Deep Linking link's launches carry, unexpanded
@@ -40,12 +40,12 @@ def _window(app, link_id: str = "link-1") -> tuple[datetime | None, datetime | N
 
 
 def _opens(client, platform: TestPlatform, custom: dict | None = ASKING, **claims) -> None:
-    handoff = _handoff(_launch(client, platform, custom=custom, **claims))
+    handoff = launch_handoff(lti_launch(client, platform, custom=custom, **claims))
     assert handoff["exercise"] == QUIZ
 
 
 def _deep_link_items(client, platform: TestPlatform) -> list[dict]:
-    picker = _launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
+    picker = lti_launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
     token = html.unescape(re.search(r'name="picker" value="([^"]+)"', picker.get_data(as_text=True)).group(1))
     form = client.post("/lti/deep-link", data={"picker": token, "exercise": QUIZ}).get_data(as_text=True)
     response_jwt = html.unescape(re.search(r'name="JWT" value="([^"]+)"', form).group(1))

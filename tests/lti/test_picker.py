@@ -10,18 +10,14 @@ import pytest
 
 from service.lti import claims as c
 from service.models import LtiNonce, LtiResourceLink
+from tests.helpers import count_rows
 
 from .platform import INSTRUCTOR_ROLES, TestPlatform
-from .test_lti import QUIZ, _count, _launch, _rejected
-
-
-@pytest.fixture
-def lms(registration):
-    return registration
+from .support import QUIZ, lti_launch, rejection
 
 
 def _picker(client, platform: TestPlatform):
-    page = _launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
+    page = lti_launch(client, platform, message_type=c.DEEP_LINKING_REQUEST, roles=INSTRUCTOR_ROLES, sub="teacher-1")
     assert page.status_code == 200, page.get_data(as_text=True)
     token = html.unescape(re.search(r'name="picker" value="([^"]+)"', page.get_data(as_text=True)).group(1))
     return page, token
@@ -49,17 +45,17 @@ def test_the_picker_has_the_pages_policy_and_only_its_platform_may_frame_it(app,
 
 def test_a_picker_token_is_used_up_by_its_first_post(app, client, platform, lms):
     _page, token = _picker(client, platform)
-    nonces = _count(app, LtiNonce)
+    nonces = count_rows(app, LtiNonce)
     first = client.post("/lti/deep-link", data={"picker": token, "exercise": QUIZ})
     assert first.status_code == 200 and 'name="JWT"' in first.get_data(as_text=True)
-    assert _count(app, LtiNonce) == nonces + 1
+    assert count_rows(app, LtiNonce) == nonces + 1
     # Again, from this browser or any other within the token's 30 minutes: refused, nothing written.
     for browser in (client, app.test_client()):
         again = browser.post("/lti/deep-link", data={"picker": token, "exercise": "clamp-function"})
-        assert "used already" in _rejected(again) and "JWT" not in again.get_data(as_text=True)
+        assert "used already" in rejection(again) and "JWT" not in again.get_data(as_text=True)
     cancelled = client.post("/lti/deep-link", data={"picker": token, "cancel": "1"})
-    assert "used already" in _rejected(cancelled)
-    assert _count(app, LtiNonce) == nonces + 1 and _count(app, LtiResourceLink) == 0
+    assert "used already" in rejection(cancelled)
+    assert count_rows(app, LtiNonce) == nonces + 1 and count_rows(app, LtiResourceLink) == 0
 
 
 def test_a_refused_form_leaves_the_picker_token_unused(app, client, platform, lms):
@@ -74,6 +70,6 @@ def test_a_refused_form_leaves_the_picker_token_unused(app, client, platform, lm
 
 @pytest.mark.parametrize("sub", ["\u202eteacher", "learner\u2028one", "   ", "a\u200bb"])
 def test_a_launch_whose_sub_is_no_learner_id_is_refused(app, client, platform, lms, sub):
-    response = _launch(client, platform, custom={"exercise": QUIZ}, sub=sub)
-    assert "sub must be a learner id" in _rejected(response)
-    assert _count(app, LtiResourceLink) == 0
+    response = lti_launch(client, platform, custom={"exercise": QUIZ}, sub=sub)
+    assert "sub must be a learner id" in rejection(response)
+    assert count_rows(app, LtiResourceLink) == 0

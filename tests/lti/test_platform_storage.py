@@ -13,9 +13,10 @@ import pytest
 
 from service.lti.launch import STATE_COOKIE
 from service.models import LtiNonce, LtiResourceLink
+from tests.helpers import count_rows
 
 from .platform import STORAGE_FRAME
-from .test_lti import LAUNCH_URL, QUIZ, _count, _handoff, _rejected, lms  # noqa: F401 (a fixture)
+from .support import LAUNCH_URL, QUIZ, launch_handoff, rejection
 
 SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
 
@@ -96,16 +97,16 @@ def test_a_launch_without_the_cookie_gets_a_page_that_reads_the_platforms_storag
     _scripts_are_files_or_data(page)
     assert check.headers["Referrer-Policy"] == "same-origin"  # its post back names this origin
     # Nothing is verified or written before the storage has answered.
-    assert _count(app, LtiNonce) == 0 and _count(app, LtiResourceLink) == 0
+    assert count_rows(app, LtiNonce) == 0 and count_rows(app, LtiResourceLink) == 0
 
     # The page posts back what the platform's storage held: the launch goes on to the exercise.
     stored = {**auth.form, "lti_storage_state": auth.form["state"], "lti_storage_nonce": config["nonce"]}
     launched = browser.post("/lti/launch", data=stored, headers=SAME_ORIGIN)
-    handoff = _handoff(launched)
+    handoff = launch_handoff(launched)
     assert handoff["exercise"] == QUIZ and handoff["learner"] == "learner-1"
-    assert _count(app, LtiNonce) == 1
+    assert count_rows(app, LtiNonce) == 1
     # Used once.
-    assert "already used" in _rejected(browser.post("/lti/launch", data=stored, headers=SAME_ORIGIN))
+    assert "already used" in rejection(browser.post("/lti/launch", data=stored, headers=SAME_ORIGIN))
 
 
 @pytest.mark.parametrize("headers", [
@@ -120,14 +121,14 @@ def test_stored_values_are_taken_only_from_the_tools_own_page(app, client, platf
     """A form on another site could post anything as 'what the storage held': login CSRF."""
     config, auth, browser, _check = _launch_without_cookie(app, client, platform)
     stored = {**auth.form, "lti_storage_state": auth.form["state"], "lti_storage_nonce": config["nonce"]}
-    assert "own launch page" in _rejected(browser.post("/lti/launch", data=stored, headers=headers))
-    assert _count(app, LtiNonce) == 0 and _count(app, LtiResourceLink) == 0
+    assert "own launch page" in rejection(browser.post("/lti/launch", data=stored, headers=headers))
+    assert count_rows(app, LtiNonce) == 0 and count_rows(app, LtiResourceLink) == 0
 
 
 def test_without_sec_fetch_site_the_origin_header_must_be_the_tools(app, client, platform, lms):
     config, auth, browser, _check = _launch_without_cookie(app, client, platform)
     stored = {**auth.form, "lti_storage_state": auth.form["state"], "lti_storage_nonce": config["nonce"]}
-    assert _handoff(browser.post("/lti/launch", data=stored, headers={"Origin": "http://localhost"}))["exercise"] == QUIZ
+    assert launch_handoff(browser.post("/lti/launch", data=stored, headers={"Origin": "http://localhost"}))["exercise"] == QUIZ
 
 
 @pytest.mark.parametrize("wrong", ["state", "nonce", "empty", "another login"])
@@ -139,23 +140,23 @@ def test_storage_that_does_not_hold_this_launchs_state_is_refused(app, client, p
               "empty": ("", ""),
               "another login": (other["state"], other["nonce"])}[wrong]
     stored = {**auth.form, "lti_storage_state": values[0], "lti_storage_nonce": values[1]}
-    assert "browser that started it" in _rejected(browser.post("/lti/launch", data=stored, headers=SAME_ORIGIN))
-    assert _count(app, LtiNonce) == 0 and _count(app, LtiResourceLink) == 0
+    assert "browser that started it" in rejection(browser.post("/lti/launch", data=stored, headers=SAME_ORIGIN))
+    assert count_rows(app, LtiNonce) == 0 and count_rows(app, LtiResourceLink) == 0
 
 
 def test_a_launch_without_cookie_or_storage_is_refused(app, client, platform, lms):
     auth = platform.authorize(_config(_storage_login(client, platform))["redirect"], custom={"exercise": QUIZ})
     form = {k: v for k, v in auth.form.items() if k != "lti_storage_target"}
-    assert "browser that started it" in _rejected(app.test_client().post("/lti/launch", data=form))
+    assert "browser that started it" in rejection(app.test_client().post("/lti/launch", data=form))
     # A state this tool never issued gets no storage page either.
     forged = dict(auth.form, state=auth.form["state"][:-3] + "xyz")
-    assert "state" in _rejected(app.test_client().post("/lti/launch", data=forged))
+    assert "state" in rejection(app.test_client().post("/lti/launch", data=forged))
 
 
 def test_with_the_cookie_the_launch_needs_no_storage_page(app, client, platform, lms):
     config = _config(_storage_login(client, platform))
     auth = platform.authorize(config["redirect"], custom={"exercise": QUIZ})
-    assert _handoff(client.post("/lti/launch", data=auth.form))["exercise"] == QUIZ
+    assert launch_handoff(client.post("/lti/launch", data=auth.form))["exercise"] == QUIZ
 
 
 def test_the_launched_page_is_the_exercise_page_framed_by_the_platform_only(app, client, platform, lms):
@@ -165,7 +166,7 @@ def test_the_launched_page_is_the_exercise_page_framed_by_the_platform_only(app,
                               overrides={"https://purl.imsglobal.org/spec/lti/claim/launch_presentation": {
                                   "document_target": "iframe", "return_url": return_url}})
     response = client.post("/lti/launch", data=auth.form)
-    handoff = _handoff(response)
+    handoff = launch_handoff(response)
     page = response.get_data(as_text=True)
     assert 'id="gradquiz-exercise"' in page  # the learner's page (service/learn), not a placeholder
     policy = dict(d.strip().split(" ", 1) for d in response.headers["Content-Security-Policy"].split(";"))

@@ -27,10 +27,10 @@ import pytest
 from service.models import Role
 from service.outbound.http import AddressRefused, DeadlinePassed, OutboundPolicy, send
 from service.resources.lti_registration import SLOTS
+from tests.helpers import bearer
 
 from .platform import TestPlatform
-from .test_dynamic_registration import _link, _open
-from .test_lti import _auth
+from .support import open_registration, registration_link
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
@@ -137,7 +137,7 @@ def test_a_registration_reaches_no_address_that_is_not_public(make_app, app, cli
     strict = make_app(outbound_allowed_networks=())  # as in production: nothing but public addresses
     client = strict.test_client()
     admin = client_key_for(strict, "admin", Role.ADMIN)
-    refused = _register(client, _link(client, admin)["url"], config_url)
+    refused = _register(client, registration_link(client, admin)["url"], config_url)
     assert refused.status_code == 400 and refused.mimetype == "application/problem+json"
     assert refused.json["title"] == "The LMS's address is refused"
     assert "OpenID configuration URL is not one gradquiz may reach" in refused.json["detail"]
@@ -170,7 +170,7 @@ def test_an_internal_registration_endpoint_gets_no_post(make_app, app, platform,
         client = allowing.test_client()
         platform.openid_configuration_overrides = {
             "registration_endpoint": f"http://127.0.0.2:{internal.server_address[1]}/register"}
-        refused = _open(client, platform, _link(client, admin_key)["url"], headers={})
+        refused = open_registration(client, platform, registration_link(client, admin_key)["url"], headers={})
     finally:
         internal.shutdown()
         internal.server_close()
@@ -183,7 +183,7 @@ def test_an_internal_registration_endpoint_gets_no_post(make_app, app, platform,
 def test_a_trickling_configuration_ends_at_the_deadline(make_app, app, admin_key, trickle):
     client = make_app(outbound_timeout_seconds=1.5).test_client()
     started = time.monotonic()
-    refused = _register(client, _link(client, admin_key)["url"], trickle.url)
+    refused = _register(client, registration_link(client, admin_key)["url"], trickle.url)
     assert time.monotonic() - started < 3
     assert refused.status_code == 502 and "gave no answer within 1.5 seconds" in refused.json["detail"]
 
@@ -198,7 +198,7 @@ def test_a_link_is_used_up_after_its_failed_tries_each_logged_and_counted(app, m
                                          {"step": "configuration", "reason": "no_answer"}) or 0.0
 
     caplog.set_level(logging.INFO)
-    link = _link(client, admin_key)
+    link = registration_link(client, admin_key)
     before = failures()
     for n in range(MAX_FAILED_TRIES):
         # Counted with the link: the same count whichever process (another app here) answers the try.
@@ -211,22 +211,22 @@ def test_a_link_is_used_up_after_its_failed_tries_each_logged_and_counted(app, m
     assert logged.count(f"LTI registration through link {link['id']} failed") == MAX_FAILED_TRIES
     assert f"link {link['id']} is used up" in logged and code not in logged
     with TestPlatform() as platform:  # the LMS fixed: too late, the link is used up
-        again = _open(client, platform, link["url"], headers={})
+        again = open_registration(client, platform, link["url"], headers={})
         assert again.status_code == 403 and platform.openid_configuration_requests == []
-    [listed] = client.get("/api/v1/admin/lti/registration-links", headers=_auth(admin_key)).json
+    [listed] = client.get("/api/v1/admin/lti/registration-links", headers=bearer(admin_key)).json
     assert listed["used_at"] and listed["platform"] is None and listed["failed_tries"] == MAX_FAILED_TRIES
 
 
 def test_past_the_registrations_a_process_makes_at_once_one_more_gets_503_at_once(make_app, app, admin_key, platform):
     busy = make_app(outbound_web_calls=1)
     client = busy.test_client()
-    link = _link(client, admin_key)
+    link = registration_link(client, admin_key)
     with busy.extensions[SLOTS].hold():  # one registration waits on its LMS
-        refused = _open(client, platform, link["url"], headers={})
+        refused = open_registration(client, platform, link["url"], headers={})
     assert refused.status_code == 503 and refused.mimetype == "application/problem+json"
     assert refused.headers["Retry-After"] == "10"
     assert platform.openid_configuration_requests == []
-    assert _open(client, platform, link["url"], headers={}).status_code == 201  # the link was not used
+    assert open_registration(client, platform, link["url"], headers={}).status_code == 201  # the link was not used
 
 
 # -- a real gunicorn -----------------------------------------------------------------------------
@@ -275,7 +275,7 @@ def gunicorn(app, database_url, tmp_path) -> Iterator[str]:
 
 @pytest.mark.backends("postgresql")
 def test_slow_registrations_leave_the_api_answering(gunicorn, client, admin_key, trickle):
-    link = _link(client, admin_key)["url"].replace("http://localhost", gunicorn)
+    link = registration_link(client, admin_key)["url"].replace("http://localhost", gunicorn)
     register = f"{link}&openid_configuration={quote(trickle.url, safe='')}"
     with ThreadPoolExecutor(64) as pool:
         started = time.monotonic()

@@ -19,9 +19,10 @@ from service.extensions import db_session
 from service.lti.roster import RosterSyncer, first_page, next_page
 from service.models import Course, CourseMember, Role
 from service.models.base import utcnow
+from tests.helpers import bearer
 
 from .platform import INSTRUCTOR_ROLES, SCOPE_MEMBERSHIPS, TestPlatform
-from .test_lti import QUIZ, RIGHT, _auth, _handoff, _launch
+from .support import QUIZ, RIGHT, launch_handoff, lti_launch
 
 MEMBERS_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 
@@ -35,7 +36,7 @@ def _syncer(app) -> RosterSyncer:
     return RosterSyncer(app.config["SETTINGS"])
 
 
-def _course(app) -> Course:
+def context_claim(app) -> Course:
     with app.app_context():
         course = db_session().scalar(select(Course).where(Course.external_id == "c1"))
         db_session().expunge(course)
@@ -52,7 +53,7 @@ def _members(app) -> dict[str, CourseMember]:
 
 def _learner_launch(client, platform: TestPlatform, sub: str = "learner-1", **claims) -> str:
     """A learner's launch of QUIZ in course c1; their learner token."""
-    return _handoff(_launch(client, platform, custom={"exercise": QUIZ}, sub=sub, **claims))["token"]
+    return launch_handoff(lti_launch(client, platform, custom={"exercise": QUIZ}, sub=sub, **claims))["token"]
 
 
 def _synced(app, client, platform: TestPlatform) -> None:
@@ -77,13 +78,13 @@ def test_an_instructors_launch_queues_a_sync_the_launch_does_not_wait_for(app, c
     _mark_synced_long_ago(app)
     requests_before = len(platform.membership_requests)
 
-    _launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
-    course = _course(app)
+    lti_launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    course = context_claim(app)
     assert course.roster_sync_due_at <= utcnow()  # queued...
     assert len(platform.membership_requests) == requests_before  # ...not read during the launch
     assert [o.synced for o in _syncer(app).run_once()] == [True]
     assert len(platform.membership_requests) > requests_before
-    course = _course(app)
+    course = context_claim(app)
     assert course.roster_synced_at > utcnow() - timedelta(minutes=1)
     # The next sync is due a schedule's interval later (ROSTER_SYNC_SECONDS).
     interval = timedelta(seconds=app.config["SETTINGS"].roster_sync_seconds)
@@ -93,7 +94,7 @@ def test_an_instructors_launch_queues_a_sync_the_launch_does_not_wait_for(app, c
     # A learner's launch queues nothing.
     _mark_synced_long_ago(app)
     _learner_launch(client, platform, sub="learner-2")
-    assert _course(app).roster_sync_due_at > utcnow()
+    assert context_claim(app).roster_sync_due_at > utcnow()
 
 
 def test_the_sync_reads_every_page_and_stores_names_with_email_only_where_shared(app, client, registered_platform):
@@ -115,7 +116,7 @@ def test_the_sync_reads_every_page_and_stores_names_with_email_only_where_shared
     }
     assert members["learner-2"].given_name == "Grace" and members["learner-2"].family_name == "Hopper"
     assert members["teacher-1"].roles == INSTRUCTOR_ROLES
-    course = _course(app)
+    course = context_claim(app)
     assert course.roster_error is None and course.memberships_url == platform.memberships_url()
 
 
@@ -127,7 +128,7 @@ def test_a_learner_who_left_is_marked_not_deleted_and_is_active_again_when_back(
     roster.remove(alan)  # learner-3 left the course
     next(m for m in roster if m["user_id"] == "learner-2")["status"] = "Inactive"
     _mark_synced_long_ago(app)
-    _launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    lti_launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
     assert [o.change.left for o in _syncer(app).run_once()] == [2]
 
     members = _members(app)
@@ -140,7 +141,7 @@ def test_a_learner_who_left_is_marked_not_deleted_and_is_active_again_when_back(
     roster.append(alan)  # back again
     next(m for m in roster if m["user_id"] == "learner-2")["status"] = "Active"
     _mark_synced_long_ago(app)
-    _launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    lti_launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
     assert [o.change.returned for o in _syncer(app).run_once()] == [2]
     assert all(m.status == "active" and m.left_at is None for m in _members(app).values())
 
@@ -153,12 +154,12 @@ def test_a_failed_read_keeps_the_roster_records_the_error_and_logs_no_token(app,
     platform.fail_memberships_page = 2  # ...but the second page fails: the roster is not complete
 
     _mark_synced_long_ago(app)
-    synced_at = _course(app).roster_synced_at
-    _launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    synced_at = context_claim(app).roster_synced_at
+    lti_launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
     [outcome] = _syncer(app).run_once()
     assert not outcome.synced
     assert all(m.status == "active" for m in _members(app).values())  # nothing changed
-    course = _course(app)
+    course = context_claim(app)
     assert "500" in course.roster_error and course.roster_failed_at is not None
     assert course.roster_synced_at == synced_at
     assert course.roster_sync_due_at > utcnow()  # tried again later, not in a loop
@@ -167,14 +168,14 @@ def test_a_failed_read_keeps_the_roster_records_the_error_and_logs_no_token(app,
     platform.fail_memberships_page = None
     platform.access_tokens.clear()
     _mark_synced_long_ago(app)
-    _launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    lti_launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
     [outcome] = _syncer(app).run_once()
     assert not outcome.synced and "401" in outcome.error
     _mark_synced_long_ago(app)
-    _launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    lti_launch(client, platform, custom={"exercise": QUIZ}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
     [outcome] = _syncer(app).run_once()
     assert outcome.synced and outcome.change.left == 1
-    assert _course(app).roster_error is None
+    assert context_claim(app).roster_error is None
 
     tokens = [r["authorization"].removeprefix("Bearer ") for r in platform.membership_requests]
     assert tokens and all(tokens)
@@ -188,13 +189,13 @@ def test_a_launch_names_its_user_where_the_platform_grants_no_roster(app, client
                     overrides={"name": "Mary Somerville", "email": "mary@example.invalid"})
     member = _members(app)["learner-9"]
     assert (member.name, member.email, member.status) == ("Mary Somerville", "mary@example.invalid", "active")
-    course = _course(app)
+    course = context_claim(app)
     assert course.memberships_url is None and course.roster_sync_due_at is None
     assert _syncer(app).run_once() == []
 
-    answer = client.post(f"/api/v1/admin/courses/{course.id}/roster/sync", headers=_auth(staff_key))
+    answer = client.post(f"/api/v1/admin/courses/{course.id}/roster/sync", headers=bearer(staff_key))
     assert answer.status_code == 409 and answer.mimetype == "application/problem+json"
-    roster = client.get(f"/api/v1/admin/courses/{course.id}/members", headers=_auth(staff_key)).json
+    roster = client.get(f"/api/v1/admin/courses/{course.id}/members", headers=bearer(staff_key)).json
     assert roster["nrps"] is False
     assert [(m["learner"], m["name"], m["email"]) for m in roster["members"]] == [
         ("learner-9", "Mary Somerville", "mary@example.invalid")]
@@ -208,23 +209,23 @@ def test_staff_read_the_roster_and_queue_a_sync(app, client, registered_platform
     platform = registered_platform
     _synced(app, client, platform)
     platform.rosters["c1"].pop()  # teacher-1 left
-    course = _course(app)
+    course = context_claim(app)
     url = f"/api/v1/admin/courses/{course.id}"
 
-    queued = client.post(url + "/roster/sync", headers=_auth(staff_key))
+    queued = client.post(url + "/roster/sync", headers=bearer(staff_key))
     assert queued.status_code == 202, queued.json
     assert queued.json["nrps"] is True and queued.json["error"] is None
     assert [o.synced for o in _syncer(app).run_once()] == [True]
 
-    roster = client.get(url + "/members", headers=_auth(staff_key)).json
+    roster = client.get(url + "/members", headers=bearer(staff_key)).json
     assert roster["synced_at"] is not None
     assert [(m["name"], m["status"]) for m in roster["members"]] == [
         ("Ada Lovelace", "active"), ("Alan Turing", "active"), ("Grace Hopper", "active"),
         ("Prof. Emmy Noether", "left")]
-    left = client.get(url + "/members", headers=_auth(staff_key), query_string={"status": "left"}).json
+    left = client.get(url + "/members", headers=bearer(staff_key), query_string={"status": "left"}).json
     assert [m["learner"] for m in left["members"]] == ["teacher-1"]
-    assert client.get(url + "/members", headers=_auth(client_key)).status_code == 403
-    missing = client.get(f"/api/v1/admin/courses/{course.id + 1000}/members", headers=_auth(staff_key))
+    assert client.get(url + "/members", headers=bearer(client_key)).status_code == 403
+    missing = client.get(f"/api/v1/admin/courses/{course.id + 1000}/members", headers=bearer(staff_key))
     assert missing.status_code == 404 and missing.mimetype == "application/problem+json"
 
 
@@ -247,42 +248,42 @@ def test_names_show_in_the_attempt_search_its_detail_the_csv_exports_and_progres
     platform = registered_platform
     for sub in ("learner-1", "learner-3"):
         token = _learner_launch(client, platform, sub=sub)
-        made = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": RIGHT})
+        made = client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(token), json={"answer": RIGHT})
         assert made.status_code == 201, made.json
     # An attempt outside any course (a client's own learner): no name.
-    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(client_key),
+    assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(client_key),
                        json={"learner": "zed", "answer": RIGHT}).status_code == 201
     assert [o.synced for o in _syncer(app).run_once()] == [True]
     platform.rosters["c1"] = [m for m in platform.rosters["c1"] if m["user_id"] != "learner-3"]  # Alan left
-    course = _course(app)
-    assert client.post(f"/api/v1/admin/courses/{course.id}/roster/sync", headers=_auth(staff_key)).status_code == 202
+    course = context_claim(app)
+    assert client.post(f"/api/v1/admin/courses/{course.id}/roster/sync", headers=bearer(staff_key)).status_code == 202
     assert [o.change.left for o in _syncer(app).run_once()] == [1]
 
-    found = client.get("/api/v1/admin/attempts", headers=_auth(staff_key)).json["items"]
+    found = client.get("/api/v1/admin/attempts", headers=bearer(staff_key)).json["items"]
     named = {a["learner"]: (a["learner_name"], a["learner_email"], a["learner_status"]) for a in found}
     assert named == {"learner-1": ("Ada Lovelace", "ada@example.invalid", "active"),
                      "learner-3": ("Alan Turing", "alan@example.invalid", "left"),
                      "zed": (None, None, None)}
     ada = next(a for a in found if a["learner"] == "learner-1")
-    detail = client.get(f"/api/v1/admin/attempts/{ada['id']}", headers=_auth(staff_key)).json
+    detail = client.get(f"/api/v1/admin/attempts/{ada['id']}", headers=bearer(staff_key)).json
     assert (detail["learner_name"], detail["learner_email"], detail["learner_status"]) == \
         ("Ada Lovelace", "ada@example.invalid", "active")
 
-    rows = _csv(client.get("/api/v1/admin/attempts.csv", headers=_auth(staff_key)))
+    rows = _csv(client.get("/api/v1/admin/attempts.csv", headers=bearer(staff_key)))
     assert {r["learner"]: (r["learner_name"], r["learner_email"], r["learner_status"]) for r in rows} == {
         "learner-1": ("Ada Lovelace", "ada@example.invalid", "active"),
         "learner-3": ("Alan Turing", "alan@example.invalid", "left"), "zed": ("", "", "")}
-    book = _csv(client.get("/api/v1/admin/gradebook.csv", headers=_auth(staff_key), query_string={"exercise": QUIZ}))
+    book = _csv(client.get("/api/v1/admin/gradebook.csv", headers=bearer(staff_key), query_string={"exercise": QUIZ}))
     assert [list(r) for r in book][0] == ["client", "learner", "learner_name", "learner_email", QUIZ]
     assert {r["learner"]: (r["learner_name"], r["learner_email"]) for r in book} == {
         "learner-1": ("Ada Lovelace", "ada@example.invalid"), "learner-3": ("Alan Turing", "alan@example.invalid"),
         "zed": ("", "")}
 
-    progress = client.get("/api/v1/admin/learners/learner-3/progress", headers=_auth(staff_key)).json
+    progress = client.get("/api/v1/admin/learners/learner-3/progress", headers=bearer(staff_key)).json
     [membership] = progress["memberships"]
     assert (membership["name"], membership["course"], membership["status"]) == \
         ("Alan Turing", "Deep Learning 101", "left") and membership["left_at"]
-    assert client.get("/api/v1/admin/learners/zed/progress", headers=_auth(staff_key)).json["memberships"] == []
+    assert client.get("/api/v1/admin/learners/zed/progress", headers=bearer(staff_key)).json["memberships"] == []
 
 
 def test_a_launch_whose_member_row_another_transaction_added_meanwhile_still_succeeds(app, client,

@@ -14,20 +14,19 @@ from service.extensions import db_session
 from service.lti.dates import CUSTOM_VARIABLES
 from service.models import Attempt, AttemptEvent, LtiPlatform, LtiResourceLink, Role, ScorePassback
 from service.models.base import utcnow
+from tests.helpers import bearer, count_rows
 
 from .platform import INSTRUCTOR_ROLES, TestPlatform
-from .test_lti import (
+from .support import (
     QUIZ,
     RIGHT,
     WRONG,
-    _auth,
-    _count,
-    _delivered_after_one_failure,
-    _handoff,
-    _launch,
-    _runner,
-    _score,
-    _submitted_hours_ago,
+    delivered_after_one_failure,
+    expected_score,
+    launch_handoff,
+    lti_launch,
+    passback_runner,
+    submitted_hours_ago,
 )
 
 DUE = "ResourceLink.submission.endDateTime"
@@ -46,14 +45,14 @@ def staff_key(app, client_key_for) -> str:
 
 
 def _token(client, lms: TestPlatform, sub: str = "student-1", **claims) -> str:
-    handoff = _handoff(_launch(client, lms, custom=ASKING, sub=sub, **claims))
+    handoff = launch_handoff(lti_launch(client, lms, custom=ASKING, sub=sub, **claims))
     assert handoff["exercise"] == QUIZ
     return handoff["token"]
 
 
 def _link_id(client, key: str) -> int:
     """The launched link's id, as the dashboard finds it (GET /api/v1/admin/links?exercise=)."""
-    links = client.get(f"/api/v1/admin/links?exercise={QUIZ}", headers=_auth(key))
+    links = client.get(f"/api/v1/admin/links?exercise={QUIZ}", headers=bearer(key))
     assert links.status_code == 200, links.json
     [link] = links.json
     assert link["resource_link_id"] == "link-1" and link["platform"] == "Test LMS"
@@ -61,21 +60,21 @@ def _link_id(client, key: str) -> int:
 
 
 def _set_rules(client, key: str, link_id: int, **rules) -> dict:
-    response = client.put(f"/api/v1/admin/links/{link_id}/rules", headers=_auth(key), json=rules)
+    response = client.put(f"/api/v1/admin/links/{link_id}/rules", headers=bearer(key), json=rules)
     assert response.status_code == 200, response.json
     return response.json
 
 
 def _answer(client, token: str, choice: str = RIGHT):
-    return client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=_auth(token), json={"answer": choice})
+    return client.post(f"/api/v1/exercises/{QUIZ}/attempts", headers=bearer(token), json={"answer": choice})
 
 
 def _written(app) -> tuple[int, int, int]:
     """What an attempt writes: attempts, their events, score passbacks."""
-    return _count(app, Attempt), _count(app, AttemptEvent), _count(app, ScorePassback)
+    return count_rows(app, Attempt), count_rows(app, AttemptEvent), count_rows(app, ScorePassback)
 
 
-def _iso(at) -> str:
+def iso_millis(at) -> str:
     return at.isoformat()
 
 
@@ -102,7 +101,7 @@ def test_staffs_max_attempts_on_the_link_refuses_the_learners_next_attempt_and_w
     assert (second.json["standing"]["attempts_used"], second.json["standing"]["attempts_left"]) == (1, 0)
     assert _written(app) == written  # no attempt, no event, no passback
     # The gradebook has the first attempt's score only.
-    _runner(app).run_once()
+    passback_runner(app).run_once()
     assert [s["body"]["scoreGiven"] for s in lms.scores] == [0]
     # Another learner of the same link has their own attempt.
     assert _answer(client, _token(client, lms, sub="student-2")).status_code == 201
@@ -113,7 +112,7 @@ def test_the_lms_due_date_wins_over_staffs_and_an_extension_wins_over_both(app, 
     lms.variables = {DUE: past.isoformat()}  # the instructor's due date in the LMS has passed
     token = _token(client, lms)
     link_id = _link_id(client, staff_key)
-    described = _set_rules(client, staff_key, link_id, due_at=_iso(utcnow() + timedelta(days=7)))
+    described = _set_rules(client, staff_key, link_id, due_at=iso_millis(utcnow() + timedelta(days=7)))
     assert described["lms"]["due_at"] is not None
     assert described["in_force"]["due_at"] == described["lms"]["due_at"]
 
@@ -124,8 +123,8 @@ def test_the_lms_due_date_wins_over_staffs_and_an_extension_wins_over_both(app, 
     assert _written(app) == (0, 0, 0)
 
     later = utcnow() + timedelta(days=2)
-    extension = client.put(f"/api/v1/admin/links/{link_id}/extensions/student-1", headers=_auth(staff_key),
-                           json={"rules": {"due_at": _iso(later)}, "note": "Ill during the week"})
+    extension = client.put(f"/api/v1/admin/links/{link_id}/extensions/student-1", headers=bearer(staff_key),
+                           json={"rules": {"due_at": iso_millis(later)}, "note": "Ill during the week"})
     assert extension.status_code == 200, extension.json
     [listed] = extension.json["extensions"]
     assert (listed["learner"], listed["note"]) == ("student-1", "Ill during the week")
@@ -137,7 +136,7 @@ def test_the_lms_due_date_wins_over_staffs_and_an_extension_wins_over_both(app, 
     assert (other.status_code, other.json["type"]) == (403, "/problems/attempt-refused/past-due")
     # Removed, the LMS's date is in force again for them.
     assert client.delete(f"/api/v1/admin/links/{link_id}/extensions/student-1",
-                         headers=_auth(staff_key)).status_code == 204
+                         headers=bearer(staff_key)).status_code == 204
     assert _answer(client, token).status_code == 403
 
 
@@ -151,9 +150,9 @@ def test_late_work_accepted_sends_the_penalised_score_with_the_learners_submissi
     assert (body["raw_score"], body["score"]) == (1.0, 0.75)
     # The learner submitted three hours ago (late already) and the LMS was down since: the
     # passback's retry, sent now, says when they submitted and carries the penalised score.
-    submitted, graded = _submitted_hours_ago(app, body["id"], 3)
-    _delivered_after_one_failure(app, lms)
-    assert [s["body"] for s in lms.scores] == [_score("student-1", 75, graded, submitted, True)]
+    submitted, graded = submitted_hours_ago(app, body["id"], 3)
+    delivered_after_one_failure(app, lms)
+    assert [s["body"] for s in lms.scores] == [expected_score("student-1", 75, graded, submitted, True)]
     assert submitted == graded and datetime.fromisoformat(submitted) < utcnow() - timedelta(hours=2)
     assert lms.submissions == [{"lineitem": lms.lineitem_url(), "userId": "student-1", "submitted_at": submitted}]
     assert [r["status"] for r in lms.rejected] == [500]  # the injected failure only
@@ -169,8 +168,8 @@ def test_an_instructors_launch_is_not_bound_by_the_rules(app, client, lms, staff
     # platform client's own use of the exercise. Rules there, as strict, bind them no more.
     with app.app_context():
         platform_client = db_session().scalar(select(LtiPlatform.api_client_id))
-    own = client.put(f"/api/v1/admin/exercises/{QUIZ}/clients/{platform_client}/rules", headers=_auth(staff_key),
-                     json={**strict, "due_at": _iso(utcnow() - timedelta(days=1))})
+    own = client.put(f"/api/v1/admin/exercises/{QUIZ}/clients/{platform_client}/rules", headers=bearer(staff_key),
+                     json={**strict, "due_at": iso_millis(utcnow() - timedelta(days=1))})
     assert own.status_code == 200, own.json
     teacher = _token(client, lms, sub="teacher-1", roles=INSTRUCTOR_ROLES)
     tries = [_answer(client, teacher) for _ in range(3)]
@@ -183,7 +182,7 @@ def test_an_instructors_launch_is_not_bound_by_the_rules(app, client, lms, staff
     with app.app_context():
         link = db_session().scalar(select(LtiResourceLink).where(LtiResourceLink.id == link_id))
         assert link.lms_due_at is not None
-    assert _count(app, ScorePassback) == 0  # an instructor's attempts send no score
+    assert count_rows(app, ScorePassback) == 0  # an instructor's attempts send no score
 
 
 def test_on_canvas_each_learner_is_held_to_their_own_due_date(app, client, lms, staff_key):
@@ -201,10 +200,10 @@ def test_on_canvas_each_learner_is_held_to_their_own_due_date(app, client, lms, 
     refused = _answer(client, early)
     assert (refused.status_code, refused.json["type"]) == (403, "/problems/attempt-refused/past-due")
     assert _answer(client, later).status_code == 201
-    described = client.get(f"/api/v1/admin/links/{link_id}/rules", headers=_auth(staff_key)).json
+    described = client.get(f"/api/v1/admin/links/{link_id}/rules", headers=bearer(staff_key)).json
     assert set(described["lms_learners"]) == {"student-early", "student-later"}
     assert described["in_force"]["due_at"].startswith(future.isoformat()[:16])
-    extended = client.put(f"/api/v1/admin/links/{link_id}/extensions/student-early", headers=_auth(staff_key),
+    extended = client.put(f"/api/v1/admin/links/{link_id}/extensions/student-early", headers=bearer(staff_key),
                           json={"rules": {"due_at": future.isoformat()}})
     assert extended.status_code == 200, extended.json
     assert _answer(client, early).status_code == 201

@@ -14,7 +14,7 @@ import pytest
 from service.extensions import db_session
 from service.logs import log_handler
 from service.models import Attempt
-from tests.api.test_worker_process import REFERENCE, attempt_state, start_worker, wait_for
+from tests.api.support import CLAMP_REFERENCE, attempt_state, start_worker, wait_for
 from tests.helpers import bearer
 
 CODE_URL = "/api/v1/exercises/clamp-function/attempts"
@@ -74,7 +74,7 @@ def test_log_lines_are_json_with_the_request_id(client, client_key, json_log):
 
 def test_the_request_id_follows_an_attempt_to_its_worker(app, client, client_key, admin_key, worker, json_log):
     request_id = f"trace-{uuid.uuid4().hex[:8]}"
-    response = client.post(CODE_URL, json={"learner": "ada", "code": REFERENCE},
+    response = client.post(CODE_URL, json={"learner": "ada", "code": CLAMP_REFERENCE},
                            headers={**bearer(client_key), "X-Request-Id": request_id})
     assert response.status_code == 202 and response.headers["X-Request-Id"] == request_id
     attempt_id = uuid.UUID(response.json["id"])
@@ -91,7 +91,7 @@ def test_the_request_id_follows_an_attempt_to_its_worker(app, client, client_key
 
 def test_a_worker_process_logs_json_under_the_attempts_request_id(app, client, client_key, database_url):
     request_id = f"trace-{uuid.uuid4().hex[:8]}"
-    attempt_id = uuid.UUID(client.post(CODE_URL, json={"learner": "ada", "code": REFERENCE},
+    attempt_id = uuid.UUID(client.post(CODE_URL, json={"learner": "ada", "code": CLAMP_REFERENCE},
                                        headers={**bearer(client_key), "X-Request-Id": request_id}).json["id"])
     process = start_worker(database_url)
     try:

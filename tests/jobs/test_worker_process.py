@@ -1,41 +1,17 @@
 """Real worker processes: one killed with SIGKILL mid-grade loses nothing."""
 
-import os
 import signal
-import subprocess
-import sys
-import time
 
-from service.config import PROJECT_ROOT
-from service.extensions import db_session
-from service.models import Attempt
+from tests.api.support import CLAMP_REFERENCE, attempt_state, start_worker, wait_for
 from tests.helpers import bearer
 
-REFERENCE = (PROJECT_ROOT / "exercises" / "clamp-function" / "reference.py").read_text()
-SLOW_REFERENCE = "import time\ntime.sleep(4)\n" + REFERENCE
+SLOW_REFERENCE = "import time\ntime.sleep(4)\n" + CLAMP_REFERENCE
 
 
-def start_worker(database_url: str) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "GRADING_LEASE_SECONDS": "6",
-           "GRADING_TIMEOUT_SECONDS": "5", "ENV": "testing"}
-    return subprocess.Popen([sys.executable, "-m", "service.jobs.worker"], cwd=PROJECT_ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def attempt_state(app, attempt_id):
-    with app.app_context():
-        attempt = db_session().get(Attempt, attempt_id, populate_existing=True)
-        return attempt.status, attempt.tries, attempt.score
 
 
-def wait_for(predicate, timeout: float):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def test_killed_worker_mid_grade_is_graded_again_once(app, client, client_key, database_url):
@@ -55,7 +31,7 @@ def test_killed_worker_mid_grade_is_graded_again_once(app, client, client_key, d
         first.wait(timeout=10)
         # Queued while no worker runs: nothing is lost, it waits in the database.
         queued = uuid.UUID(client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
-                                       json={"learner": "bob", "code": REFERENCE}).json["id"])
+                                       json={"learner": "bob", "code": CLAMP_REFERENCE}).json["id"])
         assert attempt_state(app, queued)[0] == "queued"
     finally:
         if first.poll() is None:
