@@ -203,19 +203,20 @@ def test_each_exercise_of_an_assignment_has_its_own_rules_and_they_refuse_the_le
     exercises names the exercise: its rules without one are a 409 that lists them."""
     platform = registered_platform
     item = _assignment(client, platform, "mean")
-    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-5", resource_link_id="week-3"))["token"]
-    [link] = client.get(f"/api/v1/admin/links?exercise={SQUARE}", headers=_auth(admin_key)).json
+    token = launch_handoff(lti_launch(client, platform, custom=item["custom"], sub="student-5",
+                                      resource_link_id="week-3"))["token"]
+    [link] = client.get(f"/api/v1/admin/links?exercise={SQUARE}", headers=bearer(admin_key)).json
     assert (link["exercise"], link["exercises"]) == (QUIZ, [QUIZ, SQUARE, CLAMP])
     rules = f"/api/v1/admin/links/{link['id']}/exercises/{SQUARE}/rules"
-    described = client.put(rules, headers=_auth(admin_key), json={"max_attempts": 1})
+    described = client.put(rules, headers=bearer(admin_key), json={"max_attempts": 1})
     assert described.status_code == 200, described.json
     assert (described.json["exercise"], described.json["link"], described.json["link_exercises"],
             described.json["in_force"]["max_attempts"]) == (SQUARE, link["id"], [QUIZ, SQUARE, CLAMP], 1)
-    first_exercise = client.get(f"/api/v1/admin/links/{link['id']}/exercises/{QUIZ}/rules", headers=_auth(admin_key))
+    first_exercise = client.get(f"/api/v1/admin/links/{link['id']}/exercises/{QUIZ}/rules", headers=bearer(admin_key))
     assert (first_exercise.json["assignment"], first_exercise.json["in_force"]["max_attempts"]) == (None, None)
 
     def answer(slug: str, value):
-        return client.post(f"/api/v1/exercises/{slug}/attempts", headers=_auth(token), json={"answer": value})
+        return client.post(f"/api/v1/exercises/{slug}/attempts", headers=bearer(token), json={"answer": value})
 
     assert answer(SQUARE, 2.0).status_code == 201
     refused = answer(SQUARE, SQUARE_RIGHT)
@@ -224,12 +225,12 @@ def test_each_exercise_of_an_assignment_has_its_own_rules_and_they_refuse_the_le
 
     # The link's rules without an exercise are ambiguous here; an exercise not of the link is not found.
     for method in ("GET", "PUT", "DELETE"):
-        ambiguous = client.open(f"/api/v1/admin/links/{link['id']}/rules", method=method, headers=_auth(admin_key),
+        ambiguous = client.open(f"/api/v1/admin/links/{link['id']}/rules", method=method, headers=bearer(admin_key),
                                 json={"max_attempts": 2} if method == "PUT" else None)
         assert ambiguous.status_code == 409 and ambiguous.content_type == "application/problem+json"
         assert f"{QUIZ}, {SQUARE}, {CLAMP}" in ambiguous.json["detail"]
     other = client.get(f"/api/v1/admin/links/{link['id']}/exercises/doublefn-forward-result/rules",
-                       headers=_auth(admin_key))
+                       headers=bearer(admin_key))
     assert other.status_code == 404
 
 
@@ -239,9 +240,10 @@ def test_the_assignment_page_reads_the_learners_attempts_in_one_statement(app, c
     attempts, however many exercises the assignment has."""
     platform = registered_platform
     item = _assignment(client, platform, "mean")
-    token = _handoff(_launch(client, platform, custom=item["custom"], sub="student-6", resource_link_id="week-3"))["token"]
+    token = launch_handoff(lti_launch(client, platform, custom=item["custom"], sub="student-6",
+                                      resource_link_id="week-3"))["token"]
     for slug, answer in ((QUIZ, QUIZ_WRONG), (QUIZ, QUIZ_RIGHT), (CLAMP, 2.0)):
-        assert client.post(f"/api/v1/exercises/{slug}/attempts", headers=_auth(token),
+        assert client.post(f"/api/v1/exercises/{slug}/attempts", headers=bearer(token),
                            json={"answer": answer}).status_code == 201
     statements: list[str] = []
     engine = engine_for(database_url)
@@ -251,7 +253,7 @@ def test_the_assignment_page_reads_the_learners_attempts_in_one_statement(app, c
 
     event.listen(engine, "before_cursor_execute", listener)
     try:
-        listed = client.get("/api/v1/assignment", headers=_auth(token))
+        listed = client.get("/api/v1/assignment", headers=bearer(token))
     finally:
         event.remove(engine, "before_cursor_execute", listener)
     assert listed.status_code == 200, listed.json
