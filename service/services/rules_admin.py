@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from ..models import Exercise, LtiResourceLink
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
-from ..rules import Rules, resolve
+from ..rules import Rules, layers, resolve
 from .standing import Assignment, learner_lms_dates, lms_dates
 
 
@@ -76,13 +76,14 @@ def describe(session: Session, assignment: Assignment, exercise: Exercise) -> As
     defaults = exercise.version.spec.get("rules", {})
     lms = lms_dates(session, assignment.link_id)
     lms_learners = learner_lms_dates(session, assignment.link_id)
-    layers = [defaults, None if own is None else own.rules, lms]
+    staff = None if own is None else own.rules
     extensions = [Extension(row.learner, row.rules, row.note, row.updated_by, row.updated_at,
-                            resolve([*layers, lms_learners.get(row.learner), row.rules]))
+                            resolve(layers(defaults, staff, lms, lms_learners.get(row.learner), row.rules)))
                   for row in rows if row.learner is not None]
     return AssignmentRules(exercise.slug, assignment.link_id, assignment.client_id, defaults,
-                           None if own is None else own.rules, None if own is None else own.updated_by,
-                           None if own is None else own.updated_at, lms, lms_learners, resolve(layers), extensions)
+                           staff, None if own is None else own.updated_by,
+                           None if own is None else own.updated_at, lms, lms_learners,
+                           resolve(layers(defaults, staff, lms)), extensions)
 
 
 def link_assignment(session: Session, link_id: int, course_id: int | None = None) -> tuple[Assignment, Exercise] | None:
