@@ -1,66 +1,198 @@
 """Assessment rules: how many attempts a learner has, what each costs, when an exercise is open,
 what happens after the deadline, when the explanation is shown and whether "Run" is allowed.
 
-Rules come in layers, later ones winning key by key (`resolve`):
-1. the exercise's defaults, its exercise.toml [rules] table (defaults of this module otherwise);
+`RULES` is the one table of them: each rule's name, kind, bounds, default, the words staff and
+learners read of it, and the layers that may set it. The layer schema (exercise.toml's [rules]
+table and the admin API's body) and the rules in force as the API shows them are built from it
+(service/rule_schemas.py), and so is what `GET /api/v1/rules` tells the dashboard and the learner
+pages (resources/rules.py). Adding a rule is an entry here, its field in `Rules`, and what
+enforces it.
+
+Rules come in layers, later ones winning key by key (`layers` gives their order, `resolve` merges):
+1. the exercise's defaults, its exercise.toml [rules] table (the table's defaults otherwise);
 2. what staff set for an assignment: an LTI resource link, or a client's own use of the exercise
    through the REST API (`AssessmentRules` rows without a learner);
 3. the dates the LMS sent at the latest launch of the link (`lms_available_from`, `lms_due_at`):
    the platform's gradebook is where an instructor sets dates, so these win over staff's here;
-4. a learner's extension (an `AssessmentRules` row with the learner): staff's decision for that
+4. the dates the LMS sent the learner at their own launch (Canvas: a section's or a learner's
+   override, `LtiLearnerDates`), over the link's;
+5. a learner's extension (an `AssessmentRules` row with the learner): staff's decision for that
    one learner, over everything else.
 
-This module is pure (no Flask, no database): `Standing` is a learner's position in an assignment,
-read by service/services/rules.py, and every path that submits (the API, a learner token, an LTI
-launch) asks it the same questions through `services.attempts.create_attempt`.
+This module is pure (no Flask, no database, no marshmallow): `Standing` is a learner's position
+in an assignment, read from the database by service/services/standing.py, and every path that
+submits (the API, a learner token, an LTI launch) asks it the same questions through
+`services.attempts.create_attempt`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields as dataclass_fields, replace
+from dataclasses import dataclass, fields as dataclass_fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
-
 # When the explanation (and for code the reference walk-through it holds) is shown to a learner.
 ALWAYS, AFTER_PASS, AFTER_ATTEMPTS, AFTER_DUE = "always", "after_pass", "after_attempts", "after_due"
-SHOW_EXPLANATION = (ALWAYS, AFTER_PASS, AFTER_ATTEMPTS, AFTER_DUE)
 # What happens to an attempt submitted after the due date (and its grace period).
 REFUSE, ACCEPT = "refuse", "accept"
-LATE_POLICIES = (REFUSE, ACCEPT)
 
 # Why an attempt is refused: the last part of its problem+json type (errors.py).
 NOT_OPEN, CLOSED, NO_ATTEMPTS_LEFT, RUNS_OFF, NO_RUNS_LEFT = (
     "not-open-yet", "past-due", "no-attempts-left", "runs-not-allowed", "no-runs-left")
 
+# ------------------------------------------------------------------------------------ the layers
+
+EXERCISE, STAFF, LMS, LMS_LEARNER, EXTENSION = "exercise", "staff", "lms", "lms_learner", "extension"
+#: Each layer, in the order it applies (later ones win), and what it is.
+LAYERS: dict[str, str] = {
+    EXERCISE: "The exercise's defaults: its exercise.toml [rules] table.",
+    STAFF: "What staff set for the assignment (an LTI link, or a client's own use of the exercise).",
+    LMS: "The dates the LMS sent at the latest launch of the link.",
+    LMS_LEARNER: "The dates the LMS sent the learner at their own launch (Canvas: section and student overrides).",
+    EXTENSION: "The learner's extension, set by staff for that one learner.",
+}
+
+Layer = Mapping[str, Any] | None
+
+
+def layers(exercise: Layer, staff: Layer, lms: Layer, lms_learner: Layer = None,
+           extension: Layer = None) -> list[Layer]:
+    """The layers of rules in the order they apply (for `resolve`); an assignment's own rules,
+    for no learner in particular, are the first three."""
+    return [exercise, staff, lms, lms_learner, extension]
+
+
+# ---------------------------------------------------------------------------------- the rule table
+
+#: The kinds of value a rule takes: a whole number in [minimum, maximum]; a fraction in [0, 1]; a
+#: list of fractions of length [minimum, maximum]; a date and time with its zone; one of
+#: `choices` (strings); true or false (`choices` give their words).
+COUNT, FRACTION, FRACTIONS, DATETIME, CHOICE, SWITCH = "count", "fraction", "fractions", "datetime", "choice", "switch"
+KINDS = (COUNT, FRACTION, FRACTIONS, DATETIME, CHOICE, SWITCH)
+#: What only staff and the exercise's author set (the LMS sends dates alone).
+STAFF_LAYERS = (EXERCISE, STAFF, EXTENSION)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One value a choice rule takes: staff's word for it, and the sentence a learner reads of it
+    (None: the learner's page says nothing of it)."""
+
+    value: str | bool
+    label: str
+    learner: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One assessment rule, as staff set it and the pages show it."""
+
+    name: str
+    kind: str
+    default: Any
+    #: Its name on the dashboard (the form's label, the layers' row).
+    label: str
+    #: What it does, for staff: the API's description of it.
+    help: str
+    #: None is a value ("unlimited", "none"): a layer sets it to None to unset an earlier one's.
+    nullable: bool = False
+    #: What None means for it, in words.
+    none: str = "none"
+    #: A count's bounds, or a list's length.
+    minimum: int = 0
+    maximum: int | None = None
+    choices: tuple[Choice, ...] = ()
+    #: The layers that may set it.
+    set_by: tuple[str, ...] = STAFF_LAYERS
+    #: The term the learner's page shows its choice's sentence under.
+    learner_term: str | None = None
+
+    def choice(self, value: Any) -> Choice | None:
+        return next((c for c in self.choices if c.value == value), None)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("max_attempts", COUNT, None, "Max attempts",
+         "Attempts a learner has (null: unlimited). Attempts the grader failed on are not counted.",
+         nullable=True, none="unlimited", minimum=1, maximum=1000),
+    Rule("attempt_penalty", FRACTION, 0.0, "Penalty per extra attempt (0–1)",
+         "The fraction of the score taken off per attempt after the first: 0.1 counts the second "
+         "attempt at most 90%, the third 80%. Not with attempt_maxima."),
+    Rule("attempt_maxima", FRACTIONS, None, "Or the most each attempt counts (0–1, in order)",
+         "The most each attempt counts, in order, as fractions (the last stands for every later "
+         "attempt): [1, 0.8, 0.5]. Not with attempt_penalty.",
+         nullable=True, minimum=1, maximum=100),
+    Rule("available_from", DATETIME, None, "Available from",
+         "When attempts open (ISO 8601 with a time zone). The LMS's date wins where it sends one.",
+         nullable=True, set_by=tuple(LAYERS)),
+    Rule("due_at", DATETIME, None, "Due",
+         "The due date (ISO 8601 with a time zone). The LMS's date wins where it sends one; a learner's "
+         "extension wins over both.",
+         nullable=True, set_by=tuple(LAYERS)),
+    Rule("grace_minutes", COUNT, 0, "Grace (minutes)",
+         "Minutes after due_at during which an attempt is still on time", maximum=7 * 24 * 60),
+    Rule("late", CHOICE, REFUSE, "Late attempts",
+         "After due_at (and the grace): refuse attempts, or accept them marked late (with late_penalty)",
+         choices=(Choice(REFUSE, "refused"), Choice(ACCEPT, "accepted"))),
+    Rule("late_penalty", FRACTION, 0.0, "Late penalty (0–1)",
+         "With late = accept: the fraction taken off a late attempt's score"),
+    Rule("show_explanation", CHOICE, AFTER_PASS, "Show the explanation",
+         "When the explanation (for code, the walk-through of the reference) is shown to a learner: "
+         "always (once graded), after_pass (once they passed, or can no longer submit), "
+         "after_attempts (once they can no longer submit), after_due (once the due date and grace passed)",
+         choices=(Choice(ALWAYS, "always", "The explanation is shown with each grade."),
+                  Choice(AFTER_PASS, "after a pass",
+                         "The explanation is shown once you pass, or once you can no longer submit."),
+                  Choice(AFTER_ATTEMPTS, "after the attempts are used up",
+                         "The explanation is shown once you can no longer submit."),
+                  Choice(AFTER_DUE, "after the due date", "The explanation is shown after the due date.")),
+         learner_term="Explanation"),
+    Rule("runs", SWITCH, True, "Run (code exercises)",
+         "Whether the exercise page's Run is allowed (code exercises)",
+         choices=(Choice(True, "allowed"), Choice(False, "not allowed"))),
+    Rule("max_runs", COUNT, None, "Max runs", "Runs a learner has at this exercise (null: unlimited)",
+         nullable=True, none="unlimited", maximum=100_000),
+)
+RULE_BY_NAME = {rule.name: rule for rule in RULES}
+RULE_KEYS = frozenset(RULE_BY_NAME)
+
+
+def choices_of(name: str) -> tuple[Any, ...]:
+    """The values a choice rule takes."""
+    return tuple(choice.value for choice in RULE_BY_NAME[name].choices)
+
+
+SHOW_EXPLANATION = choices_of("show_explanation")
+LATE_POLICIES = choices_of("late")
+
+
+@dataclass(frozen=True)
+class RuleNote:
+    """A rule in force, in words for the learner ("Explanation": "The explanation is shown ...")."""
+
+    term: str
+    text: str
+
 
 @dataclass(frozen=True)
 class Rules:
-    """The rules in force for one learner at one assignment (every layer merged)."""
+    """The rules in force for one learner at one assignment (every layer merged): a field for
+    each rule of `RULES`, whose defaults are the table's (`DEFAULT_RULES`)."""
 
-    #: None: unlimited. Attempts the grader failed on (status error) are not counted.
-    max_attempts: int | None = None
-    #: The fraction of the score taken off per attempt after the first (0.1: the second attempt
-    #: counts at most 90%, the third 80%, ...; never below zero).
-    attempt_penalty: float = 0.0
-    #: Or, as PrairieLearn's points list: the most attempt n counts (a fraction of the score), the
-    #: last value standing for every later attempt. Set at most one of the two.
-    attempt_maxima: tuple[float, ...] | None = None
-    available_from: datetime | None = None
-    due_at: datetime | None = None
-    #: Minutes after the due date during which an attempt is still on time (a slow upload).
-    grace_minutes: int = 0
-    late: str = REFUSE
-    #: With late = "accept": the fraction taken off a late attempt's score.
-    late_penalty: float = 0.0
-    show_explanation: str = AFTER_PASS
-    #: Whether the exercise page's "Run" is allowed for this exercise, and how many runs a learner
-    #: has (None: unlimited).
-    runs: bool = True
-    max_runs: int | None = None
+    max_attempts: int | None
+    attempt_penalty: float
+    #: As PrairieLearn's points list. Set at most one of attempt_penalty and attempt_maxima.
+    attempt_maxima: tuple[float, ...] | None
+    available_from: datetime | None
+    due_at: datetime | None
+    grace_minutes: int
+    late: str
+    late_penalty: float
+    show_explanation: str
+    runs: bool
+    max_runs: int | None
 
     def attempt_factor(self, number: int) -> float:
         """The most attempt `number` (1, 2, ...) counts, as a fraction of its score."""
@@ -74,37 +206,60 @@ class Rules:
         return None if self.due_at is None else self.due_at + timedelta(minutes=self.grace_minutes)
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("available_from", "due_at"):
-            if data[key] is not None:
-                data[key] = data[key].isoformat()
-        if data["attempt_maxima"] is not None:
-            data["attempt_maxima"] = list(data["attempt_maxima"])
-        return data
+        return {rule.name: _json(rule, getattr(self, rule.name)) for rule in RULES}
+
+    @property
+    def learner_notes(self) -> list[RuleNote]:
+        """What the learner's page says of these rules beside their standing: a note for each rule
+        whose value in force has a sentence for learners."""
+        notes = []
+        for rule in RULES:
+            choice = rule.choice(getattr(self, rule.name))
+            if rule.learner_term and choice is not None and choice.learner:
+                notes.append(RuleNote(rule.learner_term, choice.learner))
+        return notes
+
+if [f.name for f in dataclass_fields(Rules)] != [rule.name for rule in RULES]:
+    raise RuntimeError("Rules must have one field for each rule of RULES, in the table's order")
+DEFAULT_RULES = Rules(**{rule.name: rule.default for rule in RULES})
 
 
-RULE_KEYS = frozenset(f.name for f in dataclass_fields(Rules))
-DEFAULT_RULES = Rules()
+def _json(rule: Rule, value: Any) -> Any:
+    """A rule's value as JSON: dates as ISO strings, lists as lists."""
+    if value is None:
+        return None
+    if rule.kind == DATETIME:
+        return value.isoformat()
+    if rule.kind == FRACTIONS:
+        return list(value)
+    return value
 
 
-def _value(key: str, value: Any) -> Any:
-    if key in ("available_from", "due_at") and isinstance(value, str):
+def _value(rule: Rule, value: Any) -> Any:
+    """A rule's value as a layer stores it (JSON) read into `Rules`."""
+    if rule.kind == DATETIME and isinstance(value, str):
         return datetime.fromisoformat(value)
-    if key == "attempt_maxima" and value is not None:
+    if rule.kind == FRACTIONS and value is not None:
         return tuple(float(v) for v in value)
     return value
 
 
-def resolve(layers: Iterable[Mapping[str, Any] | None]) -> Rules:
-    """The rules once every layer (oldest first; None: an absent layer) is applied key by key. A
-    layer's keys are validated already (schemas/rules.py); a key set to None in a layer unsets it
-    (an assignment with no due date although the exercise has one; only the keys that may be None)."""
+def rules_json(loaded: Mapping[str, Any]) -> dict[str, Any]:
+    """A loaded rules layer as stored (JSON): dates as ISO strings."""
+    return {key: value.isoformat() if isinstance(value, datetime) else value for key, value in loaded.items()}
+
+
+def resolve(layers: Iterable[Layer]) -> Rules:
+    """The rules once every layer (oldest first, as `layers` orders them; None: an absent layer)
+    is applied key by key. A layer's keys are validated already (rule_schemas.py); a key set to
+    None in a layer unsets it (an assignment with no due date although the exercise has one; only
+    the nullable rules)."""
+    present = [layer for layer in layers if layer]
     merged: dict[str, Any] = {}
-    for layer in layers:
-        if layer:
-            merged.update({key: _value(key, value) for key, value in layer.items() if key in RULE_KEYS})
+    for layer in present:
+        merged.update({key: _value(RULE_BY_NAME[key], value) for key, value in layer.items() if key in RULE_KEYS})
     # One way of penalising attempts: a later layer's choice replaces an earlier layer's other one.
-    for layer in reversed([layer for layer in layers if layer]):
+    for layer in reversed(present):
         if "attempt_maxima" in layer or "attempt_penalty" in layer:
             if "attempt_maxima" not in layer:
                 merged["attempt_maxima"] = None
@@ -232,63 +387,3 @@ class Standing:
             return self.done
         closes = self.rules.closes_at
         return closes is not None and self.now > closes
-
-
-# ---------------------------------------------------------------------------- a layer as written
-
-FRACTION = validate.Range(min=0, max=1)
-
-
-class RulesLayerSchema(Schema):
-    """What one layer of rules may set, as exercise.toml's [rules] table and the admin API's body
-    write it (the one definition of a valid rule). Every key is optional: a layer sets only what it
-    changes."""
-
-    max_attempts = fields.Integer(allow_none=True, validate=validate.Range(min=1, max=1000), metadata={
-        "description": "Attempts a learner has (null: unlimited). Attempts the grader failed on are not counted."})
-    attempt_penalty = fields.Float(validate=FRACTION, metadata={
-        "description": "The fraction of the score taken off per attempt after the first: 0.1 counts the second "
-                       "attempt at most 90%, the third 80%. Not with attempt_maxima."})
-    attempt_maxima = fields.List(fields.Float(validate=FRACTION), allow_none=True,
-                                 validate=validate.Length(min=1, max=100), metadata={
-        "description": "The most each attempt counts, in order, as fractions (the last stands for every later "
-                       "attempt): [1, 0.8, 0.5]. Not with attempt_penalty."})
-    available_from = fields.AwareDateTime(allow_none=True, metadata={
-        "description": "When attempts open (ISO 8601 with a time zone). The LMS's date wins where it sends one."})
-    due_at = fields.AwareDateTime(allow_none=True, metadata={
-        "description": "The due date (ISO 8601 with a time zone). The LMS's date wins where it sends one; a learner's "
-                       "extension wins over both."})
-    grace_minutes = fields.Integer(validate=validate.Range(min=0, max=7 * 24 * 60), metadata={
-        "description": "Minutes after due_at during which an attempt is still on time"})
-    late = fields.String(validate=validate.OneOf(LATE_POLICIES), metadata={
-        "description": "After due_at (and the grace): refuse attempts, or accept them marked late (with late_penalty)"})
-    late_penalty = fields.Float(validate=FRACTION, metadata={
-        "description": "With late = accept: the fraction taken off a late attempt's score"})
-    show_explanation = fields.String(validate=validate.OneOf(SHOW_EXPLANATION), metadata={
-        "description": "When the explanation (for code, the walk-through of the reference) is shown to a learner: "
-                       "always (once graded), after_pass (once they passed, or can no longer submit), "
-                       "after_attempts (once they can no longer submit), after_due (once the due date and grace "
-                       "passed)"})
-    runs = fields.Boolean(metadata={"description": "Whether the exercise page's Run is allowed (code exercises)"})
-    max_runs = fields.Integer(allow_none=True, validate=validate.Range(min=0, max=100_000), metadata={
-        "description": "Runs a learner has at this exercise (null: unlimited)"})
-
-    @pre_load
-    def _toml_datetimes(self, data: Any, **_kwargs: Any) -> Any:
-        # exercise.toml writes dates as TOML datetimes: read them as the API's ISO strings.
-        if isinstance(data, dict):
-            return {key: value.isoformat() if isinstance(value, datetime) else value for key, value in data.items()}
-        return data
-
-    @validates_schema
-    def _consistent(self, data: dict[str, Any], **_kwargs: Any) -> None:
-        if "attempt_maxima" in data and "attempt_penalty" in data:
-            raise ValidationError("Give attempt_penalty or attempt_maxima, not both.", "attempt_maxima")
-        opens, due = data.get("available_from"), data.get("due_at")
-        if opens is not None and due is not None and opens >= due:
-            raise ValidationError("Must be before due_at.", "available_from")
-
-
-def rules_json(loaded: dict[str, Any]) -> dict[str, Any]:
-    """A loaded rules layer as stored (JSON): dates as ISO strings."""
-    return {key: value.isoformat() if isinstance(value, datetime) else value for key, value in loaded.items()}

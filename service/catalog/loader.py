@@ -16,7 +16,8 @@ from typing import Any
 from marshmallow import ValidationError
 
 from ..quiz import QUIZ_KINDS, Problem
-from ..rules import RulesLayerSchema, rules_json
+from ..rule_schemas import RulesLayerSchema
+from ..rules import rules_json
 from ..scores import POLICIES as SCORE_POLICIES, policy_of
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

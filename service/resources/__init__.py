@@ -20,6 +20,7 @@ from . import (
     learners,
     lti_admin,
     rosters,
+    rules,
     runs,
     webhooks,
 )
@@ -29,7 +30,7 @@ from .paths import register_converters
 def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
-    for module in (exercises, attempts, assignment, learners, learner_tokens, runs, webhooks, admin, admin_attempts,
+    for module in (exercises, attempts, assignment, learners, learner_tokens, runs, rules, webhooks, admin, admin_attempts,
                    admin_stats, admin_grades, admin_rules, courses, rosters, lti_admin, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)

@@ -1,7 +1,7 @@
-"""The assessment rules in the API: the body staff send (the layer schema of service/rules.py,
-which exercise.toml's [rules] table is checked with too), the rules in force, the learner's
-standing, and a counting scope's layers (one exercise of an LTI link, or a client's own use of an
-exercise)."""
+"""The assessment rules in the API: the rule table (service/rules.py's, for the pages), the body
+staff send (the layer schema of service/rule_schemas.py, which exercise.toml's [rules] table is
+checked with too), the rules in force, the learner's standing, and a counting scope's layers (one
+exercise of an LTI link, or a client's own use of an exercise)."""
 
 from __future__ import annotations
 
@@ -9,28 +9,67 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from ..rules import LATE_POLICIES, SHOW_EXPLANATION, RulesLayerSchema
+from ..rule_schemas import RulesLayerSchema, RulesOutSchema
+from ..rules import KINDS
 from .request import RequestSchema
+
+# A rule's value, default or choice: a number, a string, true or false, a list of numbers, or null.
+RULE_VALUE = {"type": ["number", "string", "boolean", "array", "null"], "items": {"type": "number"}}
 
 
 class RulesSchema(RequestSchema, RulesLayerSchema):
-    """A rules layer as the admin API takes it (service/rules.py's RulesLayerSchema, with no NUL in it)."""
+    """A rules layer as the admin API takes it (service/rule_schemas.py's RulesLayerSchema, with no NUL in it)."""
 
 
-class RulesOutSchema(Schema):
-    """Rules in force (every key), as the API shows them."""
+class RuleChoiceSchema(Schema):
+    value = fields.Raw(required=True, metadata={"description": "The value (a string, or for a switch true or false)",
+                                                "type": ["string", "boolean"]})
+    label = fields.String(required=True, metadata={"description": "Its words, for staff"})
+    learner = fields.String(allow_none=True, required=True, metadata={
+        "description": "The sentence a learner's page says of it (null: it says nothing)"})
 
-    max_attempts = fields.Integer(allow_none=True, required=True)
-    attempt_penalty = fields.Float(required=True)
-    attempt_maxima = fields.List(fields.Float(), allow_none=True, required=True)
-    available_from = fields.DateTime(allow_none=True, required=True)
-    due_at = fields.DateTime(allow_none=True, required=True)
-    grace_minutes = fields.Integer(required=True)
-    late = fields.String(required=True, validate=validate.OneOf(LATE_POLICIES))
-    late_penalty = fields.Float(required=True)
-    show_explanation = fields.String(required=True, validate=validate.OneOf(SHOW_EXPLANATION))
-    runs = fields.Boolean(required=True)
-    max_runs = fields.Integer(allow_none=True, required=True)
+
+class RuleDescriptionSchema(Schema):
+    """One assessment rule, as a page names and explains it."""
+
+    name = fields.String(required=True, metadata={"description": "Its key in a rules object"})
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS), metadata={
+        "description": "count: a whole number in [minimum, maximum]; fraction: a number in [0, 1]; fractions: a "
+                       "list of those, its length in [minimum, maximum]; datetime: ISO 8601 with a time zone; "
+                       "choice: one of the choices' values; switch: true or false"})
+    default = fields.Raw(allow_none=True, required=True, metadata={
+        "description": "Its value where no layer sets it", **RULE_VALUE})
+    label = fields.String(required=True, metadata={"description": "Its name, for staff"})
+    help = fields.String(required=True, metadata={"description": "What it does, for staff"})
+    nullable = fields.Boolean(required=True, metadata={"description": "A layer may set it to null"})
+    none = fields.String(required=True, metadata={"description": "What null means for it, in words"})
+    minimum = fields.Integer(required=True)
+    maximum = fields.Integer(allow_none=True, required=True)
+    choices = fields.List(fields.Nested(RuleChoiceSchema), required=True, metadata={
+        "description": "A choice's or a switch's values, in the order to offer them"})
+    set_by = fields.List(fields.String(), required=True, metadata={
+        "description": "The layers that may set it (the vocabulary's layers)"})
+    learner_term = fields.String(allow_none=True, required=True, metadata={
+        "description": "The term a learner's page shows its choice's sentence under (null: none)"})
+
+
+class LayerDescriptionSchema(Schema):
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+
+
+class RuleVocabularySchema(Schema):
+    """Every assessment rule and layer, in order: what the dashboard and the learner pages name and
+    explain them with."""
+
+    rules = fields.List(fields.Nested(RuleDescriptionSchema), required=True)
+    layers = fields.List(fields.Nested(LayerDescriptionSchema), required=True, metadata={
+        "description": "The layers of rules, in the order they apply: later ones win, rule by rule"})
+
+
+class RuleNoteSchema(Schema):
+    term = fields.String(required=True)
+    text = fields.String(required=True)
 
 
 class PenaltySchema(Schema):
@@ -64,6 +103,9 @@ class StandingSchema(Schema):
         "type": "object", "nullable": True})
     explanation_shown = fields.Method("_explanation_shown", required=True, metadata={
         "description": "Whether the explanation is shown to them now (rules.show_explanation)", "type": "boolean"})
+    rule_notes = fields.List(fields.Nested(RuleNoteSchema), required=True, attribute="rules.learner_notes", metadata={
+        "description": "What a learner's page says of the rules in force, in words: {term: \"Explanation\", text: "
+                       "\"The explanation is shown once you can no longer submit.\"}"})
 
     def _next_penalties(self, standing: Any) -> list[dict[str, Any]]:
         return [p.as_json() for p in standing.penalties()]

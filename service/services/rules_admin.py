@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from ..models import Exercise, LtiResourceLink
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
-from ..rules import Rules, resolve
+from ..rules import Rules, layers, resolve
 from .standing import CountingScope, learner_lms_dates, lms_dates
 
 
@@ -83,15 +83,15 @@ def describe(session: Session, counting_scope: CountingScope, exercise: Exercise
     defaults = exercise.version.spec.get("rules", {})
     lms = lms_dates(session, counting_scope.link_id)
     lms_learners = learner_lms_dates(session, counting_scope.link_id)
-    layers = [defaults, None if own is None else own.rules, lms]
+    staff = None if own is None else own.rules
     extensions = [Extension(row.learner, row.rules, row.note, row.updated_by, row.updated_at,
-                            resolve([*layers, lms_learners.get(row.learner), row.rules]))
+                            resolve(layers(defaults, staff, lms, lms_learners.get(row.learner), row.rules)))
                   for row in rows if row.learner is not None]
     link = None if counting_scope.link_id is None else session.get(LtiResourceLink, counting_scope.link_id)
     link_exercises = [] if link is None else [linked.slug for linked, _ in link.exercise_points()]
     return ScopeRules(exercise.slug, counting_scope.link_id, link_exercises, counting_scope.client_id, defaults,
-                      None if own is None else own.rules, None if own is None else own.updated_by,
-                      None if own is None else own.updated_at, lms, lms_learners, resolve(layers), extensions)
+                      staff, None if own is None else own.updated_by, None if own is None else own.updated_at,
+                      lms, lms_learners, resolve(layers(defaults, staff, lms)), extensions)
 
 
 class SeveralExercises(Exception):

@@ -18,7 +18,7 @@ from ..learner_tokens import LearnerScope
 from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
-from ..rules import Standing, resolve
+from ..rules import Standing, layers, resolve
 
 
 def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
@@ -144,8 +144,8 @@ def standing(session: Session, counting_scope: CountingScope, defaults: Mapping[
      runs_used) = session.connection().execute(_standing_statement(with_runs), {
         "client_id": counting_scope.client_id, "exercise_id": counting_scope.exercise_id,
         "link_id": counting_scope.link_id or 0, "course_id": counting_scope.course_id or 0, "learner": learner}).one()
-    layers = [defaults, own, dates_layer(lms_from, lms_due), dates_layer(own_from, own_due), extension]
-    return Standing(resolve(layers), now or utcnow(), int(used), int(last_number) + 1, bool(passed),
+    rules = resolve(layers(defaults, own, dates_layer(lms_from, lms_due), dates_layer(own_from, own_due), extension))
+    return Standing(rules, now or utcnow(), int(used), int(last_number) + 1, bool(passed),
                     int(runs_used or 0), exempt)
 
 

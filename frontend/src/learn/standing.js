@@ -8,13 +8,6 @@ import { percent } from "../format.js";
 
 const when = (iso) => new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 
-const SHOWN = {
-  always: "The explanation is shown with each grade.",
-  after_pass: "The explanation is shown once you pass, or once you can no longer submit.",
-  after_attempts: "The explanation is shown once you can no longer submit.",
-  after_due: "The explanation is shown after the due date.",
-};
-
 // The fraction an attempt with these penalties counts at most ([{reason, factor}]).
 export function factorOf(penalties) {
   return (penalties || []).reduce((product, p) => product * p.factor, 1);
@@ -36,7 +29,8 @@ function lines(standing) {
   }
   const next = factorOf(standing.next_penalties);
   if (next < 1 && !standing.refused) out.push(["Next attempt", `counts at most ${percent(next)} of its score.`]);
-  if (rules.show_explanation && SHOWN[rules.show_explanation]) out.push(["Explanation", SHOWN[rules.show_explanation]]);
+  // The rules the server puts in words for learners ("Explanation": when it is shown).
+  for (const note of standing.rule_notes || []) out.push([note.term, note.text]);
   return out;
 }
 

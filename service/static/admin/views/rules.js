@@ -8,36 +8,34 @@ import { API, api, get, listOf, problemBox, query } from "../api.js";
 import { dl, el, empty, enc, link, loading, section, table, toast } from "../dom.js";
 import { fmtNumber, timeEl } from "../format.js";
 
-const EXPLANATION = { always: "always", after_pass: "after a pass", after_attempts: "after the attempts are used up",
-  after_due: "after the due date" };
+/** The rules staff can set, in the form's order, as the server names and explains them
+ * (GET /api/v1/rules: name, kind, label, help, none, choices): read once, before a page shows. */
+let RULES = [];
+let RULE = {};
+let loadingRules = null;
 
-/** The rules staff can set, in the form's order: [key, label, kind, options]. */
-const RULES = [
-  ["max_attempts", "Max attempts", "int"],
-  ["attempt_penalty", "Penalty per extra attempt (0–1)", "float"],
-  ["attempt_maxima", "Or the most each attempt counts (0–1, in order)", "list"],
-  ["available_from", "Available from", "date"],
-  ["due_at", "Due", "date"],
-  ["grace_minutes", "Grace (minutes)", "int"],
-  ["late", "Late attempts", "select", [["refuse", "refused"], ["accept", "accepted (late penalty)"]]],
-  ["late_penalty", "Late penalty (0–1)", "float"],
-  ["show_explanation", "Show the explanation", "select", Object.entries(EXPLANATION)],
-  ["runs", "Run (code exercises)", "select", [["true", "allowed"], ["false", "not allowed"]]],
-  ["max_runs", "Max runs", "int"],
-];
-const LABELS = Object.fromEntries(RULES.map(([key, label]) => [key, label]));
+function loadRules() {
+  loadingRules = loadingRules || get("/api/v1/rules").then(({ data }) => {
+    RULES = data.rules;
+    RULE = Object.fromEntries(RULES.map((rule) => [rule.name, rule]));
+  }, (e) => {
+    loadingRules = null; // asked again on the next page
+    throw e;
+  });
+  return loadingRules;
+}
 
 const zone = () => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time"; } catch (e) { return "local time"; } };
 
 /** A rule's value as text (null: what "none" means for it). */
 function ruleText(key, value) {
   if (value === undefined) return "";
-  if (value === null) return key === "max_attempts" || key === "max_runs" ? "unlimited" : "none";
-  if (key === "available_from" || key === "due_at") return timeEl(value);
-  if (key === "attempt_maxima") return value.map((v) => fmtNumber(v)).join(", ");
-  if (key === "show_explanation") return EXPLANATION[value] || String(value);
-  if (key === "runs") return value ? "allowed" : "not allowed";
-  if (key === "late") return value === "accept" ? "accepted" : value === "refuse" ? "refused" : String(value);
+  const rule = RULE[key] || { choices: [] };
+  if (value === null) return rule.none || "none";
+  if (rule.kind === "datetime") return timeEl(value);
+  if (rule.kind === "fractions") return value.map((v) => fmtNumber(v)).join(", ");
+  const choice = rule.choices.find((c) => c.value === value);
+  if (choice) return choice.label;
   return typeof value === "number" ? fmtNumber(value) : String(value);
 }
 
@@ -45,7 +43,7 @@ function ruleText(key, value) {
 function summary(rules) {
   const keys = Object.keys(rules || {});
   if (!keys.length) return "nothing";
-  return keys.map((key) => el("span", { class: "rule-set" }, (LABELS[key] || key) + ": ", ruleText(key, rules[key])));
+  return keys.map((key) => el("span", { class: "rule-set" }, ((RULE[key] || {}).label || key) + ": ", ruleText(key, rules[key])));
 }
 
 // ---- #/links ---------------------------------------------------------------------------------
@@ -139,7 +137,7 @@ async function rulesPage(root, ctx, where) {
   root.append(head, body);
   let data;
   try {
-    data = (await get(where.base + "/rules")).data;
+    [{ data }] = await Promise.all([get(where.base + "/rules"), loadRules()]);
   } catch (e) {
     body.replaceChildren(problemBox(e));
     return;
@@ -194,8 +192,8 @@ function layers(d) {
   const staff = d.assignment || {};
   // In force first: on a phone the rows stack, and it is what is read first.
   const cell = (cls, label, value) => el("td", { class: cls, dataset: { label } }, value || null);
-  const rows = RULES.map(([key]) => el("tr", { dataset: { rule: key } },
-    el("th", { scope: "row" }, LABELS[key]),
+  const rows = RULES.map(({ name: key, label }) => el("tr", { dataset: { rule: key } },
+    el("th", { scope: "row" }, label),
     cell("in-force", "In force", ruleText(key, (d.in_force || {})[key])),
     cell("layer", "Exercise default", ruleText(key, (d.defaults || {})[key])),
     cell("layer", "Staff", ruleText(key, staff[key])),
@@ -209,23 +207,23 @@ function layers(d) {
 }
 
 /** An input for a rule, its label and the place for its error. */
-function ruleField(prefix, key, label, kind, options, value) {
+function ruleField(prefix, { name: key, label, kind, choices }, value) {
   const id = prefix + key;
   let control;
-  if (kind === "select") {
+  if (choices.length) {
     control = el("select", { id, name: key },
       el("option", { value: "" }, "not set"),
-      options.map(([v, text]) => el("option", { value: v, selected: value !== undefined && String(value) === v }, text)));
+      choices.map((c) => el("option", { value: String(c.value), selected: value !== undefined && String(value) === String(c.value) }, c.label)));
   } else {
     const text = value === undefined || value === null ? ""
-      : kind === "date" ? localInput(value) : kind === "list" ? value.join(", ") : String(value);
-    control = el("input", { id, name: key, type: kind === "date" ? "datetime-local" : "text", value: text,
-      inputmode: kind === "int" ? "numeric" : kind === "float" ? "decimal" : null, spellcheck: "false", autocomplete: "off",
-      placeholder: kind === "list" ? "1, 0.8, 0.5" : null, "aria-describedby": "err-" + id });
+      : kind === "datetime" ? localInput(value) : kind === "fractions" ? value.join(", ") : String(value);
+    control = el("input", { id, name: key, type: kind === "datetime" ? "datetime-local" : "text", value: text,
+      inputmode: kind === "count" ? "numeric" : kind === "fraction" ? "decimal" : null, spellcheck: "false", autocomplete: "off",
+      placeholder: kind === "fractions" ? "1, 0.8, 0.5" : null, "aria-describedby": "err-" + id });
   }
-  if (kind === "select") control.setAttribute("aria-describedby", "err-" + id);
+  if (choices.length) control.setAttribute("aria-describedby", "err-" + id);
   return el("div", { class: "field", dataset: { field: key } },
-    el("label", { for: id }, label, kind === "date" ? " (" + zone() + ")" : ""), control,
+    el("label", { for: id }, label, kind === "datetime" ? " (" + zone() + ")" : ""), control,
     el("p", { class: "field-error", id: "err-" + id }));
 }
 
@@ -237,15 +235,16 @@ function localInput(iso) {
   return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + "T" + pad(d.getHours()) + ":" + pad(d.getMinutes());
 }
 
-/** A field's value as the API takes it; undefined when empty (the rule is not set). What does not
- * read as a number or a date goes as typed, so that the API says what is wrong with it. */
+/** A field's value as the API takes it (`kind`: the rule's); undefined when empty (the rule is not
+ * set). What does not read as a number or a date goes as typed, so that the API says what is wrong
+ * with it. */
 function fieldValue(kind, raw) {
   const text = raw.trim();
   if (text === "") return undefined;
   const number = (s) => (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s) ? Number(s) : s);
-  if (kind === "int" || kind === "float") return number(text);
-  if (kind === "list") return text.split(/[\s,;]+/).filter(Boolean).map(number);
-  if (kind === "date") {
+  if (kind === "count" || kind === "fraction") return number(text);
+  if (kind === "fractions") return text.split(/[\s,;]+/).filter(Boolean).map(number);
+  if (kind === "datetime") {
     const d = new Date(text);
     return Number.isNaN(d.getTime()) ? text : d.toISOString();
   }
@@ -299,16 +298,16 @@ function staffForm(where, d, show) {
   const form = el("form", { class: "rules-form", id: "rules-form", novalidate: true },
     el("p", { class: "muted" }, "An empty field is not set here: the exercise's default applies. Dates are in your time zone, ",
       zone(), ". Attempts already made keep the penalties they were made under."),
-    el("div", { class: "filters" }, RULES.map(([key, label, kind, options]) => ruleField("rule-", key, label, kind, options, staff[key]))),
+    el("div", { class: "filters" }, RULES.map((rule) => ruleField("rule-", rule, staff[rule.name]))),
     box,
     el("div", { class: "actions" }, save, clear));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clearErrors(form, box);
     const body = {};
-    for (const [key, , kind] of RULES) {
-      const value = fieldValue(kind, form.querySelector("#rule-" + key).value);
-      if (value !== undefined) body[key] = value;
+    for (const { name, kind } of RULES) {
+      const value = fieldValue(kind, form.querySelector("#rule-" + name).value);
+      if (value !== undefined) body[name] = value;
     }
     save.disabled = true;
     try {
@@ -401,9 +400,9 @@ function extensionForm(where, d, show) {
     };
     const who = learner.value.trim();
     const rules = {};
-    const dueAt = fieldValue("date", due.value);
+    const dueAt = fieldValue("datetime", due.value);
     if (dueAt !== undefined) rules.due_at = dueAt;
-    const more = fieldValue("int", extra.value);
+    const more = fieldValue("count", extra.value);
     if (more !== undefined) {
       if (!Number.isInteger(more) || more < 1) local("max_attempts", "A whole number of attempts, 1 or more.");
       else if (max === null || max === undefined) local("max_attempts", "Attempts are unlimited here: there is nothing to add.");
