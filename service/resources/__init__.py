@@ -37,9 +37,10 @@ def register_blueprints(api: Api) -> None:
 
 
 def _document_rules_between_fields(api: Api) -> None:
-    """marshmallow checks a rule between fields in code (validates_schema: "one of these two", "both
-    or neither"); a schema class states the same rule for the document in JSON_SCHEMA (oneOf,
-    dependentRequired...), merged here into its component."""
+    """marshmallow checks a rule between fields in code (validates_schema: "both or neither"); a
+    schema class states the same rule for the document in JSON_SCHEMA (dependentRequired, not...),
+    merged here into its component. ("One of these two" is a body of two shapes: ONE_OF, in
+    blueprint.Blueprint.)"""
     components = api.spec.components.schemas
     for key, name in api.ma_plugin.converter.refs.items():
         extra = getattr(key[0], "JSON_SCHEMA", None)

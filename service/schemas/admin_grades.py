@@ -11,20 +11,58 @@ REGRADE_STATUSES = [DRY_RUN, READY, APPLYING, APPLIED]
 SLUG = validate.Length(min=1, max=64)
 
 
-class RegradeCreateSchema(RequestSchema):
-    JSON_SCHEMA = {"oneOf": [{"required": ["exercise"]}, {"required": ["attempt"]}]}
+def _exercise(*, required: bool = False) -> fields.String:
+    return fields.String(required=required, validate=SLUG,
+                         metadata={"description": "Regrade every graded attempt of this exercise"})
 
-    exercise = fields.String(validate=SLUG, metadata={"description": "Regrade every graded attempt of this exercise"})
-    attempt = fields.UUID(metadata={"description": "Regrade this attempt only"})
-    course = fields.Integer(validate=COURSE_ID, metadata={
+
+def _attempt(*, required: bool = False) -> fields.UUID:
+    return fields.UUID(required=required, metadata={"description": "Regrade this attempt only"})
+
+
+def _course() -> fields.Integer:
+    return fields.Integer(validate=COURSE_ID, metadata={
         "description": "Regrade this course's attempts only (an instructor's or admin's key; a course's own staff "
                        "always regrade their course's, and get a 404 for another's). With `attempt`: the attempt's "
                        "course, else a 404"})
+
+
+class ExerciseRegradeCreateSchema(RequestSchema):
+    """A regrade of every graded attempt of an exercise."""
+
+    exercise = _exercise(required=True)
+    course = _course()
+
+
+class AttemptRegradeCreateSchema(RequestSchema):
+    """A regrade of one attempt."""
+
+    attempt = _attempt(required=True)
+    course = _course()
+
+
+class RegradeCreateSchema(RequestSchema):
+    """What the server checks a regrade request with; the document gives it as one of ONE_OF (a
+    generated client's types), and this schema's one_of says the same to a body that is neither."""
+
+    ONE_OF = (ExerciseRegradeCreateSchema, AttemptRegradeCreateSchema)
+
+    exercise = _exercise()
+    attempt = _attempt()
+    course = _course()
 
     @validates_schema
     def one_of(self, data, **_kwargs):
         if ("exercise" in data) == ("attempt" in data):
             raise ValidationError("Give either 'exercise' (every graded attempt of it) or 'attempt' (one), not both.")
+
+
+class RegradeCountsSchema(Schema):
+    """How a regrade's graded items' scores compare with the grader's score when it was requested."""
+
+    up = fields.Integer(required=True)
+    down = fields.Integer(required=True)
+    unchanged = fields.Integer(required=True)
 
 
 class RegradeSummarySchema(Schema):
@@ -49,7 +87,9 @@ class RegradeSummarySchema(Schema):
     graded = fields.Integer(required=True, metadata={"description": "Items finished so far (errors included)"})
     errors = fields.Integer(required=True, metadata={
         "description": "Items not regraded: the grader failed on them, or the answer does not fit the new version"})
-    summary = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+    # A component of its own: inline, generators named it "RegradeSummary" within Regrade (after
+    # its parent and field), the name of this schema's own component, and dropped Regrade.
+    summary = fields.Nested(RegradeCountsSchema, required=True, metadata={
         "description": "{up, down, unchanged}: how the graded items' scores compare with the grader's score when "
                        "the regrade was requested"})
     applied = fields.Integer(required=True, metadata={"description": "Attempts the apply changed so far"})

@@ -37,15 +37,9 @@ learner_field = fields.String(
 )
 
 
-class AttemptCreateSchema(RequestSchema):
-    """A quiz answer (`answer`) or the source of a Function (`code`), never both."""
-
-    # Added to the OpenAPI component: which one is checked against the exercise's kind.
-    JSON_SCHEMA = {"oneOf": [{"required": ["answer"]}, {"required": ["code"]}]}
-
-    learner = learner_field
-    answer = fields.Raw(
-        allow_none=False,
+def _answer(*, required: bool = False) -> fields.Raw:
+    return fields.Raw(
+        required=required, allow_none=False,
         metadata={"description": "Quiz kinds: a choice id (single_choice), a list of ids (multiple_choice), "
                                  "a string (short_answer), a number or list of numbers (numeric). Which one "
                                  "the exercise takes is checked when it is submitted (422 invalid-answer)",
@@ -54,8 +48,39 @@ class AttemptCreateSchema(RequestSchema):
                             {"type": "array", "items": {"type": "string", "pattern": NO_NUL_PATTERN}},
                             {"type": "array", "items": {"type": "number"}}]},
     )
-    code = fields.String(validate=validate.Length(min=1, max=MAX_CODE_CHARS),
+
+
+def _code(*, required: bool = False) -> fields.String:
+    return fields.String(required=required, validate=validate.Length(min=1, max=MAX_CODE_CHARS),
                          metadata={"description": "Code kind: Python source defining the Function"})
+
+
+class QuizAttemptCreateSchema(RequestSchema):
+    """A quiz answer."""
+
+    learner = learner_field
+    answer = _answer(required=True)
+
+
+class CodeAttemptCreateSchema(RequestSchema):
+    """The source of a Function, for a code exercise."""
+
+    learner = learner_field
+    code = _code(required=True)
+
+
+class AttemptCreateSchema(RequestSchema):
+    """A quiz answer (`answer`) or the source of a Function (`code`), never both.
+
+    The document gives the body as one of ONE_OF, so that a generated client has a type for each;
+    the server checks it with this one schema, where both fields are optional: which one is
+    missing is known only from the exercise's kind (422 invalid-answer, json.answer or json.code)."""
+
+    ONE_OF = (QuizAttemptCreateSchema, CodeAttemptCreateSchema)
+
+    learner = learner_field
+    answer = _answer()
+    code = _code()
 
 
 class AttemptSchema(Schema):
