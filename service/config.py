@@ -20,7 +20,6 @@ from typing import Any, ClassVar
 from limits import parse_many
 
 from .grading.sandbox import LAYERS  # stdlib only: the web process may import it
-from .outbound.http import PRIVATE_NETWORKS, OutboundPolicy  # stdlib only
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_DIR = PROJECT_ROOT / "instance"
@@ -325,15 +324,6 @@ class Settings:
     @property
     def api_key_cache_ttl(self) -> int:
         return self._cache_ttl(self.api_key_cache_seconds)
-
-    @property
-    def outbound_policy(self) -> OutboundPolicy:
-        """Where the service's own requests may go, and their deadline."""
-        if self.outbound_allowed_networks is None:
-            networks = () if self.env == "production" else PRIVATE_NETWORKS
-        else:
-            networks = tuple(ipaddress.ip_network(n, strict=False) for n in self.outbound_allowed_networks)
-        return OutboundPolicy(networks, deadline_seconds=self.outbound_timeout_seconds)
 
     @property
     def grading_seed(self) -> bytes:

@@ -29,10 +29,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..learner_ids import LEARNER_ID_ERROR, is_learner_id
 from ..models import LtiNonce, LtiPlatform
 from ..models.base import utcnow
 from ..outbound.http import OutboundPolicy
-from ..schemas.attempts import LEARNER_ID_ERROR, is_learner_id
 from . import claims as c
 from .platforms import UnknownKey, find, platform_keys
 

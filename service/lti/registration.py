@@ -109,7 +109,7 @@ def make_link(session: Session, label: str, hours: int) -> tuple[LtiRegistration
     """A new registration link and its code (shown once: only its hash is kept)."""
     code = secrets.token_urlsafe(CODE_BYTES)
     now = utcnow()
-    link = LtiRegistrationLink(code_hash=hash_code(code), label=label, created_at=now,
+    link = LtiRegistrationLink(code_hash=hash_code(code), label=label, created_at=now, failed_tries=0,
                                expires_at=now + timedelta(hours=hours))
     session.add(link)
     session.flush()

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from ..config import Settings
 from ..models import LtiPlatform
-from ..outbound.http import HttpResponse, OutboundPolicy, send
+from ..outbound.http import HttpResponse, OutboundPolicy, outbound_policy, send
 from . import keys
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -100,4 +100,4 @@ def token_request(session: Session, settings: Settings, platform: LtiPlatform, s
     assertion = keys.sign(session, settings, {"iss": platform.client_id, "sub": platform.client_id,
                                               "aud": platform.auth_token_url})
     return TokenRequest(platform.auth_token_url, platform.client_id, scope, assertion,
-                        settings.outbound_policy)
+                        outbound_policy(settings))

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..config import Settings
+
 MAX_RESPONSE_BYTES = 64 * 1024
 USER_AGENT = "gradquiz"
 SEND_CHUNK_BYTES = 16 * 1024
@@ -332,3 +334,13 @@ class CallSlots:
             yield
         finally:
             self._free.release()
+
+
+def outbound_policy(settings: Settings) -> OutboundPolicy:
+    """Where the service's own requests may go, and their deadline (OUTBOUND_ALLOWED_NETWORKS: unset,
+    loopback and the private networks outside production, none in production)."""
+    if settings.outbound_allowed_networks is None:
+        networks = () if settings.env == "production" else PRIVATE_NETWORKS
+    else:
+        networks = tuple(ipaddress.ip_network(n, strict=False) for n in settings.outbound_allowed_networks)
+    return OutboundPolicy(networks, deadline_seconds=settings.outbound_timeout_seconds)

@@ -26,7 +26,7 @@ from ..config import Settings
 from ..models import Attempt, AttemptEvent, DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from ..models.base import utcnow
 from ..sealing import InvalidToken, open_sealed, seal
-from .http import HttpError, send
+from .http import HttpError, outbound_policy, send
 from .runner import MAX_BACKOFF, Outcome, SendStep
 
 SECRET_PREFIX = "whsec_"
@@ -145,7 +145,7 @@ class WebhookDeliveries:
         # Signed now, not when prepared: the timestamp is what receivers check for replays.
         headers = {"Content-Type": "application/json", **signature_headers(secret, message_id, body, utcnow())}
         try:
-            response = send("POST", url, self.settings.outbound_policy, body=body.encode(), headers=headers)
+            response = send("POST", url, outbound_policy(self.settings), body=body.encode(), headers=headers)
         except HttpError as exc:
             return Outcome(False, error=str(exc))
         if response.ok:

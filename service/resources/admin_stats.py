@@ -14,6 +14,7 @@ from sqlalchemy import select
 from ..auth import BEARER, require_staff
 from ..errors import problem_abort
 from ..extensions import db_session
+from ..learner_ids import is_learner_id
 from ..models import ApiClient, Exercise
 from ..schemas.admin_stats import (
     CourseQuerySchema,
@@ -22,7 +23,6 @@ from ..schemas.admin_stats import (
     LearnerProgressQuerySchema,
     LearnerProgressSchema,
 )
-from ..schemas.attempts import is_learner_id
 from ..services import names, stats
 from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked

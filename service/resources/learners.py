@@ -8,8 +8,9 @@ from sqlalchemy.orm import Session
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import problem_abort
 from ..extensions import db_session
+from ..learner_ids import is_learner_id
 from ..models import Exercise
-from ..schemas.attempts import LearnerAttemptsQuerySchema, LearnerHistorySchema, is_learner_id
+from ..schemas.attempts import LearnerAttemptsQuerySchema, LearnerHistorySchema
 from ..services.attempts import ExerciseNotFound, best_scores, current_version, learner_attempts
 from ..services.standing import show_to_learner
 from .blueprint import Blueprint

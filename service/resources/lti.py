@@ -49,6 +49,7 @@ from ..lti.launch import (
 )
 from ..lti.links import LinkWithoutExercise, record_link
 from ..models import Exercise, LtiPlatform, LtiResourceLink
+from ..outbound.http import outbound_policy
 from ..page_security import secure_page
 from ..staff_sessions import mint_staff_session
 from .dashboard import course_dashboard_page
@@ -118,7 +119,7 @@ def launch() -> BaseResponse:
         stored = StoredState(request.form.get(STORED_STATE, ""), request.form.get(STORED_NONCE, ""))
     elif state and id_token and not bound_by_cookie(state, cookie) and storage_target(request.form.to_dict()):
         return _storage_check_page(read_state(secret_key, state))  # nothing verified or written yet
-    verified = verify_launch(session, secret_key, id_token, state, cookie, stored, policy=settings.outbound_policy)
+    verified = verify_launch(session, secret_key, id_token, state, cookie, stored, policy=outbound_policy(settings))
     response: BaseResponse
     if verified.message_type == c.DEEP_LINKING_REQUEST:
         response = _exercise_picker(verified)

@@ -157,7 +157,7 @@ class RegistrationLinks(MethodView):
         link, code = registration.make_link(session, payload["label"], payload["valid_hours"])
         session.commit()
         return {"id": link.id, "label": link.label, "created_at": link.created_at, "expires_at": link.expires_at,
-                "used_at": None, "platform_id": None, "url": registration_url(code)}
+                "used_at": None, "platform_id": None, "failed_tries": link.failed_tries, "url": registration_url(code)}
 
 
 def registration_url(code: str) -> str:

@@ -43,7 +43,7 @@ from ..lti.registration import (
 )
 from ..metrics import instruments
 from ..models.lti import ACTIVE, DISABLED, PENDING
-from ..outbound.http import CallSlots, OutboundBusy
+from ..outbound.http import CallSlots, OutboundBusy, outbound_policy
 from .lti import public_url
 
 blp = Blueprint("lti_registration", __name__, url_prefix="/lti")
@@ -77,7 +77,7 @@ def register() -> Response:
                                       "Dynamic Registration): the LMS opens it with its openid_configuration.")
         if token is not None and not 0 < len(token) <= TOKEN_LENGTH:
             raise RegistrationRefused(400, "Not a registration request", "The registration_token is empty or too long.")
-        policy = settings.outbound_policy
+        policy = outbound_policy(settings)
         tool = ToolUrls(public_url("lti.login"), public_url("lti.launch"), public_url("lti.jwks"))
         try:
             with current_app.extensions[SLOTS].hold():

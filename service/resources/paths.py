@@ -10,7 +10,7 @@ from flask_smorest import Api
 from werkzeug.routing import BaseConverter, ValidationError
 
 from ..catalog.loader import SLUG_PATTERN
-from ..schemas.attempts import LEARNER_CHARACTERS, LEARNER_PATTERN, is_learner_id
+from ..learner_ids import LEARNER_CHARACTERS, LEARNER_PATTERN, is_learner_id
 
 SLUG_LENGTH = (3, 64)  # as the catalog loader checks an exercise folder's name
 

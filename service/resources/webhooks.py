@@ -13,7 +13,7 @@ from ..auth import BEARER, current_client, require_client
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session
 from ..models import WebhookDelivery, WebhookEndpoint
-from ..outbound.http import HttpError
+from ..outbound.http import HttpError, outbound_policy
 from ..outbound.runner import resend
 from ..outbound.webhooks import disable_endpoint, register_endpoint
 from ..schemas.webhooks import (
@@ -47,7 +47,7 @@ def _visible_endpoint(endpoint_id: int) -> WebhookEndpoint:
 def _check_reachable(url: str) -> None:
     """The outbound policy's check now, so a URL it would refuse at every delivery is refused here."""
     try:
-        current_app.config["SETTINGS"].outbound_policy.check(url)
+        outbound_policy(current_app.config["SETTINGS"]).check(url)
     except HttpError as exc:
         problem_abort(422, f"This URL cannot receive webhooks: {exc}.", title="Validation failed",
                       type=VALIDATION_ERROR, errors=[{"field": "json.url", "message": str(exc)}])

@@ -18,7 +18,7 @@ class LearnerTokenCreateSchema(Schema):
         metadata={"uniqueItems": True, "description": (
             f"The published exercises the token may act at (1 to {MAX_TOKEN_EXERCISES} slugs), or null for every "
             "exercise; required, so that 'every exercise' is always said")})
-    client = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1), metadata={
+    client = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(min=1), metadata={
         "description": "With an admin key, required: the id of the client (not an admin) whose learner the token "
                        "acts for; it reads and writes that client's data alone. Other keys' tokens are their own "
                        "client's: leave it out"})

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from service.learner_ids import LEARNER_PATTERN, is_learner_id
 from service.models import Attempt, Course
-from service.schemas.attempts import LEARNER_PATTERN, is_learner_id
 from tests.helpers import bearer, count_rows
 
 QUIZ = "backward-none-for-bounds"

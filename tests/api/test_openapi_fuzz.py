@@ -292,6 +292,13 @@ STORED_DATA_RULES: dict[str, list[Rule]] = {
              "stored data", message=r"no published exercise .*"),
         Rule(422, VALIDATION_ERROR, r"json\.course", "a token's course must be one of the caller's: stored data",
              message=r"no such course of this client"),
+        Rule(422, VALIDATION_ERROR, r"json\.client", "an admin key names the client of a token, another key may "
+             "not, and the client named must be a stored client of learners: a body's schema cannot depend on the "
+             "credential", message=r"required with an admin key|not with this key|no such client of learners"),
+    ],
+    "POST /api/v1/webhooks": [
+        Rule(422, VALIDATION_ERROR, r"json\.url", "whether a URL's host resolves, and only to addresses the outbound "
+             "policy allows, is the network's answer (DNS), not the document's"),
     ],
     "GET /api/v1/admin/gradebook.csv": [
         Rule(422, VALIDATION_ERROR, r"query\.exercise", "a column must name an exercise that exists: stored data"),
