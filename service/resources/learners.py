@@ -58,9 +58,8 @@ class LearnerAttempts(MethodView):
         total = sum(exercise["attempts"] for exercise in best)
         page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope), total),
                           pagination_parameters)
-        attempts = page.items
-        current_app.extensions["gradquiz.versions"].attach(session, attempts)
-        show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
+        current_app.extensions["gradquiz.versions"].attach(session, page.items)
+        attempts = show_to_learner(session, page.items, exempt=scope is not None and scope.is_instructor)
         return {"learner": learner, "best_scores": best, "attempts": attempts}
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from marshmallow import EXCLUDE, Schema, fields, validate
 
@@ -58,7 +59,13 @@ class AttemptCreateSchema(RequestSchema):
                          metadata={"description": "Code kind: Python source defining the Function"})
 
 
+# What an AttemptView says itself; every other field is its attempt's column.
+_OF_THE_VIEW = frozenset({"exercise.slug", "exercise_version.number", "feedback", "report", "explanation", "standing"})
+
+
 class AttemptSchema(Schema):
+    """An attempt as one reader sees it: an AttemptView (services/standing.py)."""
+
     id = fields.UUID(required=True)
     exercise = fields.String(required=True, attribute="exercise.slug")
     exercise_version = fields.Integer(required=True, attribute="exercise_version.number",
@@ -93,6 +100,9 @@ class AttemptSchema(Schema):
     standing = fields.Nested(StandingSchema, allow_none=True, metadata={
         "description": "Where its learner stands at the exercise (attempts left, due date, penalties): in the "
                        "responses about one attempt; null in lists"})
+
+    def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
+        return super().get_attribute(obj if attr in _OF_THE_VIEW else obj.attempt, attr, default)
 
 
 MAX_WAIT_SECONDS = 30
