@@ -537,9 +537,8 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     read is at once, and each read also counts the jobs queued ahead of this one (up to 100): while
     there are some, the request sleeps for 0.8 of the time they should take, at the rate the queue
     drained since its previous read (10 ms a job until it has seen one), rather than polling every
-    0.1 s (a request of a 16-client burst polled 7-10 times, each a wake-up that costs the process's
-    other threads the GIL; now about 5). Once none is ahead, or in an idle queue, it polls after
-    10 ms, then 1.5 times later each time, up to 0.1 s apart.
+    0.1 s (docs/performance.md, "Waiting for a grade"). Once none is ahead, or in an idle queue, it
+    polls after 10 ms, then 1.5 times later each time, up to 0.1 s apart.
     """
     stmt = visible.execution_options(populate_existing=True)
     job = session.scalar(stmt)
