@@ -58,9 +58,10 @@ class LearnerAttempts(MethodView):
         total = sum(exercise["attempts"] for exercise in best)
         page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope), total),
                           pagination_parameters)
-        current_app.extensions["gradquiz.versions"].attach(session, page.items)
-        attempts = show_to_learner(session, page.items, exempt=scope is not None and scope.is_instructor)
-        return {"learner": learner, "best_scores": best, "attempts": attempts}
+        attempts = page.items
+        current_app.extensions["gradquiz.versions"].attach(session, attempts)
+        views = show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
+        return {"learner": learner, "best_scores": best, "attempts": views}
 
 
 def _published_exercise_id(session: Session, slug: str) -> int | None:

@@ -102,7 +102,9 @@ class AttemptSchema(Schema):
                        "responses about one attempt; null in lists"})
 
     def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
-        return super().get_attribute(obj if attr in _OF_THE_VIEW else obj.attempt, attr, default)
+        if attr in _OF_THE_VIEW:
+            return super().get_attribute(obj, attr, default)
+        return getattr(obj.attempt, attr, default)  # a column: an attribute, never a key
 
 
 MAX_WAIT_SECONDS = 30
