@@ -12,7 +12,7 @@ import threading
 import weakref
 from typing import Any
 
-from sqlalchemy import Select, create_engine, event, literal, make_url, text
+from sqlalchemy import BindParameter, Select, Table, bindparam, create_engine, event, literal, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -171,6 +171,12 @@ def window(statement: Select, size: int, offset: int = 0) -> Select:
     new statement to prepare, as any statement is."""
     statement = statement.limit(literal(size, literal_execute=True))
     return statement.offset(literal(offset, literal_execute=True)) if offset else statement
+
+
+def bound_values(table: Table, prefix: str, names: tuple[str, ...]) -> dict[str, BindParameter[Any]]:
+    """The values of an INSERT of `table`'s columns `names`, as parameters named `prefix` + name:
+    inserts of several tables in one statement (a data-modifying WITH) share its parameters."""
+    return {name: bindparam(prefix + name, type_=table.c[name].type) for name in names}
 
 
 # Execution option of the engine behind read-only sessions (see Database.read_session_factory).

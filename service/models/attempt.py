@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -14,9 +15,6 @@ from ..logs import current_request_id
 from .base import Base, JSONType, utcnow
 from .client import ApiClient
 from .exercise import Exercise, ExerciseVersion
-
-if TYPE_CHECKING:
-    from ..rules import Standing
 
 
 class AttemptStatus(str, enum.Enum):
@@ -133,38 +131,47 @@ class Attempt(GradingJob, Base):
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
     exercise_version: Mapped[ExerciseVersion] = relationship(lazy="joined", innerjoin=True)
 
-    # What the reader of this attempt may see, set by the API for the learner reading it
-    # (services/standing.py, show_to_learner); never a column. Unset, nothing is revealed.
-    explanation_shown = False
-    if TYPE_CHECKING:
-        standing: Standing | None = None
-    else:
-        standing = None
-
-    @property
-    def feedback(self) -> list[dict[str, Any]]:
-        """A quiz attempt's feedback; a correct choice the learner did not pick names the answer, so
-        it is left out until the rules show the explanation."""
-        if self.code is not None:
-            return []
-        feedback: list[dict[str, Any]] = (self.result or {}).get("feedback", [])
-        if self.explanation_shown:
-            return feedback
-        return [entry for entry in feedback if entry.get("selected", True)]
-
     @property
     def report(self) -> dict[str, Any] | None:
         """The code grader's report (quiz kinds have feedback instead)."""
         return self.result if self.code is not None else None
 
-    @property
-    def explanation(self) -> str | None:
-        """The exercise's explanation (for code, a walk-through of the reference solution), once the
-        attempt is graded and the assessment rules show it to its learner (service/rules.py)."""
-        if self.status != AttemptStatus.GRADED.value or not self.explanation_shown:
-            return None
-        explanation: str | None = self.exercise_version.spec["explanation"]
-        return explanation
+
+@dataclass(frozen=True, slots=True)
+class AttemptRow:
+    """A new attempt's row: a value for every column of attempts (none left to the columns'
+    defaults), as services/attempts.py writes it with one Core statement, no ORM object made.
+    What a reader sees of it is an AttemptView (services/standing.py), as of a stored Attempt."""
+
+    id: uuid.UUID
+    client_id: int
+    learner: str
+    exercise_id: int
+    exercise_version_id: int
+    lti_link_id: int | None
+    course_id: int | None
+    attempt_number: int
+    late: bool
+    penalties: list[dict[str, Any]] | None
+    created_at: datetime
+    request_id: str | None
+    status: str
+    answer: Any
+    code: str | None
+    result: dict[str, Any] | None
+    correct: bool | None
+    grader_score: float | None
+    score: float | None
+    verdict: str | None
+    graded_at: datetime | None
+    # Set later, by a grade, the workers or an instructor.
+    likely_cause: str | None = None
+    overridden: bool = False
+    started_at: datetime | None = None
+    tries: int = 0
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    dispatched_at: datetime | None = None
 
 
 class Run(GradingJob, Base):

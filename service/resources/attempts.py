@@ -7,7 +7,6 @@ from typing import NoReturn
 
 from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
-from sqlalchemy.orm import Session
 
 from ..auth import BEARER, current_client, learner_scope, require_client
 from ..errors import (
@@ -19,7 +18,7 @@ from ..errors import (
     problem_abort,
 )
 from ..extensions import db_session, dispatch_job
-from ..models import ApiClient, Attempt
+from ..models import Attempt
 from ..ratelimit import rate_limited
 from ..rules import Refusal, Standing
 from ..schemas.attempts import AttemptCreateSchema, AttemptSchema, StandingQuerySchema, WaitQuerySchema
@@ -32,15 +31,13 @@ from ..services.attempts import (
     NumberRaceLost,
     StoredResponse,
     Submission,
-    create_attempt,
     current_version,
-    dump_json,
     request_digest,
     submit_attempt,
     visible_attempts,
     wait_until_finished,
 )
-from ..services.standing import LearnerCountingScope, scope_course, show_to_learner, standing as standing_at
+from ..services.standing import LearnerCountingScope, show_to_learner, standing as standing_at
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
@@ -54,13 +51,20 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
 def _idempotency_key() -> str | None:
+    """The request's Idempotency-Key, as it is stored: a learner token's is kept apart from others'."""
     key = request.headers.get("Idempotency-Key")
     if key is None:
         return None
     if not IDEMPOTENCY_KEY.fullmatch(key):
         problem_abort(400, "Idempotency-Key must be 1-255 visible ASCII characters.", type=VALIDATION_ERROR,
                       errors=[{"field": "headers.Idempotency-Key", "message": "1-255 visible ASCII characters"}])
-    return key
+    scope = learner_scope()
+    if scope is None:
+        return key
+    # A platform's learners share its client: keep one learner's keys apart from another's,
+    # and a launch's from those of the same learner's launch of another link (course).
+    course = "" if scope.link_id is None and scope.course_id is None else f"{scope.link_id}:{scope.course_id}\0"
+    return hashlib.sha256(f"{scope.learner}\0{course}{key}".encode()).hexdigest()
 
 
 def _json_response(stored: StoredResponse, replayed: bool) -> Response:
@@ -106,26 +110,21 @@ class ExerciseAttempts(MethodView):
 
         With an API key, `learner` names the learner; with a learner token (from an LTI launch)
         the token does, and its attempts' scores go back to the LMS."""
-        session = db_session()
-        client = current_client()
-        learner, lti_link_id = _submitting_learner(payload, slug)
-        key = _idempotency_key()
-        scope = learner_scope()
-        # An instructor trying the exercise out is not bound by its assessment rules.
-        exempt = scope is not None and scope.is_instructor
-        if key is not None and scope is not None:
-            # A platform's learners share its client: keep one learner's keys apart from another's,
-            # and a launch's from those of the same learner's launch of another link (course).
-            course = "" if scope.link_id is None and scope.course_id is None else f"{scope.link_id}:{scope.course_id}\0"
-            key = hashlib.sha256(f"{scope.learner}\0{course}{key}".encode()).hexdigest()
-
-        def submit() -> Submission:
-            return _submit(session, client, slug, learner, payload, lti_link_id, exempt=exempt,
-                           course_id=None if scope is None or exempt else scope_course(session, scope))
-
+        attempt_id = uuid.uuid4()
+        submission = Submission(slug, _submitting_learner(payload, slug), payload.get("answer"), payload.get("code"),
+                                learner_scope(), attempt_id, url_for("attempts.AttemptDetail", attempt_id=attempt_id))
         digest = request_digest(request.method, request.path, request.get_data())
         try:
-            stored, replayed = submit_attempt(session, client, key, digest, submit)
+            stored, replayed = submit_attempt(db_session(), current_client(), submission, _idempotency_key(), digest,
+                                              versions=current_app.extensions["gradquiz.current_versions"],
+                                              schema=ATTEMPT_SCHEMA)
+        except ExerciseNotFound:
+            problem_abort(404, f"No exercise with slug {slug!r}.")
+        except InvalidAnswer as exc:
+            problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
+                          errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
+        except AttemptRefused as exc:
+            refused(exc.refusal, exc.standing)
         except IdempotencyKeyReused:
             problem_abort(422, "This Idempotency-Key was already used with a different request.",
                           title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
@@ -139,43 +138,19 @@ class ExerciseAttempts(MethodView):
         return _json_response(stored, replayed)
 
 
-def _submit(session: Session, client: ApiClient, slug: str, learner: str, payload: dict, lti_link_id: int | None, *,
-            exempt: bool, course_id: int | None) -> Submission:
-    """The attempt and its response: the rules and the kind checked, the attempt numbered."""
-    try:
-        exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
-    except ExerciseNotFound:
-        problem_abort(404, f"No exercise with slug {slug!r}.")
-    try:
-        new = create_attempt(session, client, exercise, version, learner, payload.get("answer"), payload.get("code"),
-                             lti_link_id, exempt=exempt, course_id=course_id)
-    except InvalidAnswer as exc:
-        problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
-                      errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
-    except AttemptRefused as exc:
-        refused(exc.refusal, exc.standing)
-    attempt = new.attempt
-    attempt.explanation_shown, attempt.standing = new.standing.explanation_shown(), new.standing
-    location = url_for("attempts.AttemptDetail", attempt_id=attempt.id)
-    status = 201 if attempt.finished else 202
-    return Submission(new, StoredResponse(status, dump_json(ATTEMPT_SCHEMA.dump(attempt)), location))
-
-
-def _submitting_learner(payload: dict, slug: str, location: str = "json") -> tuple[str, int | None]:
-    """The learner an attempt is for (named in `payload`, the request's `location`), and the LTI
-    link its score goes back to (if any)."""
+def _submitting_learner(payload: dict, slug: str, location: str = "json") -> str:
+    """The learner an attempt is for (named in `payload`, the request's `location`)."""
     scope = learner_scope()
     if scope is None:
         if "learner" not in payload:
             problem_abort(422, "Name the learner: 'learner' is required with an API key.", type=VALIDATION_ERROR,
                           errors=[{"field": f"{location}.learner", "message": "Missing data for required field."}])
-        return payload["learner"], None
+        return payload["learner"]
     if not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     if payload.get("learner", scope.learner) != scope.learner:
         problem_abort(403, "A learner token submits for its own learner only.")
-    # An instructor trying an exercise out is not graded in the LMS.
-    return scope.learner, None if scope.is_instructor else scope.link_id
+    return scope.learner
 
 
 @blp.route("/attempts/<uuid:attempt_id>")
@@ -192,8 +167,9 @@ class AttemptDetail(MethodView):
         attempt = wait_until_finished(db_session(), Attempt, visible, query["wait"])
         if attempt is None:
             problem_abort(404, "No such attempt.")
-        show_to_learner(db_session(), [attempt], exempt=scope is not None and scope.is_instructor, with_standing=True)
-        return attempt
+        (view,) = show_to_learner(db_session(), [attempt], exempt=scope is not None and scope.is_instructor,
+                                  with_standing=True)
+        return view
 
 
 @blp.route("/exercises/<slug:slug>/standing")
@@ -210,7 +186,7 @@ class ExerciseStanding(MethodView):
         and left, the due date, the penalties the next attempt takes, whether it would be refused.
 
         With a token from an LTI launch, in the assignment launched (its LMS dates and extensions)."""
-        learner, _ = _submitting_learner(query, slug, "query")
+        learner = _submitting_learner(query, slug, "query")
         scope = learner_scope()
         session = db_session()
         try:

@@ -61,8 +61,8 @@ class LearnerAttempts(MethodView):
                           pagination_parameters)
         attempts = page.items
         current_app.extensions["gradquiz.versions"].attach(session, attempts)
-        show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
-        return {"learner": learner, "best_scores": best, "attempts": attempts}
+        views = show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
+        return {"learner": learner, "best_scores": best, "attempts": views}
 
 
 def _published_exercise_id(session: Session, slug: str) -> int | None:

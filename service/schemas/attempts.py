@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..learner_ids import LEARNER_ID_ERROR, LEARNER_PATTERN
@@ -63,7 +65,13 @@ class AttemptCreateSchema(RequestSchema):
     code = _code()
 
 
+# What an AttemptView says itself; every other field is its attempt's column.
+_OF_THE_VIEW = frozenset({"exercise.slug", "exercise_version.number", "feedback", "report", "explanation", "standing"})
+
+
 class AttemptSchema(Schema):
+    """An attempt as one reader sees it: an AttemptView (services/standing.py)."""
+
     id = fields.UUID(required=True)
     exercise = fields.String(required=True, attribute="exercise.slug")
     exercise_version = fields.Integer(required=True, attribute="exercise_version.number",
@@ -98,6 +106,11 @@ class AttemptSchema(Schema):
     standing = fields.Nested(StandingSchema, allow_none=True, metadata={
         "description": "Where its learner stands at the exercise (attempts left, due date, penalties): in the "
                        "responses about one attempt; null in lists"})
+
+    def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
+        if attr in _OF_THE_VIEW:
+            return super().get_attribute(obj, attr, default)
+        return getattr(obj.attempt, attr, default)  # a column: an attribute, never a key
 
 
 MAX_WAIT_SECONDS = 30

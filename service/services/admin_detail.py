@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 def _from_row(cls: type[T], row: Any, **given: Any) -> T:
     """A `cls` whose fields are the `given` values, and for the rest `row`'s columns of the same
-    name (only columns: a property of the model, such as Attempt.feedback, must be given)."""
+    name (only columns: a property of the model, such as Attempt.report, must be given)."""
     columns = inspect(type(row)).column_attrs.keys()
     unknown = [f.name for f in fields(cls) if f.name not in given and f.name not in columns]  # type: ignore[arg-type]
     if unknown:

@@ -8,21 +8,36 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Select, and_, func, inspect, or_, select
+from marshmallow import Schema
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    Executable,
+    Insert,
+    Select,
+    and_,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, defaultload, lazyload, load_only
 
 from .. import scores
-from ..database import READ_ONLY, outside_transaction, serialize_transactions
+from ..database import READ_ONLY, bound_values, outside_transaction, serialize_transactions
 from ..learner_tokens import LearnerScope
 from ..logs import current_request_id
 from ..models import (
     ApiClient,
     Attempt,
+    AttemptRow,
     AttemptStatus,
     Exercise,
     ExerciseVersion,
@@ -31,13 +46,14 @@ from ..models import (
     LtiResourceLink,
 )
 from ..models.attempt import FINISHED, grade_columns
-from ..outbound.outbox import NewAttemptRows, insert_new_attempt
-from ..quiz import AnswerError
+from ..outbound import outbox
+from ..outbound.outbox import NewEvent
+from ..quiz import AnswerError, QuizGrade
 from ..rules import Refusal, Standing, counted_score
 from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
-from .events import graded_event_columns
-from .standing import CountingScope, standing
+from .events import graded_event
+from .standing import LearnerCountingScope, seen_under, standing
 from .versions import WITHOUT_VERSIONS
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -120,71 +136,87 @@ class AttemptRefused(Exception):
 
 
 @dataclass(frozen=True)
+class Submission:
+    """A learner's submission to an exercise, as the API received it: by whom (`learner`; `scope`:
+    the learner token that sent it, None for an API key's learner), what (a quiz `answer` or
+    `code`), and what the response calls the attempt: its id and `location`, chosen before it is
+    made (every try of it, see submit_attempt, makes it with the same)."""
+
+    slug: str
+    learner: str
+    answer: Any
+    code: str | None
+    scope: LearnerScope | None
+    attempt_id: uuid.UUID
+    location: str
+
+
+@dataclass(frozen=True)
 class NewAttempt:
-    """An attempt checked and (a quiz answer) graded, not yet written: `attempt` is transient."""
+    """An attempt checked and (a quiz answer) graded, not yet written: its row, its exercise and
+    version, the learner's standing once it is made, and its `attempt.graded` event (a quiz answer;
+    None for code, queued)."""
 
-    attempt: Attempt
+    row: AttemptRow
+    exercise: Exercise
+    version: ExerciseVersion
     standing: Standing
-    #: Its `attempt.graded` event's values (a quiz answer), None for code (queued).
-    event: dict[str, Any] | None
+    event: NewEvent | None
 
 
-def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str,
-                   answer: Any = None, code: str | None = None, lti_link_id: int | None = None, *,
-                   exempt: bool = False, course_id: int | None = None) -> NewAttempt:
+def create_attempt(session: Session, client: ApiClient, exercise: Exercise, version: ExerciseVersion,
+                   submission: Submission, where: LearnerCountingScope) -> NewAttempt:
     """Check the submission against the assessment rules and the exercise's kind, and make the
     attempt (`version`: its current one) and, for a quiz answer, its grade; `submit_attempt` writes it.
 
     The one place every path that submits (an API key, a learner token, an LTI launch) meets the
     rules: an attempt they refuse raises AttemptRefused before anything is made. A quiz answer
     is graded here and now (with its `attempt.graded` event); code is queued for the grading
-    workers. `lti_link_id`: the LTI resource link the learner launched from; `exempt`: the rules
-    do not bind the learner (an instructor trying the exercise out); `course_id`: the course the
-    attempt belongs to (the learner token's).
+    workers. `where`: the assignment the attempt counts in (its LTI link and course), and whether
+    the rules bind the learner there (not an instructor trying the exercise out).
     """
-    kind = exercise.kind
-    before = standing(session, CountingScope(client.id, exercise.id, lti_link_id, course_id),
-                      version.spec.get("rules", {}), learner, exempt=exempt)
+    learner, answer, code = submission.learner, submission.answer, submission.code
+    assignment = where.counting_scope
+    before = standing(session, assignment, version.spec.get("rules", {}), learner, exempt=where.exempt)
     refusal = before.refusal()
     if refusal is not None:
         raise AttemptRefused(refusal, before)
-    penalties = before.penalties()
-    # Every column set here (none left to the columns' defaults): the row is written from these values.
-    attempt = Attempt(id=uuid.uuid4(), client_id=client.id, learner=learner, exercise=exercise, exercise_id=exercise.id,
-                      exercise_version=version, exercise_version_id=version.id, created_at=before.now,
-                      lti_link_id=lti_link_id, course_id=course_id, attempt_number=before.next_number,
-                      late=before.late_now, penalties=[p.as_json() for p in penalties] or None,
-                      overridden=False, tries=0, request_id=current_request_id())
+    grade = _checked_and_graded(client, exercise, version, learner, answer, code)
+    penalties = [p.as_json() for p in before.penalties()] or None
+    row = AttemptRow(
+        id=submission.attempt_id, client_id=client.id, learner=learner, exercise_id=exercise.id,
+        exercise_version_id=version.id, lti_link_id=assignment.link_id, course_id=assignment.course_id,
+        attempt_number=before.next_number, late=before.late_now, penalties=penalties, created_at=before.now,
+        request_id=current_request_id(), answer=answer, code=code,  # one of the two, the other None
+        # code is queued for the grading workers; a quiz answer is graded now
+        status=AttemptStatus.QUEUED.value if grade is None else AttemptStatus.GRADED.value,
+        result=None if grade is None else grade.as_result(),
+        correct=None if grade is None else grade.correct,
+        grader_score=None if grade is None else grade.score,
+        score=None if grade is None else counted_score(grade.score, penalties),
+        verdict=None if grade is None else grade_columns(None, grade.correct, is_code=False)["verdict"],
+        graded_at=None if grade is None else before.now)
+    return NewAttempt(row, exercise, version, before.after(row), None if grade is None else graded_event(row))
+
+
+def _checked_and_graded(client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str, answer: Any,
+                        code: str | None) -> QuizGrade | None:
+    """A quiz answer's grade; None for code. Raises InvalidAnswer for a submission the exercise's kind does not take."""
+    kind = exercise.kind
     if kind == "code":
         if answer is not None:
             raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
         if code is None:
             raise InvalidAnswer("code", "required for this exercise: the Python source of your Function")
-        attempt.code, attempt.status = code, AttemptStatus.QUEUED.value
-    else:
-        if code is not None:
-            raise InvalidAnswer("code", f"a {kind} exercise takes an 'answer', not 'code'")
-        if answer is None:
-            raise InvalidAnswer("answer", "required for this exercise")
-        try:
-            grade = grade_quiz_answer(exercise.slug, version, client.id, learner, answer)
-        except AnswerError as exc:
-            raise InvalidAnswer("answer", str(exc)) from None
-        attempt.answer, attempt.status = answer, AttemptStatus.GRADED.value
-        attempt.correct, attempt.result = grade.correct, grade.as_result()
-        attempt.grader_score, attempt.score = grade.score, counted_score(grade.score, attempt.penalties)
-        attempt.verdict = grade_columns(attempt.result, grade.correct, is_code=False)["verdict"]
-        attempt.graded_at = attempt.created_at
-    event = graded_event_columns(attempt) if attempt.finished else None
-    return NewAttempt(attempt, before.after(attempt), event)
-
-
-@dataclass(frozen=True)
-class Submission:
-    """A new attempt and the response that tells of it, ready to be written together."""
-
-    new: NewAttempt
-    response: StoredResponse
+        return None
+    if code is not None:
+        raise InvalidAnswer("code", f"a {kind} exercise takes an 'answer', not 'code'")
+    if answer is None:
+        raise InvalidAnswer("answer", "required for this exercise")
+    try:
+        return grade_quiz_answer(exercise.slug, version, client.id, learner, answer)
+    except AnswerError as exc:
+        raise InvalidAnswer("answer", str(exc)) from None
 
 
 #: Tries of a submission made again in its turn (see submit_attempt) after it lost the number race.
@@ -200,8 +232,8 @@ class TakingTurns:
     """The turn keys (`_turn_key`) that submissions of this process wait for or hold. A learner's
     first try that finds its key here is not written optimistically but waits its turn as well:
     in a burst, the retries in turn kept losing their numbers to the burst's later first tries
-    (on PostgreSQL, 200 simultaneous POSTs of one learner in one process: 2 to 5 lost all three
-    turns, a 503; with this, none of 600). Costs a first try one dict lookup, no lock."""
+    (docs/performance.md, "Simultaneous submissions of one learner"). Costs a first try one dict
+    lookup, no lock."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -225,29 +257,22 @@ class TakingTurns:
 _TAKING_TURNS = TakingTurns()
 
 
-@functools.cache
-def _attempt_columns() -> tuple[tuple[str, str], ...]:
-    """(column name, attribute name) of every column of attempts."""
-    return tuple((prop.columns[0].name, prop.key) for prop in inspect(Attempt).column_attrs)
-
-
-def submit_attempt(session: Session, client: ApiClient, key: str | None, digest: str,
-                   prepare: Callable[[], Submission]) -> tuple[StoredResponse, bool]:
-    """Make an attempt with `prepare` and write it, its event (and what the event causes) and the
-    Idempotency-Key's record of its response together (outbox.insert_new_attempt: one statement on
-    PostgreSQL), then commit; at most once per (client, key). Returns the response and whether it
-    is a replay.
+def submit_attempt(session: Session, client: ApiClient, submission: Submission, key: str | None, digest: str, *,
+                   versions: TtlCache[str, CurrentVersion], schema: Schema) -> tuple[StoredResponse, bool]:
+    """Make the attempt `submission` asks for and write it, its event (and what the event causes)
+    and the Idempotency-Key's record of its response (the attempt as its learner sees it, dumped
+    by `schema`) together (`insert_new_attempt`), then commit; at most once per (client, key).
+    Returns the response and whether it is a replay. Raises what the submission fails with
+    (ExerciseNotFound, InvalidAnswer, AttemptRefused), IdempotencyKeyReused, NumberRaceLost.
 
     A new key (the usual case) costs no lookup: a key used before makes the write fail on the
     record's unique key, and the first response is replayed. A submission that fails (a 404, a
     422) is answered by an earlier record of its key if there is one, as a retry should be.
 
-    On SQLite the submission is made in a read transaction (a WAL snapshot, no lock) and written in
-    the next: SQLite has one write lock, and a writer holds it for the write and the commit alone,
-    not for the rules' read, the grading and the response. On PostgreSQL it is made and written
-    outside any transaction (autocommit): its reads take no lock, and its rows are one statement,
-    a transaction of its own, so no BEGIN and COMMIT go to the server (two round trips of the five
-    a quiz POST made).
+    A try is made and written in two steps: on SQLite the attempt is made in a read transaction
+    (a snapshot) and written in the next, so that SQLite's one write lock is held for the write
+    alone; on PostgreSQL both are outside any transaction, each statement its own
+    (docs/performance.md, "The write path").
 
     That first try is optimistic: when another request of the same learner took the attempt's
     number between its read and its write (a stale snapshot, a double-clicked Submit, a script's
@@ -265,7 +290,8 @@ def submit_attempt(session: Session, client: ApiClient, key: str | None, digest:
             try:
                 session.commit()  # what the request read before (its key, when not cached)
                 _begin_try(session, snapshot, turn)
-                submission = prepare()
+                new = _made(session, client, submission, versions)
+                response = _response(new, submission.location, schema)
                 if snapshot and turn is None:
                     session.commit()
             except Exception:
@@ -274,12 +300,13 @@ def submit_attempt(session: Session, client: ApiClient, key: str | None, digest:
                 if previous is not None:
                     return previous, True
                 raise
-            attempt, response = submission.new.attempt, submission.response
-            if turn is None and _turn_key(attempt) in _TAKING_TURNS:
-                turn = _take_turns(attempt)
+            if turn is None and _turn_key(new.row) in _TAKING_TURNS:
+                turn = _take_turns(new.row)
                 continue
+            record = None if key is None else IdempotencyRow(client.id, key, digest, response.status, response.body,
+                                                              response.location, new.row.created_at)
             try:
-                insert_new_attempt(session, _rows(submission, client, key, digest))
+                insert_new_attempt(session, NewAttemptRows(new.row, new.event, record))
                 session.commit()
             except IntegrityError as exc:
                 session.rollback()
@@ -288,13 +315,14 @@ def submit_attempt(session: Session, client: ApiClient, key: str | None, digest:
                     return previous, True
                 if "ux_attempts_number" not in str(exc.orig):
                     raise
-                turn = turn or _take_turns(attempt)
+                turn = turn or _take_turns(new.row)
                 continue
             return response, False
     finally:
         if turn is not None:
             _TAKING_TURNS.leave(turn)
-    raise NumberRaceLost(f"learner {attempt.learner!r}'s attempt number was taken in each of {NUMBER_RACE_TURNS} turns")
+    raise NumberRaceLost(f"learner {submission.learner!r}'s attempt number was taken in each of "
+                         f"{NUMBER_RACE_TURNS} turns")
 
 
 def _begin_try(session: Session, snapshot: bool, turn: tuple[Any, ...] | None) -> None:
@@ -308,16 +336,24 @@ def _begin_try(session: Session, snapshot: bool, turn: tuple[Any, ...] | None) -
         outside_transaction(session)
 
 
-def _rows(submission: Submission, client: ApiClient, key: str | None, digest: str) -> NewAttemptRows:
-    attempt, response = submission.new.attempt, submission.response
-    record = None if key is None else {
-        "client_id": client.id, "key": key, "request_digest": digest, "response_status": response.status,
-        "response_body": response.body, "location": response.location, "created_at": attempt.created_at}
-    return NewAttemptRows({column: getattr(attempt, attr) for column, attr in _attempt_columns()},
-                          submission.new.event, attempt.lti_link_id, record)
+def _made(session: Session, client: ApiClient, submission: Submission,
+          versions: TtlCache[str, CurrentVersion]) -> NewAttempt:
+    """One try's attempt: at the exercise's current version, in the assignment of the learner
+    (their token's link and course), under its rules as they stand now."""
+    exercise, version = current_version(session, submission.slug, versions)
+    where = LearnerCountingScope.of(session, client.id, submission.scope, exercise.id)
+    return create_attempt(session, client, exercise, version, submission, where)
 
 
-def _turn_key(attempt: Attempt) -> tuple[Any, ...]:
+def _response(new: NewAttempt, location: str, schema: Schema) -> StoredResponse:
+    """The response that tells of `new` (201 graded, 202 queued): the attempt as its learner sees
+    it once it is made, with their standing; as stored for a replay."""
+    view = seen_under(new.standing, new.row, new.exercise, new.version, with_standing=True)
+    status = 202 if new.row.status == AttemptStatus.QUEUED.value else 201
+    return StoredResponse(status, dump_json(schema.dump(view)), location)
+
+
+def _turn_key(attempt: AttemptRow) -> tuple[Any, ...]:
     """What a submission that lost the number race waits its turn on (serialize_transactions): its
     learner at its exercise, with the client. In its turn (SQLite: the write lock, from BEGIN
     IMMEDIATE; PostgreSQL: an advisory lock, to the commit) it reads the standing, numbers the
@@ -326,10 +362,96 @@ def _turn_key(attempt: Attempt) -> tuple[Any, ...]:
     return "attempts", attempt.client_id, attempt.exercise_id, attempt.learner
 
 
-def _take_turns(attempt: Attempt) -> tuple[Any, ...]:
+def _take_turns(attempt: AttemptRow) -> tuple[Any, ...]:
     key = _turn_key(attempt)
     _TAKING_TURNS.join(key)
     return key
+
+
+# --------------------------------------------------------------------------- a new attempt's rows
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRow:
+    """An Idempotency-Key's record (IdempotencyRecord) of the first response to its request."""
+
+    client_id: int
+    key: str
+    request_digest: str
+    response_status: int
+    response_body: dict[str, Any]
+    location: str | None
+    created_at: datetime
+
+
+_ATTEMPT_FIELDS = tuple(f.name for f in fields(AttemptRow))
+_RECORD_FIELDS = tuple(f.name for f in fields(IdempotencyRow))
+
+
+@dataclass(frozen=True)
+class NewAttemptRows:
+    """Every row a submitted attempt makes: the attempt; its `attempt.graded` event, with the
+    deliveries the outbox makes of it (a quiz answer; None for code, queued); the
+    Idempotency-Key's record of the response (None without a key)."""
+
+    attempt: AttemptRow
+    event: NewEvent | None
+    record: IdempotencyRow | None
+
+    def params(self) -> dict[str, Any]:
+        """The statements' parameters: the attempt's columns named a_, the record's r_, the event's e_."""
+        attempt, record = self.attempt, self.record
+        params = {f"a_{name}": getattr(attempt, name) for name in _ATTEMPT_FIELDS}
+        if record is not None:
+            params.update({f"r_{name}": getattr(record, name) for name in _RECORD_FIELDS})
+        if self.event is not None:
+            params.update(self.event.params())
+        return params
+
+
+def insert_new_attempt(session: Session, rows: NewAttemptRows) -> None:
+    """Write `rows` in the session's transaction, with the deliveries of the event (outbox): on
+    PostgreSQL in one statement (a data-modifying WITH), elsewhere in one statement per table. A
+    unique violation (the attempt's number, the record's key) raises IntegrityError here, not at
+    the commit."""
+    params = rows.params()
+    event = rows.event
+    connection = session.connection()  # Core statements on the session's transaction: no ORM step
+    if connection.dialect.name == "postgresql":
+        has_passback = event is not None and event.lti_link_id is not None
+        connection.execute(_one_statement(event is not None, has_passback, rows.record is not None), params)
+        return
+    connection.execute(_insert_attempt(), params)
+    if event is not None:
+        outbox.insert_event_rows(connection, event)
+    if rows.record is not None:
+        connection.execute(_insert_record(), params)
+
+
+@functools.cache
+def _insert_attempt() -> Insert:
+    table = Attempt.__table__
+    unset = set(table.c.keys()) - set(_ATTEMPT_FIELDS)
+    if unset:  # a column added to the model, not to its row: say so, rather than write its default
+        raise TypeError(f"AttemptRow has no field for the column(s) {', '.join(sorted(unset))} of attempts")
+    return insert(table).values(bound_values(table, "a_", _ATTEMPT_FIELDS))
+
+
+@functools.cache
+def _insert_record() -> Insert:
+    table = IdempotencyRecord.__table__
+    return insert(table).values(bound_values(table, "r_", _RECORD_FIELDS))
+
+
+@functools.cache
+def _one_statement(has_event: bool, has_passback: bool, has_record: bool) -> Executable:
+    """PostgreSQL: every row in one statement (built once per shape): the attempt, then the event's
+    parts (outbox.event_parts), then the record."""
+    parts = [_insert_attempt().cte("new_attempt"), *(outbox.event_parts(has_passback) if has_event else ())]
+    if has_record:
+        return _insert_record().add_cte(*parts)
+    if has_event:
+        return select(literal(1)).add_cte(*parts)
+    return _insert_attempt()
 
 
 def request_digest(method: str, path: str, body: bytes) -> str:
@@ -413,9 +535,8 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     read is at once, and each read also counts the jobs queued ahead of this one (up to 100): while
     there are some, the request sleeps for 0.8 of the time they should take, at the rate the queue
     drained since its previous read (10 ms a job until it has seen one), rather than polling every
-    0.1 s (a request of a 16-client burst polled 7-10 times, each a wake-up that costs the process's
-    other threads the GIL; now about 5). Once none is ahead, or in an idle queue, it polls after
-    10 ms, then 1.5 times later each time, up to 0.1 s apart.
+    0.1 s (docs/performance.md, "Waiting for a grade"). Once none is ahead, or in an idle queue, it
+    polls after 10 ms, then 1.5 times later each time, up to 0.1 s apart.
     """
     stmt = visible.execution_options(populate_existing=True)
     job = session.scalar(stmt)

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..models import GRADED_EVENT, Attempt
+from ..models import GRADED_EVENT, Attempt, AttemptRow
 from ..outbound import outbox
 from . import progress
 
@@ -28,14 +28,14 @@ def record_attempt_event(session: Session, *, attempt_id: uuid.UUID, client_id: 
         session.flush()
         attempt = session.get(Attempt, attempt_id, populate_existing=True)
     assert attempt is not None
-    outbox.write_event(session, attempt_id=attempt_id, client_id=client_id, lti_link_id=lti_link_id,
-                       type=type, data=data, at=at, counters=progress.counter_input(attempt, previous))
+    outbox.write_event(session, outbox.NewEvent(attempt_id, client_id, lti_link_id, type, data, at,
+                                                progress.counter_input(attempt, previous)))
 
 
-def graded_event_columns(attempt: Attempt) -> dict[str, Any]:
-    """The `attempt.graded` event of an attempt graded as it is submitted (a quiz answer), as the
-    row's values: written with the attempt in one statement (outbox.insert_new_attempt)."""
+def graded_event(attempt: AttemptRow) -> outbox.NewEvent:
+    """The `attempt.graded` event of an attempt graded as it is submitted (a quiz answer): written
+    with the attempt (services/attempts.py insert_new_attempt)."""
     assert attempt.graded_at is not None
-    return outbox.event_columns(attempt.id, GRADED_EVENT,
-                                {"status": attempt.status, "score": attempt.score, "correct": attempt.correct},
-                                attempt.graded_at, progress.counter_input(attempt, None))
+    return outbox.NewEvent(attempt.id, attempt.client_id, attempt.lti_link_id, GRADED_EVENT,
+                           {"status": attempt.status, "score": attempt.score, "correct": attempt.correct},
+                           attempt.graded_at, progress.counter_input(attempt, None))

@@ -39,7 +39,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from .. import scores
-from ..models import Attempt, AttemptEvent, AttemptStatus
+from ..models import Attempt, AttemptEvent, AttemptRow, AttemptStatus
 from ..models.base import utcnow
 from ..models.progress import (
     CAUSE,
@@ -84,7 +84,7 @@ def _outcomes(failed: Iterable[str], likely_cause: str | None) -> Counter:
     return outcomes
 
 
-def counter_input(attempt: Attempt, previous: dict[str, Any] | None) -> dict[str, Any] | None:
+def counter_input(attempt: Attempt | AttemptRow, previous: dict[str, Any] | None) -> dict[str, Any] | None:
     """What the counters take from an event that left `attempt` as it is now: its grade, and the
     grade before (`previous`, see grade_snapshot; None for a first grade). None when the event
     changes no counter (an attempt neither graded now nor before)."""

@@ -15,7 +15,16 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from .. import scores
 from ..learner_tokens import LearnerScope
-from ..models import Attempt, AttemptStatus, LtiLearnerDates, LtiResourceLink, Run
+from ..models import (
+    Attempt,
+    AttemptRow,
+    AttemptStatus,
+    Exercise,
+    ExerciseVersion,
+    LtiLearnerDates,
+    LtiResourceLink,
+    Run,
+)
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
 from ..rules import Standing, layers, resolve
@@ -149,13 +158,59 @@ def standing(session: Session, counting_scope: CountingScope, defaults: Mapping[
                     int(runs_used or 0), exempt)
 
 
+@dataclass(frozen=True, slots=True)
+class AttemptView:
+    """What one reader sees of an attempt (schemas/attempts.py AttemptSchema dumps it): the attempt
+    (stored, or the row of one just made), its exercise and version, and what the rules show its
+    reader: the explanation (`explanation_shown`; for code the reference's walk-through) and the
+    feedback that names a correct answer, and (`standing`) where its learner stands, in responses
+    about one attempt. Made by `seen_under`, the one place a standing decides what is shown."""
+
+    attempt: Attempt | AttemptRow
+    exercise: Exercise
+    exercise_version: ExerciseVersion
+    explanation_shown: bool
+    standing: Standing | None
+
+    @property
+    def feedback(self) -> list[dict[str, Any]]:
+        """A quiz attempt's feedback; a correct choice the learner did not pick names the answer, so
+        it is left out until the rules show the explanation."""
+        if self.attempt.code is not None:
+            return []
+        feedback: list[dict[str, Any]] = (self.attempt.result or {}).get("feedback", [])
+        if self.explanation_shown:
+            return feedback
+        return [entry for entry in feedback if entry.get("selected", True)]
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The code grader's report (quiz kinds have feedback instead)."""
+        return self.attempt.result if self.attempt.code is not None else None
+
+    @property
+    def explanation(self) -> str | None:
+        """The exercise's explanation, once the attempt is graded and the rules show it."""
+        if self.attempt.status != AttemptStatus.GRADED.value or not self.explanation_shown:
+            return None
+        explanation: str | None = self.exercise_version.spec["explanation"]
+        return explanation
+
+
+def seen_under(standing: Standing, attempt: Attempt | AttemptRow, exercise: Exercise, version: ExerciseVersion, *,
+               with_standing: bool) -> AttemptView:
+    """`attempt` as its reader sees it when its learner stands at `standing` (a staff reader's is
+    exempt: everything is shown); `with_standing`: the standing too (a response about one attempt)."""
+    return AttemptView(attempt, exercise, version, standing.explanation_shown(), standing if with_standing else None)
+
+
 def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bool = False,
-                    with_standing: bool = False) -> None:
-    """Set what each attempt's reader may see under its learner's rules: whether the explanation is
-    shown, and (`with_standing`) the learner's standing, for the API's attempt responses.
-    `exempt`: the reader is staff (an instructor's token): everything is shown. One standing is
-    read per learner and counting scope among `attempts`."""
+                    with_standing: bool = False) -> list[AttemptView]:
+    """`attempts` as their reader sees them under their learners' rules (seen_under), for the API's
+    attempt responses. `exempt`: the reader is staff (an instructor's token): everything is shown.
+    One standing is read per learner and counting scope among `attempts`."""
     standings: dict[tuple[CountingScope, str], Standing] = {}
+    views = []
     for attempt in attempts:
         key = (CountingScope(attempt.client_id, attempt.exercise_id, attempt.lti_link_id, attempt.course_id),
                attempt.learner)
@@ -163,6 +218,6 @@ def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bo
             # The current version's rules, as for the learner's next attempt.
             standings[key] = standing(session, key[0], attempt.exercise.version.spec.get("rules", {}),
                                       attempt.learner, exempt=exempt)
-        attempt.explanation_shown = standings[key].explanation_shown()
-        if with_standing:
-            attempt.standing = standings[key]
+        views.append(seen_under(standings[key], attempt, attempt.exercise, attempt.exercise_version,
+                                with_standing=with_standing))
+    return views

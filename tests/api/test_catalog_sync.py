@@ -196,6 +196,26 @@ def test_the_history_reads_each_version_once_per_process_and_a_new_version_at_on
         assert after["exercise_version"] == 1 and after["explanation"] == first_version.spec["explanation"]
 
 
+def test_the_history_reads_its_page_of_attempts_once(client, client_key, database_url):
+    # The page's attempts are read once, then given their versions and shown under the rules: a
+    # second read of the page (SelectPage.items runs its statement each time) doubled the history's
+    # main statement.
+    for answer in ("omit", "none-each"):
+        assert client.post(f"/api/v1/exercises/{SLUG}/attempts", json={"learner": "ada", "answer": answer},
+                           headers=bearer(client_key)).status_code == 201
+    statements = []
+    engine = engine_for(database_url)
+    listener = lambda *args: statements.append(args[2])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        history = client.get(f"/api/v1/learners/ada/attempts?exercise={SLUG}", headers=bearer(client_key))
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert history.status_code == 200 and len(history.json["attempts"]) == 2
+    pages = [sql for sql in statements if sql.lstrip().startswith("SELECT attempts.id,")]
+    assert len(pages) == 1, statements
+
+
 def test_the_history_of_one_exercise_finds_it_in_the_cache_of_current_versions(make_app, client_key_for, database_url):
     # The learner page reloads ?exercise=<slug> after every submission: with the production caches
     # on, the slug is read from the cache a POST to the exercise fills, not looked up again.

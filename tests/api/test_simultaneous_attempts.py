@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from sqlalchemy import select
@@ -18,7 +18,6 @@ from sqlalchemy.orm import Session
 from service.catalog import load_catalog, sync_catalog
 from service.extensions import db_session
 from service.models import ApiClient, Attempt, AttemptStatus, IdempotencyRecord, Role
-from service.outbound import outbox
 from service.services import attempts
 from tests.conftest import EXERCISES_DIR
 from tests.helpers import bearer, count_rows
@@ -170,15 +169,15 @@ def test_simultaneous_code_attempts_are_each_stored_numbered_and_dispatched_once
 @pytest.mark.backends("postgresql")  # on SQLite a submission in its turn holds the write lock: no one can take its number
 def test_a_submission_whose_number_is_taken_in_every_turn_is_answered_503_with_retry_after(racing, monkeypatch):
     engine = racing.app.extensions["gradquiz.db"].engine
-    insert = outbox.insert_new_attempt
+    insert = attempts.insert_new_attempt
     rivals: list[int] = []
 
     def a_rival_takes_the_number_first(session, rows) -> None:
         # Another request of the learner, from another process (no turn of ours holds it back).
         with Session(engine) as rival:
-            insert(rival, outbox.NewAttemptRows({**rows.attempt, "id": uuid.uuid4()}, None, None, None))
+            insert(rival, attempts.NewAttemptRows(replace(rows.attempt, id=uuid.uuid4()), None, None))
             rival.commit()
-        rivals.append(rows.attempt["attempt_number"])
+        rivals.append(rows.attempt.attempt_number)
         insert(session, rows)
 
     monkeypatch.setattr(attempts, "insert_new_attempt", a_rival_takes_the_number_first)
