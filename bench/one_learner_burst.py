@@ -115,9 +115,6 @@ def main() -> int:
         finally:
             stop_processes([web])
     if database is not None:
-        from service.database import dispose_engines
-
-        dispose_engines()
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
     if failed:

@@ -1,7 +1,8 @@
-"""A submitted attempt's rows (service/outbound/outbox.py `insert_new_attempt`): the attempt, its
-event, the event's webhook deliveries and the Idempotency-Key's record, written together: on
-PostgreSQL in one statement, on SQLite in one per table; and a stored attempt's later event (a
-grade, regrade or override: `write_event`) with its deliveries, by the same statements."""
+"""A submitted attempt's rows (service/services/attempts.py `insert_new_attempt`; the event and its
+deliveries from service/outbound/outbox.py): the attempt, its event, the event's webhook deliveries
+and the Idempotency-Key's record, written together: on PostgreSQL in one statement, on SQLite in one
+per table; and a stored attempt's later event (a grade, regrade or override: `write_event`) with its
+deliveries, by the same statements."""
 
 from __future__ import annotations
 
