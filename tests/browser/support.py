@@ -37,5 +37,5 @@ def submit_attempt(api, key: str, slug: str, learner: str, **body) -> dict:
 def sign_in(page, key: str) -> None:
     page.goto("/admin")
     page.fill("#api-key", key)
-    page.click("#signin-submit_attempt")
+    page.click("#signin-submit")
     page.wait_for_selector("#topbar:not([hidden])")
