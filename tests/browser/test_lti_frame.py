@@ -362,3 +362,27 @@ def test_an_instructors_launch_opens_the_course_dashboard_in_the_lms_frame(block
     frame.wait_for_selector("table.members")
     course.tab.locator("iframe[name=tool]").screenshot(path=SCREENSHOTS / "course-dashboard-phone.png")
     assert course.problems == [], course.problems
+
+
+def test_the_exercise_picker_in_the_lms_frame_keeps_its_policy_and_its_styles(blocking_browser, open_course, lms,
+                                                                                tool, axe_source):
+    """Issue 33: the Deep Linking picker answers with the pages' CSP (no inline style, framed by its
+    platform alone); its styles come from /lti/picker.css, and it still reads as a form a teacher can use."""
+    from service.lti import claims as c
+
+    lms.launch_claims = {**lms.launch_claims, "sub": TEACHER, "roles": INSTRUCTOR_ROLES,
+                         "message_type": c.DEEP_LINKING_REQUEST}
+    course = open_course(blocking_browser.new_context(viewport={"width": 1280, "height": 1000}), "frame")
+    frame = course.tool_frame
+    frame.wait_for_selector("h1:has-text('Add exercises to your course')")
+    policy = course.launches[-1].headers["content-security-policy"]
+    assert "style-src 'self'" in policy and f"frame-ancestors {lms.issuer}" in policy, policy
+    # The stylesheet applied (an inline style would have been blocked and reported in course.problems).
+    assert frame.evaluate("getComputedStyle(document.querySelector('.exercise-list')).listStyleType") == "none"
+    assert frame.evaluate("getComputedStyle(document.body).maxWidth") != "none"
+    frame.check(f"input[name=exercise][value='{QUIZ}']")
+    assert frame.is_checked(f"input[name=exercise][value='{QUIZ}']")
+    assert axe_violations(frame, axe_source) == []
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    course.tab.locator("iframe[name=tool]").screenshot(path=SCREENSHOTS / "lti-picker-frame.png")
+    assert course.problems == [], course.problems
