@@ -9,8 +9,11 @@ silently.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -22,6 +25,7 @@ from service.catalog import load_catalog, sync_catalog
 from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.models import Base, Role
+from tests.helpers import node_tool
 
 BACKENDS = [b.strip() for b in os.environ.get("TEST_DATABASES", "sqlite,postgresql").split(",") if b.strip()]
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -201,3 +205,17 @@ def worker(app, database_url, grading_judge):
     yield grading_worker
     stop.set()
     thread.join(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def frontend_packages(tmp_path_factory) -> Path:
+    """A copy of frontend/ (without its node_modules) with the lockfile's packages installed by
+    `npm ci`, once per session: the bundle test builds in it, the TypeScript client test and the
+    accessibility check take their tools from it. --prefer-offline: from npm's cache when it holds
+    the locked tarballs (their hashes still checked)."""
+    work = tmp_path_factory.mktemp("frontend") / "frontend"
+    shutil.copytree(PROJECT_ROOT / "frontend", work, ignore=shutil.ignore_patterns("node_modules"))
+    done = subprocess.run([node_tool("npm"), "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"],
+                          cwd=work, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"npm ci failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return work

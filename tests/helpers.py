@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
 from sqlalchemy import func, select
 
 from service.extensions import db_session
@@ -27,3 +30,11 @@ def correct_answer(spec: dict):
         return spec["answer"]["accepted"][0]
     return spec["answer"]["value"]
 
+
+def node_tool(name: str) -> str:
+    """The path of Node.js's `name` (node, npm), or the test fails saying how to install it."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"This test needs {name}: install Debian's nodejs and npm (apt-get install nodejs npm; "
+                    ".ci/run does)", pytrace=False)
+    return path

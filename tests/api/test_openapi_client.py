@@ -22,7 +22,6 @@ import importlib
 import json
 import pkgutil
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -36,7 +35,7 @@ from werkzeug.serving import make_server
 
 from service import create_app
 from service.config import PROJECT_ROOT
-from tests.helpers import correct_answer
+from tests.helpers import correct_answer, node_tool
 
 QUIZ = "backward-none-for-bounds"  # single_choice
 CODE = "clamp-function"
@@ -186,25 +185,10 @@ def test_a_learners_flow_through_the_generated_client(python_client, live_server
 # --------------------------------------------------------------------------- TypeScript
 
 
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"The TypeScript client test needs {name}: install Debian's nodejs and npm "
-                    "(apt-get install nodejs npm; .ci/run does)", pytrace=False)
-    return path
-
-
 @pytest.fixture(scope="session")
-def node_modules(tmp_path_factory) -> Path:
-    """frontend/'s packages, installed from its lockfile in a copy of it."""
-    work = tmp_path_factory.mktemp("frontend") / "frontend"
-    work.mkdir()
-    for name in ("package.json", "package-lock.json", ".npmrc"):
-        shutil.copy(FRONTEND / name, work / name)
-    done = subprocess.run([tool("npm"), "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"],
-                          cwd=work, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return work / "node_modules"
+def node_modules(frontend_packages) -> Path:
+    """frontend/'s packages, installed from its lockfile (tests/conftest.py)."""
+    return frontend_packages / "node_modules"
 
 
 def type_checks(document: dict) -> list[str]:
@@ -236,7 +220,7 @@ export const neither: AttemptBody = { learner: "ada" };
 
 
 def test_the_typescript_types_have_no_untyped_body(document, document_file, node_modules):
-    node = tool("node")
+    node = node_tool("node")
     out = document_file.parent / "ts"
     out.mkdir(exist_ok=True)
     done = subprocess.run([node, node_modules / "openapi-typescript" / "bin" / "cli.js", document_file,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -178,20 +177,13 @@ def page(browser, live_server: LiveServer, request: pytest.FixtureRequest) -> It
 
 
 @pytest.fixture(scope="module")
-def axe_source(tmp_path_factory) -> str:
+def axe_source(request: pytest.FixtureRequest) -> str:
     """axe-core's axe.min.js at the version frontend/package-lock.json pins: from frontend/node_modules
-    when it holds that version (make static installs it), else from an npm ci of the lockfile."""
+    when it holds that version (make static installs it), else from the session's npm ci of the lockfile."""
     version = json.loads((FRONTEND / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
     installed = FRONTEND / "node_modules" / "axe-core"
     if not (installed / "package.json").exists() or json.loads((installed / "package.json").read_text())["version"] != version:
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("The accessibility check needs npm (apt-get install npm) for axe-core", pytrace=False)
-        work = tmp_path_factory.mktemp("axe") / "frontend"
-        shutil.copytree(FRONTEND, work, ignore=shutil.ignore_patterns("node_modules"))
-        subprocess.run([npm, "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"], cwd=work,
-                       check=True, capture_output=True, timeout=600)
-        installed = work / "node_modules" / "axe-core"
+        installed = request.getfixturevalue("frontend_packages") / "node_modules" / "axe-core"
     return (installed / "axe.min.js").read_text()
 
 

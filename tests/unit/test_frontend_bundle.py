@@ -11,25 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from service.config import PROJECT_ROOT
+from tests.helpers import node_tool
 
 FRONTEND = PROJECT_ROOT / "frontend"
 VENDOR_DIR = PROJECT_ROOT / "service" / "static" / "vendor"  # served by service/frontend.py
 EXACT_VERSION = re.compile(r"\d+\.\d+\.\d+")
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"The front-end bundle test needs {name}: install Debian's nodejs and npm "
-                    "(apt-get install nodejs npm; .ci/run does)", pytrace=False)
-    return path
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -61,13 +51,9 @@ def test_dependencies_are_pinned_exactly_in_the_lockfile():
     assert "ignore-scripts=true" in (FRONTEND / ".npmrc").read_text().splitlines()
 
 
-def test_the_committed_bundle_is_what_the_lockfile_builds(tmp_path: Path):
-    npm, node = tool("npm"), tool("node")
-    work, out = tmp_path / "frontend", tmp_path / "vendor"
-    shutil.copytree(FRONTEND, work, ignore=shutil.ignore_patterns("node_modules"))
-    # --prefer-offline: from npm's cache when it holds the locked tarballs (their hashes still checked).
-    run([npm, "ci", "--prefer-offline", "--include=dev", "--no-audit", "--no-fund"], work)
-    run([node, "build.mjs", "--out", str(out)], work)
+def test_the_committed_bundle_is_what_the_lockfile_builds(frontend_packages: Path, tmp_path: Path):
+    work, out = frontend_packages, tmp_path / "vendor"
+    run([node_tool("node"), "build.mjs", "--out", str(out)], work)
 
     built, committed = tree(out), tree(VENDOR_DIR)
     assert "swagger-ui/swagger-ui-bundle.js" in built and "api-docs.js" in built
@@ -80,7 +66,7 @@ def test_the_committed_bundle_is_what_the_lockfile_builds(tmp_path: Path):
 
 
 def test_the_build_leaves_a_folder_it_did_not_make_alone(tmp_path: Path):
-    node = tool("node")
+    node = node_tool("node")
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "keep.txt").write_text("not the build's")
