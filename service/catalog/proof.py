@@ -165,8 +165,8 @@ def _prove_starter(judge: Grader, exercise: dict[str, Any], report: ProofReport)
     gates = {c["name"]: c for c in result.get("checks", []) if c["name"] in ("parses", "entry_point")}
     for name in ("parses", "entry_point"):
         if name in gates and not gates[name]["passed"]:
-            problem = ProofProblem(STARTER, f"check {name}", f"the starter must {'parse' if name == 'parses' else 'define the entry point'}: "
-                                                            f"{gates[name].get('message', '')}")
+            must = "parse" if name == "parses" else "define the entry point"
+            problem = ProofProblem(STARTER, f"check {name}", f"the starter must {must}: {gates[name].get('message', '')}")
             break
     if problem is None and result["status"] not in ("passed", "failed"):
         problem = ProofProblem(STARTER, "(runs)", f"the starter must load and run to a verdict; it ends in {result['status']}")
