@@ -164,13 +164,25 @@ def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Pr
 
 def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProblem]]:
     """Read and check one exercise folder: the exercise, or None and what is wrong with it."""
-    where = f"{folder.name}/{SPEC_FILE}"
-    if not SLUG_PATTERN.match(folder.name) or not 3 <= len(folder.name) <= 64:
-        return None, [CatalogProblem(folder.name, "(folder name)", "a slug is 3-64 lowercase letters, digits and hyphens")]
-    if folder.name in RESERVED_SLUGS:
-        return None, [CatalogProblem(folder.name, "(folder name)", "a page of the learner's site has this name")]
-    slug = folder.name
-    raw_files = _read_files(folder)
+    return exercise_from_files(folder.name, _read_files(folder))
+
+
+def slug_problem(slug: str) -> str | None:
+    """Why `slug` cannot name an exercise, or None when it can."""
+    if not SLUG_PATTERN.match(slug) or not 3 <= len(slug) <= 64:
+        return "a slug is 3-64 lowercase letters, digits and hyphens"
+    if slug in RESERVED_SLUGS:
+        return "a page of the learner's site has this name"
+    return None
+
+
+def exercise_from_files(slug: str, raw_files: Mapping[str, bytes]) -> tuple[ExerciseFile | None, list[CatalogProblem]]:
+    """Check one exercise given as its files (relative path -> bytes: a folder, an upload, a git
+    tree): the exercise, or None and what is wrong with it. Runs none of its code."""
+    where = f"{slug}/{SPEC_FILE}"
+    wrong_slug = slug_problem(slug)
+    if wrong_slug is not None:
+        return None, [CatalogProblem(slug, "(folder name)", wrong_slug)]
     if SPEC_FILE not in raw_files:
         return None, [CatalogProblem(where, "(file)", "missing", slug)]
     problems: list[CatalogProblem] = []
@@ -192,7 +204,7 @@ def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProble
     if problems:
         return None, problems
     files.pop(SPEC_FILE)
-    return ExerciseFile(folder.name, _rules_as_json(spec), files, content_digest(raw_files)), []
+    return ExerciseFile(slug, _rules_as_json(spec), files, content_digest(raw_files)), []
 
 
 def load_catalog(root: Path) -> tuple[list[ExerciseFile], list[CatalogProblem]]:
