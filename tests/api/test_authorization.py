@@ -300,6 +300,7 @@ MATRIX = [
     Row("POST",   "/api/v1/admin/regrades",                                  C2_STAFF,       202,
         json={"exercise": "{quiz}", "course": "{c2_course}"}),
     Row("GET",    "/api/v1/admin/exercises",                                 STAFF,          200),
+    Row("GET",    "/api/v1/exercise-templates",                              STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises/{quiz}/versions",                 STAFF,          200),
     Row("GET",    "/api/v1/admin/exercises/{quiz}/stats",                    STAFF,          200),
     Row("POST",   "/api/v1/admin/exercises/{toggled}/unpublish",             EVERY_COURSE_STAFF, 200),
