@@ -45,6 +45,8 @@ const BUNDLES = {
   // builds the same sources in, so each helper has one source file and both pages run its code.
   "shared/dom.js": { entryPoints: ["src/dom.js"], format: "esm", minify: false },
   "shared/format.js": { entryPoints: ["src/format.js"], format: "esm", minify: false },
+  // The dashboard's authoring view: the learner pages' CodeMirror editor, with TOML and problem markers.
+  "authoring/editor.js": { entryPoints: ["src/authoring/editor.js"], format: "esm", minify: true },
 };
 
 function fail(message) {

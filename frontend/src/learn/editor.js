@@ -46,7 +46,8 @@ const replaceMultiLineSelection = EditorView.domEventHandlers({
 // Content-Security-Policy (style-src 'self', no inline <style>) allows; in the document itself it
 // would add a <style> element, which that policy blocks. An id reference cannot cross into a
 // shadow root, so the editor is named by `label` (the text of the visible label beside it).
-export function createEditor(host, { doc, label, onChange }) {
+// `language` (default: Python) and `extensions` are the dashboard's authoring editor's (authoring/editor.js).
+export function createEditor(host, { doc, label, onChange, language = python(), extensions = [] }) {
   const root = host.attachShadow({ mode: "open" });
   return new EditorView({
     parent: root,
@@ -63,10 +64,11 @@ export function createEditor(host, { doc, label, onChange }) {
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
         highlightActiveLine(),
         indentUnit.of("    "),
-        python(),
+        language,
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         theme,
         replaceMultiLineSelection,
+        extensions,
         EditorView.contentAttributes.of({ "aria-label": label }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged && onChange) onChange(update.state.doc.toString());
