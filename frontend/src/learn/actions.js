@@ -6,7 +6,7 @@
 import { errorText } from "./common.js";
 import { standingPanel } from "./standing.js";
 
-export function exerciseActions({ api, session, slug }) {
+export function exerciseActions({ api, session, slug, exercise }) {
   const panel = standingPanel();
   const buttons = new Map(); // button -> "run" | "submit"
   let standing = null; // the latest known
@@ -30,9 +30,10 @@ export function exerciseActions({ api, session, slug }) {
   }
 
   async function loadStanding() {
-    if (!signedInHere()) return showStanding(null);
+    // A preview is counted for nobody: it has no standing to show.
+    if (!signedInHere() || exercise.preview) return showStanding(null);
     try {
-      const { data } = await api.call("GET", `exercises/${encodeURIComponent(slug)}/standing`);
+      const { data } = await api.call("GET", `${exercise.base}/standing`);
       showStanding(data);
     } catch {
       showStanding(null); // the rules still hold on Submit: its refusal says why

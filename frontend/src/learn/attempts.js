@@ -50,12 +50,13 @@ function totalOf(headers, fallback) {
 
 // The section of earlier attempts; load() (again after each submission) fills it for the learner.
 // restore(attempt) puts an attempt's answer back where the learner writes one.
-export function earlierAttempts({ api, session, detail, restore }) {
+export function earlierAttempts({ api, session, detail, restore, preview = false }) {
   const list = el("ul", { class: "attempts" });
   const status = el("p", { class: "muted" });
   let loads = 0; // only the latest load fills the list
 
   async function load() {
+    if (preview) return; // preview attempts are nobody's: there is no history to list
     const current = ++loads;
     clear(list);
     if (session.state !== "active") {
@@ -80,5 +81,5 @@ export function earlierAttempts({ api, session, detail, restore }) {
     }
   }
 
-  return { element: section("Your earlier attempts", status, list), load };
+  return { element: preview ? null : section("Your earlier attempts", status, list), load };
 }

@@ -8,9 +8,10 @@ import { renderCodeGrade, renderRun } from "./results.js";
 import { debounce, loadDraft, postAttempt, runCode, saveDraft, section, waitForGrade } from "./common.js";
 
 // The editor and the lines around it, with restore(attempt) for the earlier attempts' button.
-export function codeInput({ session, detail, status }) {
+export function codeInput({ session, detail, exercise, status }) {
   const starter = (detail.code && detail.code.starter) || "";
-  const draftId = `exercise.${detail.slug}`;
+  // A preview keeps its own draft per version: the author's trials never land in a learner's draft.
+  const draftId = exercise && exercise.preview ? `preview.${detail.slug}.${exercise.version}` : `exercise.${detail.slug}`;
   const saved = loadDraft(session, draftId);
   const save = debounce((code) => saveDraft(session, draftId, code), 300);
   const label = el("p", { id: uid("code-label"), class: "label" }, "Code");
@@ -47,7 +48,7 @@ function runStatus(run) {
 }
 
 // The "Your answer" section: the editor, Run, Submit, Start again, the status line, the run and the grade.
-export function codeAnswer({ api, detail, input, status, actions, afterSubmit }) {
+export function codeAnswer({ api, detail, exercise, input, status, actions, afterSubmit }) {
   const slug = detail.slug;
   const runButton = el("button", { type: "button" }, "Run");
   const submitButton = el("button", { type: "button", class: "primary" }, "Submit");
@@ -73,10 +74,10 @@ export function codeAnswer({ api, detail, input, status, actions, afterSubmit })
     status.textContent = "Submitting…";
     const code = input.code();
     input.saveNow(code);
-    const submitted = await postAttempt(api, slug, { code });
+    const submitted = await postAttempt(api, exercise, { code });
     status.textContent = "Submitted: grading…";
     actions.showStanding(submitted.standing);
-    const { attempt, pending } = await waitForGrade(api, submitted);
+    const { attempt, pending } = await waitForGrade(api, submitted, exercise);
     if (pending) {
       status.textContent = "Still grading: your attempt is stored, and its grade will show under your earlier attempts.";
     } else {

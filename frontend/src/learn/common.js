@@ -93,18 +93,21 @@ function newKey() {
   return crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(16).slice(2)}`;
 }
 
-// POST exercises/{slug}/attempts once (its Idempotency-Key makes a retried request the same attempt).
-export async function postAttempt(api, slug, body) {
-  const { data } = await api.call("POST", `exercises/${encodeURIComponent(slug)}/attempts`,
+// POST {exercise}/attempts once (its Idempotency-Key makes a retried request the same attempt).
+// `exercise` is where the page reads the exercise (exerciseEndpoint: exercises/{slug}, or a preview's).
+export async function postAttempt(api, exercise, body) {
+  const { data } = await api.call("POST", `${exercise.base}/attempts`,
     { body, headers: { "Idempotency-Key": newKey() } });
   return data;
 }
 
-// The attempt once graded, or as it stands after eight long polls.
-export async function waitForGrade(api, attempt) {
+// The attempt once graded, or as it stands after eight long polls. A preview attempt is polled at the
+// `url` its POST answered (it is no attempt of the learner's: /preview-attempts/{id}).
+export async function waitForGrade(api, attempt, exercise) {
   let data = attempt;
+  const preview = Boolean(exercise && exercise.preview && attempt.url);
   for (let tries = 0; pending(data) && tries < 8; tries += 1) {
-    ({ data } = await api.call("GET", `attempts/${data.id}?wait=25`));
+    ({ data } = await api.call("GET", preview ? `${attempt.url}?wait=25` : `attempts/${data.id}?wait=25`));
     if (pending(data)) await sleep(300);
   }
   return { attempt: data, pending: pending(data) };

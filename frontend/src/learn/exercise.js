@@ -17,15 +17,45 @@ import { codeAnswer, codeInput } from "./code-answer.js";
 import { quizAnswer, quizInput } from "./quiz-answer.js";
 import { earlierAttempts } from "./attempts.js";
 
+// Where the page reads and answers the exercise: `exercise_api` when the server names it (a course
+// exercise, a preview of a draft version), else exercises/{slug}; every exercise-scoped call (the
+// detail, attempts, standing) goes through it. A preview's attempts are counted for nobody.
+export function exerciseEndpoint(embedded) {
+  const base = embedded.exercise_api || `exercises/${encodeURIComponent(embedded.slug)}`;
+  const preview = Boolean(embedded.preview);
+  const fromPath = /\/learn\/preview\/[^/]+\/[^/]+\/(\d+)/.exec(location.pathname);
+  return { base, preview, version: embedded.version ?? (fromPath ? Number(fromPath[1]) : null) };
+}
+
+// A page shell embeds no detail (a course exercise opened without a launch, a preview): the page
+// fetches it with its token.
+async function fetchedDetail(api, session, embedded, exercise, root) {
+  clear(root);
+  if (!session.token) {
+    root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {},
+      "Open this exercise from your course (or, for a preview, from the dashboard): the page needs your sign-in to show it.")));
+    return null;
+  }
+  root.append(el("p", { class: "muted", role: "status" }, "Loading the exercise…"));
+  try {
+    const { data } = await api.call("GET", exercise.base);
+    return data;
+  } catch (error) {
+    clear(root);
+    root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {}, `The exercise could not be loaded. ${errorText(error)}`)));
+    return null;
+  }
+}
+
 // The detail to show: the embedded one, or the signed-in learner's variant when it is not that.
-async function learnersDetail(api, session, embedded, root) {
+async function learnersDetail(api, session, embedded, exercise, root) {
   const wanted = embedded.per_learner && session.token && session.learner && session.allows(embedded.slug)
     && embedded.learner !== session.learner;
   if (!wanted) return { detail: embedded, problem: null };
   clear(root);
   root.append(el("p", { class: "muted", role: "status" }, "Loading your version of this exercise…"));
   try {
-    const { data } = await api.call("GET", `exercises/${encodeURIComponent(embedded.slug)}`);
+    const { data } = await api.call("GET", exercise.base);
     if (data && data.slug === embedded.slug && data.learner === session.learner) return { detail: data, problem: null };
     return { detail: embedded, problem: "Your own version of this exercise could not be loaded." };
   } catch (error) {
@@ -36,8 +66,35 @@ async function learnersDetail(api, session, embedded, root) {
 export async function initExercise({ api, session }) {
   const embedded = JSON.parse(document.getElementById("gradquiz-exercise").textContent);
   const root = document.getElementById("exercise");
-  const { detail, problem } = await learnersDetail(api, session, embedded, root);
-  renderExercise({ api, session, detail, root, problem });
+  const exercise = exerciseEndpoint(embedded);
+  if (!embedded.kind) {
+    const detail = await fetchedDetail(api, session, embedded, exercise, root);
+    if (!detail) return;
+    if (detail.preview) exercise.preview = true;
+    if (detail.version !== undefined && exercise.version === null) exercise.version = detail.version;
+    showTitle(detail);
+    renderExercise({ api, session, detail, exercise, root, problem: null });
+    return;
+  }
+  const { detail, problem } = await learnersDetail(api, session, embedded, exercise, root);
+  renderExercise({ api, session, detail, exercise, root, problem });
+}
+
+// The heading and the tab's title of a shell, once the detail is known.
+function showTitle(detail) {
+  const heading = document.getElementById("exercise-title");
+  if (heading && detail.title) heading.textContent = detail.title;
+  if (detail.title) document.title = `${detail.title} · gradquiz`;
+  const article = document.querySelector("article.exercise");
+  if (article) article.dataset.kind = detail.kind || "";
+}
+
+// A preview says so before anything else: its attempts are graded but counted for nobody.
+function previewBanner(exercise) {
+  if (!exercise.preview) return null;
+  const version = exercise.version === null || exercise.version === undefined ? "" : ` ${exercise.version}`;
+  return el("div", { class: "notice preview-banner", role: "note" }, el("p", {},
+    el("strong", {}, `Preview of version${version}: `), "attempts here are not counted. They are graded as a learner's would be, never stored in the gradebook nor sent to the LMS."));
 }
 
 // Why the page may not show the learner's own values, or null.
@@ -68,16 +125,17 @@ function callBlock(code) {
 
 // The page, top to bottom: the session's notice, the prompt, hints, the rules as they stand, the
 // answer, the earlier attempts. The session decides what can be done, again at each change.
-function renderExercise({ api, session, detail, root, problem }) {
+function renderExercise({ api, session, detail, exercise, root, problem }) {
   clear(root);
   const notice = el("div", { class: "session-notice" });
-  const actions = exerciseActions({ api, session, slug: detail.slug });
+  const actions = exerciseActions({ api, session, slug: detail.slug, exercise });
   const status = el("p", { class: "status", role: "status", "aria-live": "polite" });
   const isCode = detail.kind === "code";
-  const input = isCode ? codeInput({ session, detail, status }) : quizInput({ detail, status });
-  const attempts = earlierAttempts({ api, session, detail, restore: input.restore });
-  const parts = { api, detail, input, status, actions, afterSubmit: attempts.load };
+  const input = isCode ? codeInput({ session, detail, exercise, status }) : quizInput({ detail, status });
+  const attempts = earlierAttempts({ api, session, detail, restore: input.restore, preview: exercise.preview });
+  const parts = { api, detail, exercise, input, status, actions, afterSubmit: attempts.load };
   append(root, [
+    previewBanner(exercise),
     notice,
     variantNotice(detail, problem),
     el("div", { class: "prompt" }, markdownBlock(detail.prompt)),

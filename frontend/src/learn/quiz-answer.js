@@ -119,7 +119,7 @@ export function quizInput({ detail, status }) {
 }
 
 // The "Your answer" section: the form, Submit, the status line and the grade.
-export function quizAnswer({ api, detail, input, status, actions, afterSubmit }) {
+export function quizAnswer({ api, detail, exercise, input, status, actions, afterSubmit }) {
   const submit = el("button", { type: "submit", class: "primary" }, "Submit");
   const resultBox = el("div", { class: "result", tabindex: "-1" });
   actions.add(submit, "submit");
@@ -135,7 +135,7 @@ export function quizAnswer({ api, detail, input, status, actions, afterSubmit })
     actions.perform("Submit", status, async () => {
       clear(resultBox);
       status.textContent = "Submitting…";
-      const data = await postAttempt(api, detail.slug, { answer: answer.value });
+      const data = await postAttempt(api, exercise, { answer: answer.value });
       resultBox.append(renderQuizGrade(data, choiceTextOf(detail)));
       actions.showStanding(data.standing);
       status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${percent(data.score ?? 0)}.`;

@@ -13,6 +13,7 @@
 import { start } from "./router.js";
 import { viewAttempt } from "./views/attempt.js";
 import { viewAttempts } from "./views/attempts.js";
+import { viewAuthoring, viewAuthoringCourses, viewExerciseEditor, viewNewExercise } from "./views/authoring.js";
 import { viewCourse, viewCourses } from "./views/courses.js";
 import { viewExercise } from "./views/exercise.js";
 import { viewLearner } from "./views/learner.js";
@@ -26,6 +27,10 @@ const ROUTES = [
   [/^\/?$/, viewOverview, "overview"],
   [/^\/courses$/, viewCourses, "courses"],
   [/^\/courses\/(\d+)$/, viewCourse, "courses"],
+  [/^\/authoring$/, viewAuthoringCourses, "authoring"],
+  [/^\/courses\/(\d+)\/authoring$/, viewAuthoring, "authoring"],
+  [/^\/courses\/(\d+)\/authoring\/new\/([a-z_]+)$/, viewNewExercise, "authoring"],
+  [/^\/courses\/(\d+)\/authoring\/([^/]+)$/, viewExerciseEditor, "authoring"],
   [/^\/exercises\/([^/]+)$/, viewExercise, "overview"],
   [/^\/exercises\/([^/]+)\/clients\/(\d+)\/rules$/, viewClientRules, "links"],
   [/^\/attempts$/, viewAttempts, "attempts"],

@@ -84,6 +84,8 @@ export async function render() {
       courses.textContent = course ? "Course" : "Courses";
       courses.setAttribute("href", course ? "#/courses/" + encodeURIComponent(course.id) : "#/courses");
     }
+    const authoring = document.querySelector('nav a[data-nav="authoring"]');
+    if (authoring) authoring.setAttribute("href", course ? "#/courses/" + encodeURIComponent(course.id) + "/authoring" : "#/authoring");
   }
   const hash = location.hash.replace(/^#/, "");
   const [path, qs] = (hash || "/").split("?");

@@ -188,7 +188,8 @@ export async function viewCourse(root, ctx, id) {
   if (tryIt) root.append(tryIt);
   root.append(section("Assignments and statistics",
     el("p", {}, link("#/links" + query(courseQuery), "The course's assignments and their rules"), " · ",
-      link("#/" + query(courseQuery), "Pass rates of the course's exercises"))));
+      link("#/" + query(courseQuery), "Pass rates of the course's exercises"), " · ",
+      link("#/courses/" + enc(course.id) + "/authoring", "The course's own exercises (authoring)"))));
   root.append(await peopleBox(course, ctx));
   if (!ctx.alive()) return;
   if (!me || me.kind !== "course_key") root.append(await keysBox(course, ctx));
