@@ -233,7 +233,8 @@ function fileEditors(cm, initialFiles, onChange) {
       }
       for (const [path, entry] of editors) {
         relabel(path);
-        cm.markProblemLines(entry.view, (problemsByFile.get(path) || []).map((p) => p.line).filter(Boolean));
+        const text = cm.getCode(entry.view);
+        cm.markProblemLines(entry.view, (problemsByFile.get(path) || []).map((p) => placeOf(p, text).line).filter(Boolean));
       }
     },
     open(path, line) {
@@ -243,6 +244,24 @@ function fileEditors(cm, initialFiles, onChange) {
       return true;
     },
   };
+}
+
+// Checks about backward, and about forward (grading/spec.py CHECKS): a failing check the proof gives
+// no line for is shown at the method it judges.
+const BACKWARD_CHECKS = ["backward_arity", "gradcheck", "gradient", "boundary", "gradgradcheck", "grad_output_unchanged"];
+const FORWARD_CHECKS = ["forward", "output_shape_dtype", "inputs_unchanged"];
+
+/** Where a problem is: its own line, or for a failing check of a .py file without one, the line of
+ * the method the check judges ({line, method}; line null when unknown). */
+export function placeOf(problem, text) {
+  if (problem.line) return { line: problem.line, method: null };
+  const field = String(problem.field || "");
+  const check = (field.match(/check\s+([a-z_]+)/) || [])[1];
+  if (!check || !String(problem.file || "").endsWith(".py") || typeof text !== "string") return { line: null, method: null };
+  const method = BACKWARD_CHECKS.includes(check) ? "backward" : FORWARD_CHECKS.includes(check) ? "forward" : null;
+  if (!method) return { line: null, method: null };
+  const index = text.split("\n").findIndex((l) => new RegExp("^\\s*def\\s+" + method + "\\s*\\(").test(l));
+  return index < 0 ? { line: null, method: null } : { line: index + 1, method };
 }
 
 /** The proof's answer: passed, or each problem as a button to its file and line; the steps folded. */
@@ -258,11 +277,14 @@ function proofBlock(proof, editors) {
     const problems = proof.problems || [];
     out.push(el("p", { class: "proof-failed" }, badge("failed", PROOF_STATUSES),
       " " + problems.length + (problems.length === 1 ? " problem" : " problems") + ": fix them, then Prove again."));
+    const texts = editors.files();
     out.push(el("ul", { class: "proof-problems" }, problems.map((p) => {
-      const where = p.file + (p.line ? ", line " + p.line : "") + (p.field ? " · " + p.field : "");
-      const go = el("button", { type: "button", class: "link proof-problem", dataset: { file: p.file || "", line: p.line || "" } },
+      const place = placeOf(p, texts[p.file]);
+      const where = p.file + (place.line ? (place.method ? ", " + place.method + " (line " + place.line + ")" : ", line " + place.line) : "") +
+        (p.field ? " · " + p.field : "");
+      const go = el("button", { type: "button", class: "link proof-problem", dataset: { file: p.file || "", line: place.line || "" } },
         el("span", { class: "where" }, where));
-      go.addEventListener("click", () => { if (!editors.open(p.file, p.line)) toast(p.file + " is not among the files now.", "error"); });
+      go.addEventListener("click", () => { if (!editors.open(p.file, place.line)) toast(p.file + " is not among the files now.", "error"); });
       return el("li", {}, go, el("span", { class: "message" }, p.message || ""));
     })));
   }
