@@ -13,7 +13,6 @@ import { API, api, apiKey, caller, get, post, problemBox, whoami } from "../api.
 import { el, empty, enc, link, loading, section, table, toast } from "../dom.js";
 import { badge, timeEl } from "../format.js";
 
-const EDITOR_MODULE = "/vendor/authoring/editor.js";
 const STATUSES = ["draft", "published", "unpublished"];
 const PROOF_STATUSES = ["queued", "running", "passed", "failed"];
 // loader.slug_problem's rule, said before the server says it.
@@ -329,7 +328,7 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
 
   let cm, files, detail = null;
   try {
-    cm = await import(EDITOR_MODULE);
+    cm = await import("/vendor/authoring/editor.js"); // CodeMirror: loaded by this view alone
     if (slug) {
       detail = (await get(exerciseUrl(courseId, slug))).data;
       const latest = (await get(exerciseUrl(courseId, slug) + "/versions/" + enc(detail.latest_version))).data;
