@@ -127,8 +127,8 @@ def test_authoring_a_code_exercise_from_template_to_published(page, live_server,
     expect(preview.locator(".standing-box")).to_be_hidden()
     preview.locator(".cm-content").click()
     preview.keyboard.press("Control+a")
-    reference_code = live_server.api().get(
-        f"/api/v1/courses/{course['id']}/exercises/{SLUG}/versions/2", headers=bearer(course["key"])).json["files"]["reference.py"]
+    version = live_server.api().get(f"/api/v1/courses/{course['id']}/exercises/{SLUG}/versions/2", headers=bearer(course["key"]))
+    reference_code = version.json["files"]["reference.py"]
     preview.keyboard.insert_text(reference_code)
     preview.get_by_role("button", name="Run").click()
     expect(preview.locator(".panel .status").first).to_contain_text("Run finished", timeout=60_000)
