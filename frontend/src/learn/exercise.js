@@ -27,24 +27,42 @@ export function exerciseEndpoint(embedded) {
   return { base, preview, version: embedded.version ?? (fromPath ? Number(fromPath[1]) : null) };
 }
 
-// A page shell embeds no detail (a course exercise opened without a launch, a preview): the page
-// fetches it with its token.
-async function fetchedDetail(api, session, embedded, exercise, root) {
+// A page shell embeds no detail (a course exercise opened without a launch of its course, a
+// preview): the page fetches it with its token. A shell that is not a preview says "not found"
+// until then, and keeps saying it when there is no token or the token may not see the exercise.
+async function fetchedDetail(api, session, exercise, root) {
   clear(root);
   if (!session.token) {
-    root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {},
-      "Open this exercise from your course (or, for a preview, from the dashboard): the page needs your sign-in to show it.")));
+    if (exercise.preview) {
+      root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {},
+        "Open the preview from the dashboard (Preview as a learner): the page needs its sign-in to show the draft.")));
+    }
     return null;
   }
-  root.append(el("p", { class: "muted", role: "status" }, "Loading the exercise…"));
+  const loading = el("p", { class: "muted", role: "status" }, "Loading the exercise…");
+  root.append(loading);
   try {
     const { data } = await api.call("GET", exercise.base);
+    loading.remove();
     return data;
   } catch (error) {
     clear(root);
-    root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {}, `The exercise could not be loaded. ${errorText(error)}`)));
+    if (exercise.preview || error.status !== 404) {
+      root.append(el("div", { class: "notice warn", role: "alert" }, el("p", {}, `The exercise could not be loaded. ${errorText(error)}`)));
+    }
     return null;
   }
+}
+
+// The shell's own words ("not found", the server's note on a preview) give way to the exercise.
+function leaveShell() {
+  const message = document.getElementById("shell-message");
+  if (message) {
+    const next = message.nextElementSibling;
+    if (next && next.tagName === "P") next.remove();
+    message.remove();
+  }
+  for (const banner of document.querySelectorAll("article > .preview-banner")) banner.remove();
 }
 
 // The detail to show: the embedded one, or the signed-in learner's variant when it is not that.
@@ -63,16 +81,24 @@ async function learnersDetail(api, session, embedded, exercise, root) {
   }
 }
 
+// The page's data: the exercise's detail (gradquiz-exercise), or a shell's {slug, exercise_api, preview}.
+function embeddedData() {
+  const block = document.getElementById("gradquiz-exercise") || document.getElementById("gradquiz-shell");
+  return block ? JSON.parse(block.textContent) : null;
+}
+
 export async function initExercise({ api, session }) {
-  const embedded = JSON.parse(document.getElementById("gradquiz-exercise").textContent);
+  const embedded = embeddedData();
   const root = document.getElementById("exercise");
+  if (!embedded || !root) return; // a page with nothing to show (a plain "not found")
   const exercise = exerciseEndpoint(embedded);
   if (!embedded.kind) {
-    const detail = await fetchedDetail(api, session, embedded, exercise, root);
+    const detail = await fetchedDetail(api, session, exercise, root);
     if (!detail) return;
     if (detail.preview) exercise.preview = true;
     if (detail.version !== undefined && exercise.version === null) exercise.version = detail.version;
-    showTitle(detail);
+    leaveShell();
+    showTitle(detail, exercise);
     renderExercise({ api, session, detail, exercise, root, problem: null });
     return;
   }
@@ -81,10 +107,10 @@ export async function initExercise({ api, session }) {
 }
 
 // The heading and the tab's title of a shell, once the detail is known.
-function showTitle(detail) {
+function showTitle(detail, exercise) {
   const heading = document.getElementById("exercise-title");
   if (heading && detail.title) heading.textContent = detail.title;
-  if (detail.title) document.title = `${detail.title} · gradquiz`;
+  if (detail.title) document.title = `${exercise.preview ? "Preview: " : ""}${detail.title} · gradquiz`;
   const article = document.querySelector("article.exercise");
   if (article) article.dataset.kind = detail.kind || "";
 }

@@ -12,7 +12,8 @@ const apiBase = document.body.dataset.api || "/api/v1";
 const session = new LearnerSession(apiBase).start();
 const api = makeApi(apiBase, session);
 
-if (page === "exercise") {
+// "preview" and "not-found": a shell (service/learn), whose script fetches the exercise with its token.
+if (page === "exercise" || page === "preview" || page === "not-found") {
   linkBackToAssignment(session);
   initExercise({ api, session }).catch((error) => console.error(error));
 } else if (page === "lesson") initLesson({ api, session });
