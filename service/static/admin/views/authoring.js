@@ -253,14 +253,15 @@ const FORWARD_CHECKS = ["forward", "output_shape_dtype", "inputs_unchanged"];
 /** Where a problem is: its own line, or for a failing check of a .py file without one, the line of
  * the method the check judges ({line, method}; line null when unknown). */
 export function placeOf(problem, text) {
-  if (problem.line) return { line: problem.line, method: null };
+  if (problem.line) return { line: problem.line, method: null, check: null };
   const field = String(problem.field || "");
-  const check = (field.match(/check\s+([a-z_]+)/) || [])[1];
-  if (!check || !String(problem.file || "").endsWith(".py") || typeof text !== "string") return { line: null, method: null };
+  // "check gradcheck"; or a reference that could not prepare the cases, whose message quotes its checks ("gradcheck: …").
+  const named = new RegExp("\\b(" + [...BACKWARD_CHECKS, ...FORWARD_CHECKS].join("|") + "):");
+  const check = (field.match(/check\s+([a-z_]+)/) || String(problem.message || "").match(named) || [])[1];
+  if (!check || !String(problem.file || "").endsWith(".py") || typeof text !== "string") return { line: null, method: null, check: null };
   const method = BACKWARD_CHECKS.includes(check) ? "backward" : FORWARD_CHECKS.includes(check) ? "forward" : null;
-  if (!method) return { line: null, method: null };
-  const index = text.split("\n").findIndex((l) => new RegExp("^\\s*def\\s+" + method + "\\s*\\(").test(l));
-  return index < 0 ? { line: null, method: null } : { line: index + 1, method };
+  const index = method ? text.split("\n").findIndex((l) => new RegExp("^\\s*def\\s+" + method + "\\s*\\(").test(l)) : -1;
+  return index < 0 ? { line: null, method: null, check } : { line: index + 1, method, check };
 }
 
 /** The proof's answer: passed, or each problem as a button to its file and line; the steps folded. */
@@ -279,8 +280,10 @@ function proofBlock(proof, editors) {
     const texts = editors.files();
     out.push(el("ul", { class: "proof-problems" }, problems.map((p) => {
       const place = placeOf(p, texts[p.file]);
+      // The field at fault, or the check a reference that could not be run names in its message.
+      const field = place.check && !/check/.test(p.field || "") ? "check " + place.check : p.field;
       const where = p.file + (place.line ? (place.method ? ", " + place.method + " (line " + place.line + ")" : ", line " + place.line) : "") +
-        (p.field ? " · " + p.field : "");
+        (field ? " · " + field : "");
       const go = el("button", { type: "button", class: "link proof-problem", dataset: { file: p.file || "", line: place.line || "" } },
         el("span", { class: "where" }, where));
       go.addEventListener("click", () => { if (!editors.open(p.file, place.line)) toast(p.file + " is not among the files now.", "error"); });
@@ -289,7 +292,7 @@ function proofBlock(proof, editors) {
   }
   const steps = proof.steps || [];
   if (steps.length) {
-    out.push(el("details", { class: "proof-steps" }, el("summary", {}, "What the proof ran (" + steps.length + " steps)"),
+    out.push(el("details", { class: "proof-steps" }, el("summary", {}, "What the proof ran (" + steps.length + (steps.length === 1 ? " step)" : " steps)")),
       el("ul", {}, steps.map((s) => el("li", {}, badge(s.passed ? "passed" : "failed", PROOF_STATUSES), " ", el("code", {}, s.subject), " ", s.summary || "")))));
   }
   return out;
@@ -562,7 +565,9 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
         el("td", {}, v.author || "(catalog)", el("div", { class: "muted" }, v.source || "")),
         el("td", {}, v.created_at ? timeEl(v.created_at) : "—"),
         el("td", {}, badge(v.proof_status, PROOF_STATUSES)),
-        el("td", {}, v.current ? badge("current", ["current"]) : "", v.published_at ? el("div", { class: "muted" }, "published ", timeEl(v.published_at)) : ""),
+        el("td", {}, v.current ? badge("current", ["current"]) : "",
+          v.current && state.status !== "published" ? el("div", { class: "muted" }, "not published") : "",
+          v.published_at ? el("div", { class: "muted" }, "published ", timeEl(v.published_at)) : ""),
         el("td", {}, v.note || ""),
         el("td", { class: "row-actions" }, cells));
     });
@@ -586,18 +591,18 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
         diffOut.replaceChildren(problemBox(e));
       }
     });
-    historyBox.replaceChildren(el("h2", {}, "Versions"),
+    historyBox.replaceChildren(...[el("h2", {}, "Versions"),
       el("p", { class: "muted" }, "Every save is a version; learners see the published one. Attempts keep the version they answered."),
-      tableEl, versions.length > 1 ? el("h3", {}, "Compare two versions") : null, versions.length > 1 ? diffForm : null, diffOut);
+      tableEl, versions.length > 1 ? el("h3", {}, "Compare two versions") : null, versions.length > 1 ? diffForm : null, diffOut].filter(Boolean));
   }
 
-  body.replaceChildren(
+  body.replaceChildren(...[
     slugBox,
     el("div", { class: "actions authoring-actions" }, ...buttons, dirtyNote),
     actionStatus, formError,
     el("section", { class: "card proof-card", "aria-labelledby": "proof-title" }, el("h2", { id: "proof-title" }, "Proof"), proofBox),
     el("section", { class: "card", "aria-labelledby": "files-title" }, el("h2", { id: "files-title" }, "Files"), editors.element),
-    historyBox);
+    historyBox].filter(Boolean));
   showState();
   showProof();
   await loadHistory();
