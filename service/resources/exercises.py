@@ -21,6 +21,7 @@ from ..schemas.exercises import (
 )
 from ..schemas.rules import StandingSchema
 from ..services.attempts import ExerciseNotFound, published_exercise
+from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, audience_of
 from ..services.standing import LearnerCountingScope, standing
 from ..services.versions import VersionCache
 from ..ttl_cache import TtlCache
@@ -41,7 +42,8 @@ class ExerciseList(MethodView):
     @blp.paginate(SelectPage, **PAGINATION)
     def get(self, query):
         """List published exercises, easiest first; filter by topic or kind."""
-        stmt = select(Exercise).where(Exercise.published.is_(True))
+        # The public catalog: a course's own exercises are listed to its staff alone (course_exercises.py).
+        stmt = select(Exercise).where(Exercise.published.is_(True), Exercise.course_id.is_(None))
         if "kind" in query:
             stmt = stmt.where(Exercise.kind == query["kind"])
         if "topic" in query:
@@ -60,9 +62,9 @@ def init_exercise_caches(app: Flask) -> None:
     app.extensions["gradquiz.versions"] = VersionCache()
 
 
-def _exercise(slug: str) -> Exercise:
+def _exercise(slug: str, audience: ExerciseAudience) -> Exercise:
     try:
-        return published_exercise(db_session(), slug)
+        return published_exercise(db_session(), slug, audience)
     except ExerciseNotFound:
         problem_abort(404, f"No exercise with slug {slug!r}.")
 
@@ -80,20 +82,31 @@ def _detail(exercise: Exercise) -> dict[str, Any]:
     })
 
 
-def _detail_json(slug: str) -> bytes:
-    return current_app.json.dumps(_detail(_exercise(slug))).encode()
+def _catalog_detail_json(slug: str) -> bytes | None:
+    """A catalog exercise's shared detail; None for a slug that is not one (unknown, or a course's)."""
+    try:
+        exercise = published_exercise(db_session(), slug, CATALOG_ONLY)
+    except ExerciseNotFound:
+        return None
+    return current_app.json.dumps(_detail(exercise)).encode()
 
 
-def shared_detail_json(slug: str) -> bytes:
-    """The shared detail's JSON, from the process's cache (EXERCISE_CACHE_SECONDS)."""
-    return current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _detail_json(slug))
+def shared_detail_json(slug: str, audience: ExerciseAudience = CATALOG_ONLY) -> bytes:
+    """The shared detail's JSON: a catalog exercise's from the process's cache
+    (EXERCISE_CACHE_SECONDS), which holds the catalog's alone; a course's exercise, for a caller of
+    its course (`audience`), built for each request: a cache by slug would serve it to anyone."""
+    if audience.sees(None):
+        cached = current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _catalog_detail_json(slug))
+        if cached is not None:
+            return cached
+    return current_app.json.dumps(_detail(_exercise(slug, audience))).encode()
 
 
-def learner_detail(slug: str, asked: AskedLearner) -> dict[str, Any]:
+def learner_detail(slug: str, asked: AskedLearner, audience: ExerciseAudience) -> dict[str, Any]:
     """The exercise as the learner asked of their client sees it (their choice order, their
     parameters' values), from the current version, with their standing under its rules in their
     counting scope; built for each request, never kept in the process's shared cache."""
-    exercise = _exercise(slug)
+    exercise = _exercise(slug, audience)
     version = exercise.version
     variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(asked.client_id, asked.learner),
                            exercise.slug, version.digest, version.spec)
@@ -115,9 +128,20 @@ class AskedLearner:
     scope: LearnerScope | None = None
 
 
-def _learner_asked(query: dict[str, Any], slug: str) -> AskedLearner | None:
-    """(client id, learner) whose variant the request asks for, or None for the shared detail: a
-    learner token's own learner (or, for an instructor's token, ?learner=), an API key's ?learner=.
+@dataclass(frozen=True)
+class DetailAsked:
+    """What a request for an exercise's detail asks: whose exercises its caller sees, and whose
+    variant (None: the shared detail)."""
+
+    audience: ExerciseAudience
+    learner: AskedLearner | None
+
+
+def _learner_asked(query: dict[str, Any], slug: str, named_course: int | None) -> DetailAsked:
+    """Whose variant the request asks for (None for the shared detail): a learner token's own
+    learner (or, for an instructor's token, ?learner=), an API key's ?learner=; with whose
+    exercises the caller sees (services/exercise_access.py; `named_course`: the course a course
+    URL names).
 
     The shared detail stays public: credentials that are not valid (a revoked key, an expired
     token) get it, as no credentials do; only ?learner= needs valid ones (else 401)."""
@@ -125,23 +149,51 @@ def _learner_asked(query: dict[str, Any], slug: str) -> AskedLearner | None:
         if "learner" in query:
             problem_abort(401, "?learner= needs an API key (or a learner token): send it as "
                                "'Authorization: Bearer <key>'.", headers={"WWW-Authenticate": 'Bearer realm="gradquiz"'})
-        return None
+        return DetailAsked(CATALOG_ONLY, None)
+    session = db_session()
     try:
-        client, scope, course = authenticate(db_session(), allow_learner_token=True, allow_course_staff=True)
+        client, scope, course = authenticate(session, allow_learner_token=True, allow_course_staff=True)
     except Problem as problem:
         if problem.code == 401 and "learner" not in query:
-            return None
+            return DetailAsked(CATALOG_ONLY, None)
         raise
+    audience = audience_of(session, client, scope, None if course is None else course.course_id, named_course)
+    if named_course is not None:
+        audience = audience.in_course(named_course)
     if course is not None:  # a course's staff read the shared detail; no learner's variant
-        return None
+        return DetailAsked(audience, None)
     if scope is None:
-        return AskedLearner(client.id, query["learner"]) if "learner" in query else None
+        return DetailAsked(audience, AskedLearner(client.id, query["learner"]) if "learner" in query else None)
     if not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     learner = query.get("learner", scope.learner)
     if learner != scope.learner and not scope.is_instructor:
         problem_abort(403, "A learner token reads its own learner's variant only.")
-    return AskedLearner(scope.client_id, learner, scope)
+    return DetailAsked(audience, AskedLearner(scope.client_id, learner, scope))
+
+
+def detail_response(query: dict[str, Any], slug: str, named_course: int | None = None) -> Response:
+    """GET /api/v1/exercises/{slug}'s answer; at a course URL (`named_course`), the same for that
+    course's own exercises alone (learner_view)."""
+    asked = _learner_asked(query, slug, named_course)
+    if asked.learner is None:
+        response = Response(shared_detail_json(slug, asked.audience), mimetype="application/json")
+    else:
+        detail = learner_detail(slug, asked.learner, asked.audience)
+        response = Response(current_app.json.dumps(detail), mimetype="application/json")
+        response.headers["Cache-Control"] = "private, no-store"
+    # The body depends on the credentials: a cache must not hand one caller's answer to another.
+    response.vary.add("Authorization")
+    return response
+
+
+def learner_view(course_id: int, slug: str, query: dict[str, Any]) -> Response:
+    """GET /api/v1/courses/{course_id}/exercises/{slug} for a learner of the course (a learner
+    token of it, or the course's client's key with ?learner=): exactly what
+    /api/v1/exercises/{slug} answers them, and 404 when the slug is not that course's own published
+    exercise or the caller is not in the course. (The route is the course exercises API's, which
+    answers its staff itself and a learner with this.)"""
+    return detail_response(query, slug, course_id)
 
 
 @blp.route("/<slug:slug>")
@@ -150,20 +202,12 @@ class ExerciseDetail(MethodView):
     @blp.arguments(ExerciseDetailQuerySchema, location="query")
     @blp.response(200, ExerciseSchema)
     @problems(blp, UNAUTHORIZED, (403, "A learner token for another exercise or learner"),
-              (404, "No published exercise has this slug"))
+              (404, "No published exercise has this slug (or a course's exercise, to a caller outside that course)"))
     def get(self, query: dict[str, Any], slug: str):
         """One exercise, with everything a learner needs to answer it and nothing that gives it away.
 
         Without credentials: the shared detail (cached). With a learner token, or an API key and
         `?learner=`: that learner's variant (their order of the choices, their values of the
-        parameters), which their answers are graded in; never stored by a cache."""
-        asked = _learner_asked(query, slug)
-        if asked is None:
-            response = Response(shared_detail_json(slug), mimetype="application/json")
-        else:
-            detail = learner_detail(slug, asked)
-            response = Response(current_app.json.dumps(detail), mimetype="application/json")
-            response.headers["Cache-Control"] = "private, no-store"
-        # The body depends on the credentials: a cache must not hand one caller's answer to another.
-        response.vary.add("Authorization")
-        return response
+        parameters), which their answers are graded in; never stored by a cache. A course's own
+        exercise is seen only by callers of that course (its learners' tokens, its staff)."""
+        return detail_response(query, slug)
