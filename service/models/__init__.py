@@ -12,6 +12,7 @@ from .attempt import (
     IdempotencyRecord,
     Run,
 )
+from .authoring import ExerciseProof, PreviewAttempt
 from .base import Base
 from .client import ApiClient, Role
 from .course import Course, CourseKey, CourseMember, MemberStatus
@@ -50,6 +51,7 @@ __all__ = [
     "Exercise",
     "ExerciseDailyCount",
     "ExerciseOutcomeCount",
+    "ExerciseProof",
     "ExerciseProgress",
     "ExerciseTopic",
     "ExerciseVersion",
@@ -65,6 +67,7 @@ __all__ = [
     "LtiResourceLink",
     "LtiToolKey",
     "MemberStatus",
+    "PreviewAttempt",
     "OutboundDelivery",
     "Run",
     "Regrade",
