@@ -12,7 +12,7 @@ from ..catalog import public_view
 from ..errors import Problem, problem_abort
 from ..extensions import db_session
 from ..learner_tokens import LearnerScope
-from ..models import Exercise, ExerciseTopic
+from ..models import Exercise, ExerciseTopic, ExerciseVersion
 from ..schemas.exercises import (
     ExerciseDetailQuerySchema,
     ExerciseQuerySchema,
@@ -69,17 +69,29 @@ def _exercise(slug: str, audience: ExerciseAudience) -> Exercise:
         problem_abort(404, f"No exercise with slug {slug!r}.")
 
 
-def _detail(exercise: Exercise) -> dict[str, Any]:
-    """The shared detail, as every learner may read it (choices as written, {name} placeholders)."""
-    spec = exercise.version.spec
+def _detail(exercise: Exercise, version: ExerciseVersion | None = None) -> dict[str, Any]:
+    """The shared detail, as every learner may read it (choices as written, {name} placeholders),
+    of the current version, or of `version` (a preview: its own title and kind, as written)."""
+    current = version is None
+    version = exercise.version if version is None else version
+    spec = version.spec
     return ExerciseSchema().dump({
-        "slug": exercise.slug, "title": exercise.title, "kind": exercise.kind,
-        "topic_names": exercise.topic_names, "difficulty": exercise.difficulty,
-        "current_version": exercise.current_version, "prompt": spec["prompt"],
+        "slug": exercise.slug, "title": exercise.title if current else spec["title"],
+        "kind": exercise.kind if current else spec["kind"], "topic_names": exercise.topic_names,
+        "difficulty": exercise.difficulty if current else spec["difficulty"],
+        "current_version": version.number, "prompt": spec["prompt"],
         "hints": spec.get("hints", []), "score_policy": spec.get("score_policy", "best"),
         "per_learner": varies_per_learner(spec),
-        **public_view(exercise.version.content),
+        **public_view(version.content),
     })
+
+
+def version_detail(exercise: Exercise, version: ExerciseVersion, learner: AskedLearner) -> dict[str, Any]:
+    """Version `version` of the exercise as `learner` sees it (their variant), without a standing:
+    a preview's (resources/preview.py), as learner_detail shows the current version."""
+    variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(learner.client_id, learner.learner),
+                           exercise.slug, version.digest, version.spec)
+    return personalise_detail(_detail(exercise, version), version.spec, variant, learner.learner)
 
 
 def _catalog_detail_json(slug: str) -> bytes | None:
@@ -108,14 +120,11 @@ def learner_detail(slug: str, asked: AskedLearner, audience: ExerciseAudience) -
     counting scope; built for each request, never kept in the process's shared cache."""
     exercise = _exercise(slug, audience)
     version = exercise.version
-    variant = quiz_variant(current_app.config["SECRET_KEY"], variant_key(asked.client_id, asked.learner),
-                           exercise.slug, version.digest, version.spec)
     session = db_session()
     where = LearnerCountingScope.of(session, asked.client_id, asked.scope, exercise.id, asked.learner)
     learner_standing = standing(session, where.counting_scope, version.spec.get("rules", {}), asked.learner,
                                 exempt=where.exempt, with_runs=exercise.kind == "code")
-    return {**personalise_detail(_detail(exercise), version.spec, variant, asked.learner),
-            "standing": StandingSchema().dump(learner_standing)}
+    return {**version_detail(exercise, version, asked), "standing": StandingSchema().dump(learner_standing)}
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     refusal = before.refusal()
     if refusal is not None:
         raise AttemptRefused(refusal, before)
-    grade = _checked_and_graded(client, exercise, version, learner, answer, code)
+    grade = checked_and_graded(client, exercise, version, learner, answer, code)
     penalties = [p.as_json() for p in before.penalties()] or None
     row = AttemptRow(
         id=submission.attempt_id, client_id=client.id, learner=learner, exercise_id=exercise.id,
@@ -206,10 +206,11 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     return NewAttempt(row, exercise, version, before.after(row), None if grade is None else graded_event(row))
 
 
-def _checked_and_graded(client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str, answer: Any,
+def checked_and_graded(client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str, answer: Any,
                         code: str | None) -> QuizGrade | None:
-    """A quiz answer's grade; None for code. Raises InvalidAnswer for a submission the exercise's kind does not take."""
-    kind = exercise.kind
+    """A quiz answer's grade; None for code. Raises InvalidAnswer for a submission the kind of the
+    exercise's `version` does not take (a preview's draft may have changed it)."""
+    kind = version.spec["kind"]
     if kind == "code":
         if answer is not None:
             raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
