@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from flask.views import MethodView
 
-from ..auth import BEARER, require_client
+from ..auth import BEARER, learner_scope, require_client
 from ..ratelimit import rate_limited
 from ..schemas.attempts import (
     AttemptCreateSchema,
@@ -65,7 +65,12 @@ class CourseExerciseAttempts(MethodView):
     def get(self, query, course_id: int, slug: str, pagination_parameters):
         """The learner's attempts at a course's own exercise, newest first, with their best score, as
         `/api/v1/learners/{learner}/attempts?exercise={slug}` answers."""
-        return learner_history(slug, submitting_learner(query, slug, "query"), pagination_parameters, course_id)
+        scope = learner_scope()
+        if scope is not None:  # its own learner, or (an instructor's) another of its course
+            learner = query.get("learner", scope.learner)
+        else:
+            learner = submitting_learner(query, slug, "query")
+        return learner_history(slug, learner, pagination_parameters, course_id)
 
 
 @blp.route(f"/<{ROW_ID}:course_id>/exercises/<slug:slug>/standing")
