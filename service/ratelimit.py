@@ -1,4 +1,5 @@
-"""Per-caller rate limits on the endpoints that start work: attempts and runs.
+"""Per-caller rate limits on the endpoints that start work: attempts and runs (and, per course,
+course exercises' proofs: `refuse_past_limit`).
 
 The limit is checked after authentication (the decorator sits under `require_client`), so it
 counts per caller, never per address: a whole class behind one campus NAT is not one caller. A
@@ -31,7 +32,7 @@ from limits.errors import StorageError
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-from .errors import problem_response
+from .errors import problem_abort, problem_response
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "gradquiz"
@@ -148,6 +149,19 @@ def rate_limited(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any
         return wrapper
 
     return decorate
+
+
+def refuse_past_limit(scope: str, caller: str, hits: int = 1) -> None:
+    """Count `hits` calls of `caller` (e.g. "course:7": a limit per course, whoever of it calls)
+    against the setting `<scope>_rate_limit`; past it, abort with a 429 and Retry-After."""
+    limits = parsed_limits(getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"))
+    rate_limits = current_app.extensions["gradquiz.rate_limits"]
+    for _hit in range(hits):
+        exceeded = rate_limits.exceeded(limits, scope, caller)
+        if exceeded is not None:
+            retry = exceeded.retry_after_seconds
+            problem_abort(429, f"Too many {scope}: at most {exceeded.limit}. Retry in {retry} s.",
+                          title="Too Many Requests", headers={"Retry-After": str(retry)})
 
 
 def init_rate_limits(app: Flask) -> None:

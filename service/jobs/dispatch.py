@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from ..config import Settings
 from ..database import outside_transaction
-from ..models import Attempt, GradingJob, PreviewAttempt, RegradeItem, Run
+from ..models import Attempt, ExerciseProof, GradingJob, PreviewAttempt, RegradeItem, Run
 from ..models.base import utcnow
 from .db_lease import QUEUED, RUNNING, _locked
 
@@ -32,6 +32,7 @@ log = logging.getLogger("gradquiz.dispatch")
 
 TASK_NAMES: dict[type[GradingJob], str] = {Attempt: "gradquiz.grade_attempt", Run: "gradquiz.execute_run",
                                             PreviewAttempt: "gradquiz.grade_preview",
+                                            ExerciseProof: "gradquiz.prove_exercise",
                                             RegradeItem: "gradquiz.regrade_item"}
 QUEUE = "grading"
 # A regrade's items (up to every attempt of a course) have a queue of their own, which a worker

@@ -21,7 +21,7 @@ from ..schemas.exercises import (
 )
 from ..schemas.rules import StandingSchema
 from ..services.attempts import ExerciseNotFound, published_exercise
-from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, audience_of
+from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, audience_of, token_audience
 from ..services.standing import LearnerCountingScope, standing
 from ..services.versions import VersionCache
 from ..ttl_cache import TtlCache
@@ -114,13 +114,16 @@ def shared_detail_json(slug: str, audience: ExerciseAudience = CATALOG_ONLY) -> 
     return current_app.json.dumps(_detail(_exercise(slug, audience))).encode()
 
 
-def learner_detail(slug: str, asked: AskedLearner, audience: ExerciseAudience) -> dict[str, Any]:
+def learner_detail(slug: str, asked: AskedLearner, audience: ExerciseAudience | None = None) -> dict[str, Any]:
     """The exercise as the learner asked of their client sees it (their choice order, their
     parameters' values), from the current version, with their standing under its rules in their
-    counting scope; built for each request, never kept in the process's shared cache."""
+    counting scope; built for each request, never kept in the process's shared cache. `audience`:
+    whose exercises the caller sees (None: the learner token's, `asked.scope`; no token, the catalog)."""
+    session = db_session()
+    if audience is None:
+        audience = CATALOG_ONLY if asked.scope is None else token_audience(session, asked.scope)
     exercise = _exercise(slug, audience)
     version = exercise.version
-    session = db_session()
     where = LearnerCountingScope.of(session, asked.client_id, asked.scope, exercise.id, asked.learner)
     learner_standing = standing(session, where.counting_scope, version.spec.get("rules", {}), asked.learner,
                                 exempt=where.exempt, with_runs=exercise.kind == "code")
