@@ -23,7 +23,7 @@ from sqlalchemy.orm import sessionmaker
 from ..config import Settings
 from ..database import dispose_engines, engine_for
 from ..logs import configure_logging
-from ..models import Attempt, ExerciseProof, GradingJob, RegradeItem, Run
+from ..models import Attempt, ExerciseProof, GradingJob, PreviewAttempt, RegradeItem, Run
 from ..models.base import utcnow
 from ..services import regrades
 from . import db_lease
@@ -81,6 +81,9 @@ def create_worker_app(settings: Settings) -> Any:  # noqa: C901
     def execute_run(self: Any, run_id: str) -> str:
         return run(self, Run, run_id)
 
+    @app.task(name=TASK_NAMES[PreviewAttempt], **task_options)
+    def grade_preview(self: Any, preview_id: str) -> str:
+        return run(self, PreviewAttempt, preview_id)
     @app.task(name=TASK_NAMES[ExerciseProof], **task_options)
     def prove_exercise(self: Any, proof_id: str) -> str:
         return run(self, ExerciseProof, proof_id)

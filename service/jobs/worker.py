@@ -29,10 +29,11 @@ from ..config import Settings
 from ..database import READ_ONLY, engine_for
 from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
-from ..models import Attempt, Exercise, ExerciseProof, ExerciseVersion, GradingJob, RegradeItem, Run
+from ..models import Attempt, Exercise, ExerciseProof, ExerciseVersion, GradingJob, PreviewAttempt, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..rules import counted_score
 from ..services import regrades
+from ..services.preview import preview_variant
 from ..variants import attempt_variant
 from . import db_lease
 from .counters import CounterFolder
@@ -49,7 +50,7 @@ _payloads: OrderedDict[int, dict[str, Any]] = OrderedDict()
 _payloads_lock = threading.Lock()
 
 
-def exercise_payload(attempt: Attempt) -> dict[str, Any]:
+def exercise_payload(attempt: Attempt | PreviewAttempt) -> dict[str, Any]:
     """What the judge needs of the version the attempt answered (not the current one), read once
     per version and process: a version never changes, and reading it (its whole content, as JSON)
     with every claimed attempt cost more CPU than the rest of the claim. The judge only reads it."""
@@ -94,6 +95,12 @@ def execute_run(judge: Any, run: Run) -> dict[str, Any]:
     return {"result": result}
 
 
+def grade_preview(judge: Any, preview: PreviewAttempt) -> dict[str, Any]:
+    """Column values of a graded code preview (services/preview.py): graded as an attempt, in the
+    previewer's own variant, with nothing of an attempt's penalties, event or passback."""
+    result = judge.grade(exercise_payload(preview), preview.code or "",
+                         variant=preview_variant(preview.client_id, preview.actor))
+    return {"score": float(result["score"]), "correct": result["status"] == "passed", "result": result}
 def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
     code is learner code there); db_lease.complete copies the report to the version."""
@@ -120,6 +127,8 @@ HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {
     # Runs first: a learner is watching the Run button; attempts can take a few ms more.
     Run: execute_run,
     Attempt: grade_attempt,
+    # A course's staff watching "Preview as a learner"; never counted.
+    PreviewAttempt: grade_preview,
     # An author is watching "Prove"; after the learners' own jobs.
     ExerciseProof: prove_version,
     # Last: a regrade (possibly every attempt of a course) waits for the learners' own jobs.
@@ -165,6 +174,8 @@ def job_label(job: Any) -> str:
     """The exercise a job's metrics are filed under."""
     if isinstance(job, RegradeItem):
         return "regrade"  # not the exercise's: a regrade's timings are not its learners' waits
+    if isinstance(job, PreviewAttempt):
+        return "preview"  # a course's draft: one label for all previews, not one per course exercise
     if isinstance(job, ExerciseProof):
         return "proof"  # an author's exercise: one label for all, not one per course exercise
     return exercise_payload(job)["slug"] if isinstance(job, Attempt) else "run"

@@ -18,28 +18,33 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from flask import Blueprint, Response, current_app, render_template
 
 from ..extensions import db_session
-from ..learner_tokens import read_learner_token
+from ..learner_tokens import LearnerScope, read_learner_token
 from ..resources.exercises import AskedLearner, learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
+from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, token_audience
 from .lesson import render_lesson_page
-from .pages import API_BASE, not_found_page, page_response
+from .pages import API_BASE, page_response
 
 blp = Blueprint("learn", __name__)
 
 
-def _exercise_detail(slug: str, launch: dict | None) -> dict[str, Any]:
+def _launch_scope(launch: dict | None) -> LearnerScope | None:
+    token = (launch or {}).get("token")
+    return read_learner_token(current_app.config["SECRET_KEY"], token) if isinstance(token, str) else None
+
+
+def _exercise_detail(slug: str, scope: LearnerScope | None, audience: ExerciseAudience) -> dict[str, Any]:
     # The public API's own detail, so the page shows exactly what GET /api/v1/exercises/{slug}
     # answers: with a launch's valid token for this exercise, what it answers that token (the
     # learner's variant, never kept in the shared cache); else the shared detail (and its cache).
-    token = (launch or {}).get("token")
-    scope = read_learner_token(current_app.config["SECRET_KEY"], token) if isinstance(token, str) else None
     if scope is not None and scope.allows(slug):
-        return learner_detail(slug, AskedLearner(scope.client_id, scope.learner, scope))
-    return json.loads(shared_detail_json(slug))
+        return learner_detail(slug, AskedLearner(scope.client_id, scope.learner, scope), audience)
+    return json.loads(shared_detail_json(slug, audience))
 
 
 LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "role", "api", "refresh", "refresh_url",
@@ -47,23 +52,51 @@ LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "ro
 
 
 def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
-    """The exercise page of `slug`, or a 404 page when no published exercise has it.
+    """The exercise page of `slug`; without a published exercise the caller may see, the shell.
 
     `launch` is what an LTI launch hands the page: `token` (a learner token), `expires_in` (seconds)
     or `expires_at` (epoch seconds), `exercise`, `learner`, `role`, `api` (the API's base URL) and
     `refresh` (the token refresh URL). It is embedded as JSON in the page (never in a URL), and the
-    page is then sent with `Cache-Control: no-store`.
+    page is then sent with `Cache-Control: no-store`. A course's own exercise is embedded only for a
+    launch of that course (services/exercise_access.py).
     """
+    scope = _launch_scope(launch)
+    audience = CATALOG_ONLY if scope is None else token_audience(db_session(), scope)
     try:
-        exercise = published_exercise(db_session(), slug)
+        exercise = published_exercise(db_session(), slug, audience)
     except ExerciseNotFound:
-        return not_found_page(f"There is no published exercise called “{slug}”.")
-    detail = _exercise_detail(exercise.slug, launch)
+        return shell_page(slug)
+    detail = _exercise_detail(exercise.slug, scope, audience)
     handoff = None
     if launch is not None:
         handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}
     html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE)
     return page_response(html, private=handoff is not None)
+
+
+def shell_page(slug: str) -> Response:
+    """The page of a slug that is no published exercise this request may see: a 404 saying "not
+    found", the same for a slug that does not exist and for a course's own exercise (whose detail
+    the server shows no one without a launch of its course). Its script asks the API for
+    `exercise_api` with the learner token it holds (the address's fragment, the tab's
+    sessionStorage) and shows the exercise if that token may see it."""
+    shell = {"slug": slug, "exercise_api": f"{API_BASE}/exercises/{quote(slug, safe='')}", "preview": False}
+    html = render_template("learn/shell.html", shell=shell, api_base=API_BASE,
+                           message=f"There is no published exercise called “{slug}”.")
+    return page_response(html, 404)
+
+
+def render_preview_page(course_id: int, slug: str, number: int) -> Response:
+    """The preview of version `number` of a course's exercise, as its learners would see it, for
+    its staff (the dashboard's "Preview as a learner"): a shell whose script reads the staff
+    session from the address's fragment (`#token=`, never sent here) and asks `exercise_api` (the
+    preview detail, staff only) for the exercise; its attempts go to the detail's `attempts_url`
+    and are never counted (resources/preview.py). Nothing about the exercise is in the page."""
+    base = f"{API_BASE}/courses/{course_id}/exercises/{quote(slug, safe='')}/versions/{number}/preview"
+    shell = {"slug": slug, "exercise_api": base, "preview": True}
+    html = render_template("learn/shell.html", shell=shell, api_base=API_BASE, preview=True,
+                           message="A preview of a draft, as a learner would see it: its attempts are never counted.")
+    return page_response(html, private=True)
 
 
 def render_assignment_page(*, launch: dict | None = None) -> Response:
@@ -84,6 +117,12 @@ def render_assignment_page(*, launch: dict | None = None) -> Response:
 @blp.route("/learn/assignment")
 def assignment_page() -> Response:
     return render_assignment_page()
+
+
+# Static parts first (as /learn/assignment): it wins over <path:slug> below; a slug has no slash.
+@blp.route("/learn/preview/<int:course_id>/<slug:slug>/<int:number>")
+def preview_page(course_id: int, slug: str, number: int) -> Response:
+    return render_preview_page(course_id, slug, number)
 
 
 # <path:>: anything under /learn/ is a page (a 404 page for a slug with a slash), never problem+json.

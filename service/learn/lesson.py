@@ -113,7 +113,8 @@ def lesson_document(lesson: Lesson, published: list[Exercise]) -> dict[str, Any]
 
 
 def render_lesson_page() -> Response:
-    published = list(db_session().scalars(select(Exercise).where(Exercise.published.is_(True))
+    # The built-in catalog's: a course's own exercises are in that course alone (exercise_access.py).
+    published = list(db_session().scalars(select(Exercise).where(Exercise.published.is_(True), Exercise.course_id.is_(None))
                                           .order_by(Exercise.difficulty, Exercise.slug)))
     lesson = the_lesson()
     return page_response(render_template("learn/lesson.html", lesson=lesson_document(lesson, published), api_base=API_BASE))

@@ -1,8 +1,8 @@
-"""What every learner page shares: its headers (the policy, caching) and the 404 page."""
+"""What every learner page shares: its headers (the policy, caching)."""
 
 from __future__ import annotations
 
-from flask import Response, current_app, render_template
+from flask import Response, current_app
 
 from ..page_security import secure_page
 
@@ -24,6 +24,3 @@ def page_response(html: str, status: int = 200, *, private: bool = False) -> Res
     # that holds a learner token is never stored; the others are revalidated each time.
     return secure_page(response, cache_control="no-store" if private else "no-cache", frame_ancestors=frame_ancestors())
 
-
-def not_found_page(message: str) -> Response:
-    return page_response(render_template("learn/not_found.html", message=message), 404)

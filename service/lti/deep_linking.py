@@ -32,9 +32,12 @@ def _serializer(secret_key: str) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(secret_key, salt="gradquiz-lti-deep-linking")
 
 
-def picker_token(secret_key: str, launch: Launch) -> str:
+def picker_token(secret_key: str, launch: Launch, course_id: int | None = None) -> str:
+    """The picker's settings, signed: `course_id` the course the picker is shown in (its own
+    exercises are offered beside the catalog's, and may be picked there alone)."""
     settings = launch.claims[c.DEEP_LINKING_SETTINGS]
     return _serializer(secret_key).dumps({
+        "course": course_id,
         "platform": launch.platform.id, "deployment_id": launch.deployment_id,
         "return_url": settings["deep_link_return_url"], "data": settings.get("data"),
         "accept_multiple": settings.get("accept_multiple", True) is not False,

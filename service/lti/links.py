@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..models import Course, Exercise, LtiResourceLink
 from ..models.base import utcnow
+from ..services.exercise_access import of_course
 from . import claims as c
 from .assignments import BadAssignment, record_assignment, spec_from_custom
 from .dates import record_dates
@@ -48,11 +49,14 @@ def record_link(session: Session, launch: Launch) -> LtiResourceLink:
         assignment = spec_from_custom(launch.custom)
     except BadAssignment as exc:
         raise LinkWithoutExercise(f"This link's assignment is not valid: {exc}") from None
-    assigned = _published(session, assignment.slugs) if assignment is not None else {}
+    assigned = _published(session, assignment.slugs, course) if assignment is not None else {}
     slug = assignment.slugs[0] if assignment is not None else _named_exercise(launch)
     exercise = None
     if slug is not None:
-        exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True)))
+        # The catalog's, or this course's own (services/exercise_access.py): a link to another
+        # course's exercise (a course copy, a forged link) opens nothing, as an unknown slug.
+        exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True),
+                                                         of_course(course.id).where()))
         if exercise is None:
             raise LinkWithoutExercise(f"This link opens exercise {slug!r}, which is not published.")
     elif link is not None:
@@ -113,21 +117,36 @@ def _new_link(session: Session, launch: Launch, resource_link_id: str, course: C
             LtiResourceLink.course_id == course.id).execution_options(populate_existing=True)).one()
 
 
-def _published(session: Session, slugs: tuple[str, ...]) -> dict[str, Exercise]:
-    """The assignment's exercises by slug; every one must be published."""
+def _published(session: Session, slugs: tuple[str, ...], course: Course) -> dict[str, Exercise]:
+    """The assignment's exercises by slug; every one must be published, the catalog's or `course`'s own."""
     found = {e.slug: e for e in session.scalars(select(Exercise).where(Exercise.slug.in_(slugs),
-                                                                      Exercise.published.is_(True)))}
+                                                                      Exercise.published.is_(True),
+                                                                      of_course(course.id).where()))}
     missing = [slug for slug in slugs if slug not in found]
     if missing:
         raise LinkWithoutExercise(f"This link opens exercise {missing[0]!r}, which is not published.")
     return found
 
 
+def _external_id(context: dict[str, Any], resource_link_id: str | None) -> str:
+    return str(context.get("id") or f"resource-link:{resource_link_id}")[:255]
+
+
+def known_course(session: Session, launch: Launch) -> Course | None:
+    """The course of a launch's context if a launch made it before (a Deep Linking request, which
+    makes no course: its picker offers the course's own exercises when there is one)."""
+    context = launch.claims.get(c.CONTEXT)
+    if not isinstance(context, dict) or not context.get("id"):
+        return None
+    return session.scalar(select(Course).where(Course.client_id == launch.platform.api_client_id,
+                                               Course.external_id == _external_id(context, None)))
+
+
 def course_of(session: Session, launch: Launch, context: dict[str, Any], resource_link_id: str | None) -> Course:
     """The course of a launch's context, made at its first launch and kept up to date (title,
     label, and its roster: service/lti/roster.py). A launch without a context (allowed by LTI) is a
     course of its own per link."""
-    external_id = str(context.get("id") or f"resource-link:{resource_link_id}")[:255]
+    external_id = _external_id(context, resource_link_id)
     client_id = launch.platform.api_client_id
     named = select(Course).where(Course.client_id == client_id, Course.external_id == external_id)
     course = session.scalar(named)

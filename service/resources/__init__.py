@@ -14,6 +14,7 @@ from . import (
     assignment,
     attempts,
     course_exercises,
+    course_learners,
     courses,
     exercise_templates,
     exercises,
@@ -21,6 +22,7 @@ from . import (
     learner_tokens,
     learners,
     lti_admin,
+    preview,
     rosters,
     rules,
     runs,
@@ -33,8 +35,8 @@ def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
     for module in (exercises, attempts, assignment, learners, learner_tokens, runs, rules, webhooks, admin, admin_attempts,
-                   admin_stats, admin_grades, admin_rules, courses, course_exercises, rosters, lti_admin, exercise_templates,
-                   health):
+                   admin_stats, admin_grades, admin_rules, courses, course_exercises, course_learners, preview, rosters,
+                   lti_admin, exercise_templates, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)
 

@@ -24,7 +24,7 @@ from ..schemas.admin_attempts import (
 )
 from ..services import admin_detail, admin_export, admin_search
 from .blueprint import Blueprint
-from .course_scope import NO_COURSE, course_asked
+from .course_scope import NO_COURSE, course_asked, request_audience
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_attempts", __name__, url_prefix="/api/v1/admin",
@@ -121,7 +121,7 @@ class GradebookCsv(MethodView):
         session = db_session()
         slugs = query.get("exercise")
         try:
-            exercises = admin_export.gradebook_exercises(session, slugs)
+            exercises = admin_export.gradebook_exercises(session, slugs, request_audience())
         except admin_export.UnknownExercises as exc:
             problem_abort(422, f"Unknown exercise: {', '.join(exc.slugs)}.", title="Validation failed",
                           type=VALIDATION_ERROR,

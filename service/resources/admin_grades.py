@@ -28,7 +28,7 @@ from ..schemas.admin_grades import (
 )
 from ..services import catalog_admin, overrides, regrades
 from .blueprint import Blueprint
-from .course_scope import NO_COURSE, course_asked
+from .course_scope import NO_COURSE, course_asked, request_audience
 from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, OffsetPage, Query, SelectPage
 
@@ -127,7 +127,7 @@ class Regrades(MethodView):
         if course_id is not None:
             stmt = stmt.where(Regrade.course_id == course_id)
         if "exercise" in query:
-            stmt = stmt.join(Regrade.exercise).where(Exercise.slug == query["exercise"])
+            stmt = stmt.join(Regrade.exercise).where(Exercise.slug == query["exercise"], request_audience().where())
         return Query(db_session(), stmt.order_by(Regrade.created_at.desc(), Regrade.id))
 
 

@@ -22,7 +22,7 @@ from ..schemas.rules import (
 from ..services import catalog_admin, rules_admin
 from ..services.standing import CountingScope
 from .blueprint import Blueprint
-from .course_scope import NO_COURSE, course_asked
+from .course_scope import NO_COURSE, course_asked, request_audience
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
 from .pagination import PAGINATION, Query, SelectPage
 
@@ -108,7 +108,8 @@ class Links(MethodView):
         if course_id is not None:
             stmt = stmt.where(LtiResourceLink.course_id == course_id)
         if "exercise" in query:
-            exercise_id = select(Exercise.id).where(Exercise.slug == query["exercise"]).scalar_subquery()
+            exercise_id = select(Exercise.id).where(Exercise.slug == query["exercise"],
+                                                    request_audience().where()).scalar_subquery()
             stmt = stmt.where(or_(LtiResourceLink.exercise_id == exercise_id, LtiResourceLink.id.in_(
                 select(LtiLinkExercise.link_id).where(LtiLinkExercise.exercise_id == exercise_id))))
         return Query(db_session(), stmt.order_by(LtiResourceLink.updated_at.desc(), LtiResourceLink.id.desc()))

@@ -25,7 +25,7 @@ from ..schemas.admin_stats import (
 )
 from ..services import names, stats
 from .blueprint import Blueprint
-from .course_scope import NO_COURSE, course_asked
+from .course_scope import NO_COURSE, course_asked, request_audience
 from .docs import STAFF_ONLY, UNAUTHORIZED, problems
 
 blp = Blueprint("admin_stats", __name__, url_prefix="/api/v1/admin",
@@ -64,7 +64,7 @@ class ExerciseStats(MethodView):
         only, counted when asked (`counters_as_of` null)."""
         session = db_session()
         course_id = course_asked(query.get("course"))
-        exercise = session.scalar(select(Exercise).where(Exercise.slug == slug))
+        exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, request_audience().where()))
         if exercise is None:
             problem_abort(404, "No exercise with this slug.")
         return stats.exercise_stats(session, exercise, course_id=course_id)

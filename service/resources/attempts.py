@@ -37,8 +37,10 @@ from ..services.attempts import (
     visible_attempts,
     wait_until_finished,
 )
+from ..services.exercise_access import ExerciseAudience
 from ..services.standing import LearnerCountingScope, show_to_learner, standing as standing_at
 from .blueprint import Blueprint
+from .course_scope import request_audience
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
@@ -99,7 +101,7 @@ class ExerciseAttempts(MethodView):
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
               (403, "A learner token for another learner or exercise; or the exercise is not open yet, or past due "
                     "with late attempts refused (type /problems/attempt-refused/not-open-yet or .../past-due)"),
-              (404, "No published exercise has this slug"),
+              (404, "No published exercise has this slug (or a course's exercise, to a caller outside that course)"),
               (409, "The learner has used all their attempts (type /problems/attempt-refused/no-attempts-left)"),
               (429, "Too many attempts by this caller; see Retry-After"),
               (422, "The answer does not fit the exercise, or the key was reused"),
@@ -110,35 +112,48 @@ class ExerciseAttempts(MethodView):
 
         With an API key, `learner` names the learner; with a learner token (from an LTI launch)
         the token does, and its attempts' scores go back to the LMS."""
-        attempt_id = uuid.uuid4()
-        submission = Submission(slug, _submitting_learner(payload, slug), payload.get("answer"), payload.get("code"),
-                                learner_scope(), attempt_id, url_for("attempts.AttemptDetail", attempt_id=attempt_id))
-        digest = request_digest(request.method, request.path, request.get_data())
-        try:
-            stored, replayed = submit_attempt(db_session(), current_client(), submission, _idempotency_key(), digest,
-                                              versions=current_app.extensions["gradquiz.current_versions"],
-                                              schema=ATTEMPT_SCHEMA)
-        except ExerciseNotFound:
-            problem_abort(404, f"No exercise with slug {slug!r}.")
-        except InvalidAnswer as exc:
-            problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
-                          errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
-        except AttemptRefused as exc:
-            refused(exc.refusal, exc.standing)
-        except IdempotencyKeyReused:
-            problem_abort(422, "This Idempotency-Key was already used with a different request.",
-                          title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
-        except NumberRaceLost:
-            problem_abort(503, "Other attempts of this learner at this exercise were being stored at the same moment, "
-                               "each taking the attempt number this one tried; nothing was stored. Retry shortly.",
-                          title="Simultaneous attempts", type=SIMULTANEOUS_ATTEMPTS,
-                          headers={"Retry-After": str(NUMBER_RACE_RETRY_SECONDS)})
-        if stored.status == 202 and not replayed:
-            dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
-        return _json_response(stored, replayed)
+        return submit(payload, slug)
 
 
-def _submitting_learner(payload: dict, slug: str, location: str = "json") -> str:
+def submit(payload: dict, slug: str, named_course: int | None = None) -> Response:
+    """POST /api/v1/exercises/{slug}/attempts's answer; at a course URL (`named_course`), the same
+    for that course's own exercises alone (course_learners.py)."""
+    attempt_id = uuid.uuid4()
+    submission = Submission(slug, submitting_learner(payload, slug), payload.get("answer"), payload.get("code"),
+                            learner_scope(), attempt_id, url_for("attempts.AttemptDetail", attempt_id=attempt_id),
+                            _audience(named_course))
+    digest = request_digest(request.method, request.path, request.get_data())
+    try:
+        stored, replayed = submit_attempt(db_session(), current_client(), submission, _idempotency_key(), digest,
+                                          versions=current_app.extensions["gradquiz.current_versions"],
+                                          schema=ATTEMPT_SCHEMA)
+    except ExerciseNotFound:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    except InvalidAnswer as exc:
+        problem_abort(422, str(exc), title="Invalid answer", type=INVALID_ANSWER,
+                      errors=[{"field": f"json.{exc.field}", "message": str(exc)}])
+    except AttemptRefused as exc:
+        refused(exc.refusal, exc.standing)
+    except IdempotencyKeyReused:
+        problem_abort(422, "This Idempotency-Key was already used with a different request.",
+                      title="Idempotency key reused", type=IDEMPOTENCY_KEY_REUSED)
+    except NumberRaceLost:
+        problem_abort(503, "Other attempts of this learner at this exercise were being stored at the same moment, "
+                           "each taking the attempt number this one tried; nothing was stored. Retry shortly.",
+                      title="Simultaneous attempts", type=SIMULTANEOUS_ATTEMPTS,
+                      headers={"Retry-After": str(NUMBER_RACE_RETRY_SECONDS)})
+    if stored.status == 202 and not replayed:
+        dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
+    return _json_response(stored, replayed)
+
+
+def _audience(named_course: int | None) -> ExerciseAudience:
+    """Whose exercises the caller sees; at a course URL, that course's alone."""
+    audience = request_audience(named_course)
+    return audience if named_course is None else audience.in_course(named_course)
+
+
+def submitting_learner(payload: dict, slug: str, location: str = "json") -> str:
     """The learner an attempt is for (named in `payload`, the request's `location`)."""
     scope = learner_scope()
     if scope is None:
@@ -186,16 +201,23 @@ class ExerciseStanding(MethodView):
         and left, the due date, the penalties the next attempt takes, whether it would be refused.
 
         With a token from an LTI launch, in the assignment launched (its LMS dates and extensions)."""
-        learner = _submitting_learner(query, slug, "query")
-        scope = learner_scope()
-        session = db_session()
-        try:
-            exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"])
-        except ExerciseNotFound:
-            problem_abort(404, f"No exercise with slug {slug!r}.")
-        where = LearnerCountingScope.of(session, current_client().id, scope, exercise.id)
-        return standing_at(session, where.counting_scope, version.spec.get("rules", {}), learner, exempt=where.exempt,
-                           with_runs=exercise.kind == "code")
+        return learner_standing(query, slug)
+
+
+def learner_standing(query: dict, slug: str, named_course: int | None = None) -> Standing:
+    """GET /api/v1/exercises/{slug}/standing's answer; at a course URL (`named_course`), the same
+    for that course's own exercises alone (course_learners.py)."""
+    learner = submitting_learner(query, slug, "query")
+    scope = learner_scope()
+    session = db_session()
+    try:
+        exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"],
+                                            _audience(named_course))
+    except ExerciseNotFound:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    where = LearnerCountingScope.of(session, current_client().id, scope, exercise.id)
+    return standing_at(session, where.counting_scope, version.spec.get("rules", {}), learner, exempt=where.exempt,
+                       with_runs=exercise.kind == "code")
 
 
 def refused(refusal: Refusal, standing: Standing) -> NoReturn:

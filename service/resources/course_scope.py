@@ -9,10 +9,13 @@ anyone naming a course that does not.
 
 from __future__ import annotations
 
-from ..auth import staff_course_id
+from flask import g
+
+from ..auth import course_staff, learner_scope, staff_course_id
 from ..errors import problem_abort
 from ..extensions import db_session
 from ..models import Course
+from ..services.exercise_access import ExerciseAudience, audience_of
 
 NO_COURSE = (404, "No course with this id (or not the caller's course)")
 
@@ -27,3 +30,12 @@ def course_asked(asked: int | None) -> int | None:
     if asked is not None and db_session().get(Course, asked) is None:
         problem_abort(404, "No course with this id.")
     return asked
+
+
+def request_audience(named_course: int | None = None) -> ExerciseAudience:
+    """Whose exercises the current request's caller sees (services/exercise_access.py), from what
+    its authentication (service/auth.py) set; a request with no credentials checked (a public
+    route), the catalog alone. `named_course`: the course its URL names."""
+    staff = course_staff()
+    return audience_of(db_session(), g.get("client"), learner_scope(), None if staff is None else staff.course_id,
+                       named_course)

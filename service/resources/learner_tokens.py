@@ -24,6 +24,7 @@ from ..learner_tokens import LEARNER, IssuedToken, LearnerScope, SessionOver, mi
 from ..models import ApiClient, Course, Exercise
 from ..schemas.learner_tokens import LearnerTokenCreateSchema, LearnerTokenSchema
 from ..services import courses
+from ..services.exercise_access import of_course
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
@@ -110,21 +111,24 @@ class LearnerTokens(MethodView):
         submits and reads that learner's attempts and runs at `exercises` (null: at every
         exercise), and nothing else. Renew it with `POST /api/v1/learner-tokens/refresh`."""
         _may_issue()
+        client_id = _client(payload["client"])
+        course_id = _course(client_id, payload["course"])
         slugs = payload["exercises"]
         if slugs is not None:
             if len(set(slugs)) != len(slugs):
                 problem_abort(422, "Each exercise is named once.", type=VALIDATION_ERROR,
                               errors=[{"field": "json.exercises", "message": "repeated slugs"}])
+            # A course's own exercises only with that course (services/exercise_access.py): to anyone
+            # else they are no published exercise at all.
             published = set(db_session().scalars(select(Exercise.slug).where(
-                Exercise.slug.in_(slugs), Exercise.published.is_(True))))
+                Exercise.slug.in_(slugs), Exercise.published.is_(True), of_course(course_id).where())))
             unknown = [(i, slug) for i, slug in enumerate(slugs) if slug not in published]
             if unknown:
                 problem_abort(422, f"No published exercise {unknown[0][1]!r}.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.exercises[{i}]", "message": f"no published exercise {slug!r}"}
                                       for i, slug in unknown])
-        client_id = _client(payload["client"])
         scope = LearnerScope(client_id=client_id, learner=payload["learner"], exercises=slugs, role=LEARNER,
-                             course_id=_course(client_id, payload["course"]))
+                             course_id=course_id)
         settings = _settings()
         issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                     settings.learner_session_max_seconds)

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -47,10 +47,11 @@ from ..lti.launch import (
     storage_target,
     verify_launch,
 )
-from ..lti.links import LinkWithoutExercise, record_link
+from ..lti.links import LinkWithoutExercise, known_course, record_link
 from ..models import Exercise, LtiPlatform, LtiResourceLink
 from ..outbound.http import outbound_policy
 from ..page_security import secure_page
+from ..services.exercise_access import of_course
 from ..staff_sessions import mint_staff_session
 from .dashboard import course_dashboard_page
 
@@ -230,9 +231,14 @@ def _course_dashboard(launch: Launch, link: LtiResourceLink, handoff: dict[str, 
 def _exercise_picker(launch: Launch) -> Response:
     if not launch.is_instructor:
         raise LaunchRejected("Only instructors can add exercises to a course.")
-    exercises = db_session().scalars(select(Exercise).where(Exercise.published.is_(True)).order_by(Exercise.slug)).all()
+    session = db_session()
+    course = known_course(session, launch)
+    course_id = None if course is None else course.id
+    # The catalog and this course's own published exercises (services/exercise_access.py).
+    exercises = session.scalars(select(Exercise).where(Exercise.published.is_(True), of_course(course_id).where())
+                                .order_by(Exercise.slug)).all()
     settings = launch.claims[c.DEEP_LINKING_SETTINGS]
-    picker = deep_linking.picker_token(current_app.config["SECRET_KEY"], launch)
+    picker = deep_linking.picker_token(current_app.config["SECRET_KEY"], launch, course_id)
     response = Response(render_template("lti/picker.html", exercises=exercises, picker=picker,
                                         action=url_for("lti.deep_link_return"),
                                         multiple=settings.get("accept_multiple", True) is not False))
@@ -255,7 +261,7 @@ def deep_link_return() -> Response:
     if not picked["accept_multiple"]:
         slugs = slugs[:1]
     found = {e.slug: e for e in session.scalars(
-        select(Exercise).where(Exercise.slug.in_(slugs), Exercise.published.is_(True)))}
+        select(Exercise).where(Exercise.slug.in_(slugs), Exercise.published.is_(True), _pickable(picked)))}
     unknown = [slug for slug in slugs if slug not in found]
     if unknown:
         return problem_response(422, "Unknown exercise", f"No published exercise {unknown[0]!r}.")
@@ -272,13 +278,20 @@ def _assignment_return(session: Session, platform: LtiPlatform, picked: dict[str
     except assignments.BadAssignment as exc:
         return problem_response(422, "Invalid assignment", str(exc))
     found = set(session.scalars(select(Exercise.slug).where(Exercise.slug.in_(spec.slugs),
-                                                            Exercise.published.is_(True))))
+                                                            Exercise.published.is_(True), _pickable(picked))))
     unknown = [slug for slug in spec.slugs if slug not in found]
     if unknown:
         return problem_response(422, "Unknown exercise", f"No published exercise {unknown[0]!r}.")
     item = deep_linking.assignment_item(title, spec, public_url("lti.launch"))
     token = deep_linking.response_jwt(session, _settings(), platform, picked, [], public_url("lti.launch"), [item])
     return _return_to_platform(session, picked, token)
+
+
+def _pickable(picked: dict[str, Any]) -> ColumnElement[bool]:
+    """The exercises the picker offered: the catalog's and its course's own (a picker token made
+    before pickers named their course: the catalog's)."""
+    course = picked.get("course")
+    return of_course(course if isinstance(course, int) else None).where()
 
 
 def _return_to_platform(session: Session, picked: dict[str, Any], response_jwt: str) -> Response:

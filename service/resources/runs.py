@@ -8,7 +8,7 @@ from flask.views import MethodView
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from ..auth import BEARER, current_client, learner_scope, require_client
+from ..auth import BEARER, course_staff, current_client, learner_scope, require_client
 from ..database import serialize_transactions
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
@@ -21,9 +21,11 @@ from ..rules import Standing
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
+from ..services.exercise_access import token_audience
 from ..services.standing import LearnerCountingScope, scope_course, standing as learner_standing
 from .attempts import refused
 from .blueprint import Blueprint
+from .course_scope import request_audience
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
@@ -35,10 +37,12 @@ def _visible(run_id: uuid.UUID):
     """The run, if the caller may see it: a key its client's runs (an admin key every run); a
     learner token its learner's runs in its client, and in its course when it has one (an
     instructor's also its own try-outs, in no course), as token_limits has it for attempts."""
-    client, scope = current_client(), learner_scope()
+    client, scope, staff = current_client(), learner_scope(), course_staff()
     stmt = select(Run).where(Run.id == run_id)
     if not client.is_admin or scope is not None:
         stmt = stmt.where(Run.client_id == client.id)
+    if staff is not None:  # a course's staff: their own runs (no learner's), made in their course
+        stmt = stmt.where(Run.learner.is_(None), Run.course_id == staff.course_id)
     if scope is not None:
         stmt = stmt.where(Run.learner == scope.learner)
         course = scope_course(db_session(), scope)
@@ -54,7 +58,7 @@ def _exercise_call(slug: str) -> tuple[Exercise, str, list[dict]]:
     if scope is not None and not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     try:
-        exercise = published_exercise(db_session(), slug)
+        exercise = published_exercise(db_session(), slug, request_audience())
     except ExerciseNotFound:
         problem_abort(404, f"No exercise with slug {slug!r}.")
     if exercise.kind != "code":
@@ -105,7 +109,8 @@ def _run_place(session: Session, client_id: int, scope: LearnerScope, exercise: 
     if scope.exercises is None or scope.is_instructor:
         return RunPlace(None, None if scope.is_instructor else scope_course(session, scope))
     reached = session.scalars(select(Exercise).where(Exercise.slug.in_(scope.exercises), Exercise.kind == "code",
-                                                     Exercise.published.is_(True)).order_by(Exercise.slug)).all()
+                                                     Exercise.published.is_(True), token_audience(session, scope).where())
+                              .order_by(Exercise.slug)).all()
     if not reached:
         return RunPlace(None, scope_course(session, scope))
     refusals = []
@@ -121,7 +126,7 @@ def _run_place(session: Session, client_id: int, scope: LearnerScope, exercise: 
 @blp.route("")
 class Runs(MethodView):
     @blp.doc(security=BEARER)
-    @require_client(allow_learner_token=True)
+    @require_client(allow_learner_token=True, allow_course_staff=True)
     @rate_limited("runs")
     @blp.arguments(RunCreateSchema)
     @blp.response(200, RunSchema, description="The run finished within `wait` seconds")
@@ -163,7 +168,11 @@ class Runs(MethodView):
                 problem_abort(422, "The input specs are not valid.", type=VALIDATION_ERROR,
                               errors=[{"field": f"json.{f}", "message": m} for f, m in problems])
         session = db_session()
-        place = RunPlace(exercise, None) if scope is None else _run_place(session, client.id, scope, exercise)
+        if scope is not None:
+            place = _run_place(session, client.id, scope, exercise)
+        else:  # a key's run, or a course's staff's (in their course, for no learner: it counts for nobody)
+            staff = course_staff()
+            place = RunPlace(exercise, None if staff is None else staff.course_id)
         run = Run(id=uuid.uuid4(), client_id=client.id, learner=None if scope is None else scope.learner,
                   exercise=place.exercise, course_id=place.course_id, code=payload["code"], entry_point=entry_point,
                   inputs=inputs, gradgradcheck=payload["gradgradcheck"], status=AttemptStatus.QUEUED.value)
@@ -178,7 +187,7 @@ class Runs(MethodView):
 @blp.route("/<uuid:run_id>")
 class RunDetail(MethodView):
     @blp.doc(security=BEARER)
-    @require_client(allow_learner_token=True)
+    @require_client(allow_learner_token=True, allow_course_staff=True)
     @blp.arguments(WaitQuerySchema, location="query")
     @blp.response(200, RunSchema)
     @problems(blp, UNAUTHORIZED, (404, "No run with this id is visible to the caller"))

@@ -126,6 +126,13 @@ class StandingQuerySchema(RequestSchema):
                             metadata={"description": "The learner (required with an API key; a learner token names its own)"})
 
 
+class LearnerQuerySchema(StandingQuerySchema):
+    """The learner whose attempts a page lists (required with an API key; a learner token names its own)."""
+
+    class Meta:
+        unknown = EXCLUDE  # page and page_size are read by the pagination decorator
+
+
 class LearnerAttemptsQuerySchema(RequestSchema):
     class Meta:
         unknown = EXCLUDE  # page and page_size are read by the pagination decorator

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from .. import scores
 from ..models import ApiClient, Attempt, CourseMember, Exercise
 from .admin_search import DEFAULT_SORT, STREAM_BATCH, SUMMARY_COLUMNS, AttemptFilters, id_of, stream_summaries
+from .exercise_access import ExerciseAudience
 from .names import MEMBER_OF_ATTEMPT
 
 # Rows per chunk of CSV handed to the WSGI server.
@@ -82,14 +83,17 @@ def attempts_csv(session: Session, filters: AttemptFilters, sort: str = DEFAULT_
     return csv_chunks(ATTEMPT_CSV_COLUMNS, stream_summaries(session, filters, sort))
 
 
-def gradebook_exercises(session: Session, slugs: Sequence[str] | None) -> list[tuple[int, str]]:
+def gradebook_exercises(session: Session, slugs: Sequence[str] | None,
+                        audience: ExerciseAudience) -> list[tuple[int, str]]:
     """The gradebook's columns as (id, slug): the slugs asked for, in that order, or every
-    exercise (easiest first). Raises UnknownExercises."""
+    exercise the caller sees (`audience`: the catalog and its courses' own; easiest first).
+    Raises UnknownExercises, also for another course's exercise."""
     if not slugs:
-        return [(id_, slug) for id_, slug in session.execute(select(Exercise.id, Exercise.slug)
+        return [(id_, slug) for id_, slug in session.execute(select(Exercise.id, Exercise.slug).where(audience.where())
                                                              .order_by(Exercise.difficulty, Exercise.slug))]
     wanted = list(dict.fromkeys(slugs))
-    found = dict(session.execute(select(Exercise.slug, Exercise.id).where(Exercise.slug.in_(wanted))).all())
+    found = dict(session.execute(select(Exercise.slug, Exercise.id).where(Exercise.slug.in_(wanted),
+                                                                         audience.where())).all())
     missing = [slug for slug in wanted if slug not in found]
     if missing:
         raise UnknownExercises(missing)

@@ -53,6 +53,7 @@ from ..rules import Refusal, Standing, counted_score
 from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
 from .events import graded_event
+from .exercise_access import EVERY_COURSE, ExerciseAudience
 from .standing import LearnerCountingScope, seen_under, standing
 from .versions import WITHOUT_VERSIONS
 
@@ -82,11 +83,13 @@ class StoredResponse:
     location: str | None
 
 
-def published_exercise(session: Session, slug: str) -> Exercise:
+def published_exercise(session: Session, slug: str, audience: ExerciseAudience) -> Exercise:
+    """The published exercise `slug` if `audience` may see it (services/exercise_access.py); else
+    ExerciseNotFound, as for a slug that does not exist."""
     # Topics load only if read (the detail page): grading an attempt never needs them.
     exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.published.is_(True))
                               .options(lazyload(Exercise.topics)))
-    if exercise is None:
+    if exercise is None or not audience.sees(exercise.course_id):
         raise ExerciseNotFound(slug)
     return exercise
 
@@ -102,18 +105,20 @@ class CurrentVersion:
     version: ExerciseVersion
 
 
-def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVersion]) -> tuple[Exercise, ExerciseVersion]:
+def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVersion],
+                    audience: ExerciseAudience) -> tuple[Exercise, ExerciseVersion]:
     """The published exercise `slug` and its current version, from the process's cache
     (EXERCISE_CACHE_SECONDS: a sync, publish or unpublish shows within that time) when it is on;
-    raises ExerciseNotFound. The version's content is parsed from the database once per entry.
+    raises ExerciseNotFound, also when `audience` may not see it (the cache is by slug, whoever
+    asks: each hit is checked). The version's content is parsed from the database once per entry.
     Read only: cached objects are shared by the process's threads."""
     if not cache.seconds:
-        exercise = published_exercise(session, slug)
+        exercise = published_exercise(session, slug, audience)
         return exercise, exercise.version
 
     def load() -> CurrentVersion | None:
         try:
-            exercise = published_exercise(session, slug)
+            exercise = published_exercise(session, slug, EVERY_COURSE)
         except ExerciseNotFound:
             return None
         version = exercise.version
@@ -122,7 +127,7 @@ def current_version(session: Session, slug: str, cache: TtlCache[str, CurrentVer
         return CurrentVersion(exercise, version)
 
     cached = cache.get(slug, load)
-    if cached is None:
+    if cached is None or not audience.sees(cached.exercise.course_id):
         raise ExerciseNotFound(slug)
     return cached.exercise, cached.version
 
@@ -149,6 +154,8 @@ class Submission:
     scope: LearnerScope | None
     attempt_id: uuid.UUID
     location: str
+    # Whose exercises the caller sees (services/exercise_access.py): another course's is a 404.
+    audience: ExerciseAudience
 
 
 @dataclass(frozen=True)
@@ -181,7 +188,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     refusal = before.refusal()
     if refusal is not None:
         raise AttemptRefused(refusal, before)
-    grade = _checked_and_graded(client, exercise, version, learner, answer, code)
+    grade = checked_and_graded(client, exercise, version, learner, answer, code)
     penalties = [p.as_json() for p in before.penalties()] or None
     row = AttemptRow(
         id=submission.attempt_id, client_id=client.id, learner=learner, exercise_id=exercise.id,
@@ -199,10 +206,11 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     return NewAttempt(row, exercise, version, before.after(row), None if grade is None else graded_event(row))
 
 
-def _checked_and_graded(client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str, answer: Any,
+def checked_and_graded(client: ApiClient, exercise: Exercise, version: ExerciseVersion, learner: str, answer: Any,
                         code: str | None) -> QuizGrade | None:
-    """A quiz answer's grade; None for code. Raises InvalidAnswer for a submission the exercise's kind does not take."""
-    kind = exercise.kind
+    """A quiz answer's grade; None for code. Raises InvalidAnswer for a submission the kind of the
+    exercise's `version` does not take (a preview's draft may have changed it)."""
+    kind = version.spec["kind"]
     if kind == "code":
         if answer is not None:
             raise InvalidAnswer("answer", "a code exercise takes 'code' (Python source), not 'answer'")
@@ -340,7 +348,7 @@ def _made(session: Session, client: ApiClient, submission: Submission,
           versions: TtlCache[str, CurrentVersion]) -> NewAttempt:
     """One try's attempt: at the exercise's current version, in the assignment of the learner
     (their token's link and course), under its rules as they stand now."""
-    exercise, version = current_version(session, submission.slug, versions)
+    exercise, version = current_version(session, submission.slug, versions, submission.audience)
     where = LearnerCountingScope.of(session, client.id, submission.scope, exercise.id)
     return create_attempt(session, client, exercise, version, submission, where)
 

@@ -49,11 +49,12 @@ from service.models import (
 from service.models.base import utcnow
 from service.services.courses import make_key
 from service.staff_sessions import mint_staff_session
-from tests.helpers import bearer
+from tests.helpers import add_course_exercise, bearer
 
 QUIZ = "backward-none-for-bounds"  # single choice; "none-each" is right
 RIGHT = "none-each"
-TOGGLED = "squarefn-forward-value"  # the exercise the matrix unpublishes and publishes again
+TOGGLED = "squarefn-forward-value"
+C2_QUIZ = "c2-own-quiz"  # course c2's own exercise (issue 34), a copy of QUIZ  # the exercise the matrix unpublishes and publishes again
 METRICS_TOKEN = "metrics-" + secrets.token_urlsafe(24)
 LAUNCH_URL = "http://localhost/lti/launch"
 
@@ -123,10 +124,10 @@ ANY_KEY            = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK
 LEARNER_TOKENS     = policy(401, 401, 401, 401, 401, 403, OK,  OK,  OK,  OK,  403, 403, 403, OK,  OK,  OK,  OK,  403, 403, 403, OK,  401)
 # A's runs and webhooks: A and admins; another client (an instructor's key too) is told it does not exist.
 OWNER_OR_ADMIN     = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, OK,  404, OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
-# Any valid key or learner token (a learner's runs are their own).
-ANY_CALLER         = policy(401, 401, 401, 401, 401, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  403, 403, 403, OK,  401)
+# Any valid key, learner token or course staff (a learner's runs are their own; a course's staff's, for nobody).
+ANY_CALLER         = policy(401, 401, 401, 401, 401, OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  OK,  401)
 # Ada's run (made with her token): she, A and admins; any other learner or client is told it does not exist.
-ADAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  404, OK,  404, OK,  404, 404, 404, 404, 403, 403, 403, 404, 401)
+ADAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, OK,  404, OK,  404, OK,  404, 404, 404, 404, 404, 404, 404, 404, 401)
 # Submitting for A's ada: any key (for its own learner ada), her token, B's ada's token (B's ada).
 SUBMIT_FOR_ADA     = policy(401, 401, 401, 401, 401, OK,  403, OK,  OK,  403, OK,  OK,  OK,  403, 403, 403, 403, 403, 403, 403, OK,  401)
 # A's ada's attempt: A, admins, her token and the token of an instructor of her exercise.
@@ -163,7 +164,15 @@ SUBMIT_FOR_BEA     = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK
 # bea's run, made with her c2 launch's token: a run belongs to its learner in the course of the token that made
 # it, as an attempt does (issue 33: its runs count against that course's max_runs), so her c1 launch reads it no
 # more than an instructor's launch does.
-BEAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, 404, OK,  403, 403, 403, 404, 401)
+BEAS_RUN           = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, 404, OK,  404, 404, 404, 404, 401)
+# A run of c2's staff (issue 34: it counts for nobody): c2's staff and admins; anyone else is told it does not exist.
+C2_STAFF_RUN       = policy(401, 401, 401, 401, 401, 404, 404, 404, 404, 404, 404, 404, OK,  404, 404, 404, 404, 404, OK,  404, 404, 401)
+# Course c2's own exercise at its course URL (issue 34), for bea: her c2 launch and staff keys (naming her); from c1
+# the exercise does not exist; a token for another learner, or not naming it, and course staff are refused; A's
+# and B's keys, whose client c2 is not, are told it does not exist.
+C2_EXERCISE_FOR_BEA = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, 404, OK,  OK,  403, 404, 403, OK,  403, 403, 403, 403, 401)
+# bea's attempts at it: an instructor's c2 launch too.
+C2_EXERCISE_HISTORY = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, 404, OK,  OK,  404, 404, OK,  OK,  403, 403, 403, 403, 401)
 # Issuing a learner token: any key for its own client's learners; an admin key names the client (issue 33: its
 # own client reads every client's data), so without `client` it is told to (422).
 ISSUE_TOKEN        = policy(401, 401, 401, 401, 401, OK,  403, 403, 403, 403, OK,  OK,  422, 403, 403, 403, 403, 403, 403, 403, 403, 401)
@@ -219,6 +228,8 @@ MATRIX = [
     Row("GET",    "/learn",                                                  PUBLIC,         200),
     Row("GET",    "/learn/{quiz}",                                           PUBLIC,         200),
     Row("GET",    "/learn/assignment",                                       PUBLIC,         200),
+    # A preview's page (issue 34): a shell holding nothing; its script reads the version with the staff session.
+    Row("GET",    "/learn/preview/{c2_course}/{c2_quiz}/1",                  PUBLIC,         200),
     # With METRICS_TOKEN set, as production needs it (without it: open in development, 404 in
     # production; tests/api/test_metrics.py).
     Row("GET",    "/metrics",                                                METRICS_ONLY,   200),
@@ -266,6 +277,18 @@ MATRIX = [
         json={"code": "print(1)", "wait": 0}),
     Row("GET",    "/api/v1/runs/{run}",                                      ADAS_RUN,       200),
     Row("GET",    "/api/v1/runs/{c2_run}",                                   BEAS_RUN,       200),
+    Row("GET",    "/api/v1/runs/{c2_staff_run}",                             C2_STAFF_RUN,   200),
+    # A course's own exercise (issue 34), at its course's URLs; its previews, for its staff.
+    Row("POST",   "/api/v1/courses/{c2_course}/exercises/{c2_quiz}/attempts", C2_EXERCISE_FOR_BEA, 201,
+        json={"learner": "bea", "answer": RIGHT}),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_quiz}/attempts", C2_EXERCISE_HISTORY, 200,
+        query={"learner": "bea"}),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_quiz}/standing", C2_EXERCISE_FOR_BEA, 200,
+        query={"learner": "bea"}),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_quiz}/versions/1/preview", C2_STAFF, 200),
+    Row("POST",   "/api/v1/courses/{c2_course}/exercises/{c2_quiz}/versions/1/preview/attempts", C2_STAFF, 201,
+        json={"answer": RIGHT}),
+    Row("GET",    "/api/v1/preview-attempts/{c2_preview}",                   C2_STAFF,       200),
     # Webhooks.
     Row("GET",    "/api/v1/webhooks",                                        ANY_KEY,        200),
     Row("POST",   "/api/v1/webhooks",                                        ANY_KEY,        201,
@@ -398,8 +421,8 @@ def _ok(response, status: int) -> Any:
 
 
 def _token(app, client_id: int, learner: str, role: str = LEARNER, link_id: int | None = None,
-           course_id: int | None = None) -> str:
-    scope = LearnerScope(client_id=client_id, learner=learner, exercise=QUIZ, role=role, link_id=link_id,
+           course_id: int | None = None, *also: str) -> str:
+    scope = LearnerScope(client_id=client_id, learner=learner, exercises=(QUIZ, *also), role=role, link_id=link_id,
                          course_id=course_id)
     return issue_learner_token(app.config["SECRET_KEY"], scope, 600)
 
@@ -508,10 +531,11 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
     # Two courses of the LMS (launches' contexts c1 and c2), c2 through two links; bea's attempt and run in c2.
     courses, course_ids = _course_links(app, lms["id"], {"c1-link": "c1", "c2-link": "c2", "c2-week-2": "c2"})
     c1, c2 = course_ids["c1"], course_ids["c2"]
-    course_tokens = {"c1_teacher": _token(app, lms_client, "prof-1", INSTRUCTOR, courses["c1-link"], c1),
-                     "c1_bea": _token(app, lms_client, "bea", LEARNER, courses["c1-link"], c1),
-                     "c2_teacher": _token(app, lms_client, "prof-2", INSTRUCTOR, courses["c2-week-2"], c2),
-                     "c2_bea": _token(app, lms_client, "bea", LEARNER, courses["c2-link"], c2)}
+    add_course_exercise(app, c2, C2_QUIZ, QUIZ)  # c2's own exercise, which the courses' launches name beside QUIZ
+    course_tokens = {"c1_teacher": _token(app, lms_client, "prof-1", INSTRUCTOR, courses["c1-link"], c1, C2_QUIZ),
+                     "c1_bea": _token(app, lms_client, "bea", LEARNER, courses["c1-link"], c1, C2_QUIZ),
+                     "c2_teacher": _token(app, lms_client, "prof-2", INSTRUCTOR, courses["c2-week-2"], c2, C2_QUIZ),
+                     "c2_bea": _token(app, lms_client, "bea", LEARNER, courses["c2-link"], c2, C2_QUIZ)}
     secret = app.config["SECRET_KEY"]
     course_staff = {"c1_staff": mint_staff_session(secret, lms_client, c1, "prof-1", "Prof One", 600)[0],
                     "c2_staff": mint_staff_session(secret, lms_client, c2, "prof-2", "Prof Two", 600)[0],
@@ -521,6 +545,10 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
                                | C2_IDEMPOTENCY, json={"learner": "bea", "answer": RIGHT}), 201)["id"]
     c2_run = _ok(http.post("/api/v1/runs", headers=bearer(course_tokens["c2_bea"]),
                            json={"code": "print(3)", "wait": 0}), 202)["id"]
+    c2_staff_run = _ok(http.post("/api/v1/runs", headers=bearer(course_staff["c2_staff"]),
+                                 json={"code": "print(4)", "wait": 0}), 202)["id"]
+    c2_preview = _ok(http.post(f"/api/v1/courses/{c2}/exercises/{C2_QUIZ}/versions/1/preview/attempts",
+                               headers=bearer(course_staff["c2_staff"]), json={"answer": RIGHT}), 201)["id"]
     # A regrade of bea's c2 attempt, asked for by a staff key: it is course c2's (the attempt's), ready to apply.
     c2_regrade = _ok(http.post("/api/v1/admin/regrades", headers=bearer(instructor_key),
                                json={"attempt": c2_attempt}), 202)["id"]
@@ -555,7 +583,7 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
            "doomed_platform": str(doomed_platform), "passback": str(passback), "registration_link": str(registration_link),
            "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run,
            "c2_link": str(courses["c2-link"]), "a_client": str(a_id), "c2_course": str(c2), "c2_key": str(c2_key),
-           "c2_regrade": c2_regrade}
+           "c2_regrade": c2_regrade, "c2_quiz": C2_QUIZ, "c2_staff_run": c2_staff_run, "c2_preview": c2_preview}
     return Seeded(credentials | {"grace_token": launched}, ids,
                   a_private=[ada_attempt, run, failed_run, hook_url], c2_private=[c2_attempt])
 
