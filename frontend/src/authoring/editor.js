@@ -78,13 +78,16 @@ const problemLines = StateField.define({
 });
 
 const problemTheme = EditorView.theme({
-  ".cm-problem-line": { backgroundColor: "#fde8e8", boxShadow: "inset 4px 0 0 #b3261e" },
+  // Over the active line's colour too (the cursor is put on the line at fault).
+  ".cm-line.cm-problem-line": { backgroundColor: "#fde8e8", boxShadow: "inset 4px 0 0 #b3261e" },
 });
 
 /** An editor of one file of an exercise in `host`: Python for *.py, TOML for *.toml, else plain text. */
 export function createFileEditor(host, { path, doc, label, onChange }) {
   const language = path.endsWith(".py") ? python() : path.endsWith(".toml") ? toml : [];
-  return createEditor(host, { doc, label, onChange, language, extensions: [problemLines, problemTheme] });
+  // exercise.toml holds prose (the prompt, hints, feedback): its long lines wrap; code does not.
+  const wrap = path.endsWith(".py") ? [] : [EditorView.lineWrapping];
+  return createEditor(host, { doc, label, onChange, language, extensions: [problemLines, problemTheme, wrap] });
 }
 
 /** Mark these line numbers (1-based) as at fault; [] clears the marks. */

@@ -150,7 +150,9 @@ function fileEditors(cm, initialFiles, onChange) {
       if (p === path) entry.button.setAttribute("aria-current", "true"); else entry.button.removeAttribute("aria-current");
     }
     heading.replaceChildren("Editing ", el("code", {}, path));
-    return editors.get(path).view;
+    const view = editors.get(path).view;
+    view.requestMeasure(); // it was measured hidden (display: none): its gutter and lines again, now shown
+    return view;
   }
 
   function add(path, text) {
@@ -235,6 +237,10 @@ function fileEditors(cm, initialFiles, onChange) {
         const text = cm.getCode(entry.view);
         cm.markProblemLines(entry.view, (problemsByFile.get(path) || []).map((p) => placeOf(p, text).line).filter(Boolean));
       }
+    },
+    /** Measure the shown editor again (after it is put on the page: built detached, it measured nothing). */
+    refresh() {
+      if (currentPath && editors.has(currentPath)) editors.get(currentPath).view.requestMeasure();
     },
     open(path, line) {
       const view = show(path);
@@ -321,8 +327,9 @@ export async function viewNewExercise(root, ctx, courseId, kind) {
 
 export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
   document.title = (slug || "New exercise") + " · authoring · gradquiz dashboard";
+  const crumbEnd = el("span", {}, slug ? "exercise" : "new");
   const crumbs = el("p", { class: "crumbs" }, link("#/courses/" + enc(courseId), "Course"), " / ",
-    link(authoringHref(courseId), "authoring"), " / " + (slug ? "exercise" : "new"));
+    link(authoringHref(courseId), "authoring"), " / ", crumbEnd);
   const title = el("h1", {}, slug || "New exercise");
   const subtitle = el("p", { class: "subtitle", id: "exercise-state" });
   root.append(el("div", { class: "page-head" }, el("div", {}, crumbs, title, subtitle)));
@@ -434,6 +441,7 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
       // The address names the exercise now, without opening the page again.
       history.replaceState(null, "", authoringHref(courseId, state.slug));
       title.textContent = state.slug;
+      crumbEnd.textContent = "exercise";
       document.title = state.slug + " · authoring · gradquiz dashboard";
       if (slugBox) slugBox.remove();
     } else {
@@ -569,7 +577,7 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
           v.current && state.status !== "published" ? el("div", { class: "muted" }, "not published") : "",
           v.published_at ? el("div", { class: "muted" }, "published ", timeEl(v.published_at)) : ""),
         el("td", {}, v.note || ""),
-        el("td", { class: "row-actions" }, cells));
+        el("td", {}, el("div", { class: "row-actions" }, cells)));
     });
     const labels = ["Version", "Author", "Saved", "Proof", "Published", "Note", ""];
     const tableEl = table(labels, rows, { caption: "Versions of " + state.slug, captionHidden: true, class: "stacked versions" });
@@ -603,6 +611,7 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
     el("section", { class: "card proof-card", "aria-labelledby": "proof-title" }, el("h2", { id: "proof-title" }, "Proof"), proofBox),
     el("section", { class: "card", "aria-labelledby": "files-title" }, el("h2", { id: "files-title" }, "Files"), editors.element),
     historyBox].filter(Boolean));
+  editors.refresh();
   showState();
   showProof();
   await loadHistory();
