@@ -93,6 +93,102 @@ async function templatesBox(courseId) {
   return box;
 }
 
+// ---- the course's git repository (when the server has git sync: /api/v1/courses/{id}/git) ----------
+
+const OUTCOMES = ["unchanged", "proving", "published", "proof_failed", "invalid", "removed"];
+const SYNC_STATUSES = ["queued", "running", "done", "failed"];
+
+function syncItem(sync) {
+  const exercises = sync.exercises || [];
+  return el("li", { class: "sync" },
+    el("p", {}, badge(sync.status, SYNC_STATUSES), " ", sync.queued_at ? timeEl(sync.queued_at) : "", " · ", sync.requested_by || "",
+      sync.commit ? el("span", {}, " · commit ", el("code", {}, String(sync.commit).slice(0, 12))) : ""),
+    sync.error ? el("p", { class: "problem" }, sync.error) : null,
+    exercises.length ? el("ul", { class: "sync-exercises" }, exercises.map((x) => el("li", {},
+      el("code", {}, x.slug), " ", badge(x.outcome, OUTCOMES), x.version ? " version " + x.version : "",
+      (x.problems || []).length ? el("ul", {}, x.problems.map((p) =>
+        el("li", {}, (p.file || "") + (p.line ? ":" + p.line : "") + (p.field ? " · " + p.field : "") + ": " + (p.message || "")))) : null))) : null);
+}
+
+/** url/branch/path/token, Sync now, the last syncs with each exercise's outcome; null where the server
+ * has no git sync (its list of syncs, there for every course, is not found). */
+async function gitBox(courseId, ctx) {
+  const base = "/api/v1/courses/" + enc(courseId) + "/git";
+  let recent;
+  try {
+    recent = (await get(base + "/syncs")).data || [];
+  } catch (e) {
+    return null;
+  }
+  const box = section("Git repository");
+  box.id = "git";
+  let repo = null;
+  try {
+    repo = (await get(base)).data;
+  } catch (e) {
+    if (e.status !== 404) { box.append(problemBox(e)); return box; }
+  }
+  if (!ctx.alive()) return box;
+  const field = (id, label, attrs, hint) => el("div", { class: "field" }, el("label", { for: id }, label),
+    el("input", Object.assign({ id, name: id.replace("git-", ""), type: "text", spellcheck: "false", autocomplete: "off" }, attrs)),
+    hint ? el("p", { class: "muted small", id: id + "-hint" }, hint) : null);
+  const form = el("form", { class: "filters", id: "git-form" },
+    field("git-url", "Repository URL (https://)", { value: repo ? repo.url : "", required: true, type: "url" }),
+    field("git-branch", "Branch", { value: repo ? repo.branch : "main" }),
+    field("git-path", "Folder of the exercises", { value: repo ? repo.path : "", placeholder: "(the repository's root)" }),
+    field("git-token", "Deploy token (private repository)", { type: "password", value: "", "aria-describedby": "git-token-hint",
+      placeholder: repo && repo.has_token ? "(kept: leave empty)" : "" }, "Stored sealed and never shown again."),
+    el("div", { class: "field buttons" }, el("button", { type: "submit", class: "secondary" }, repo ? "Save" : "Connect")));
+  const shown = el("div", { "aria-live": "polite" });
+  const syncs = el("div", {});
+  const syncButton = el("button", { type: "button", id: "git-sync" }, "Sync now");
+
+  async function loadSyncs() {
+    try {
+      const list = (await get(base + "/syncs")).data || [];
+      syncs.replaceChildren(list.length ? el("ul", { class: "syncs" }, list.slice(0, 5).map(syncItem)) : empty("No sync yet."));
+    } catch (e) {
+      syncs.replaceChildren(e.status === 404 ? empty("No sync yet.") : problemBox(e));
+    }
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const value = (id) => form.querySelector("#" + id).value.trim();
+    const body = { url: value("git-url"), branch: value("git-branch") || "main", path: value("git-path") };
+    if (value("git-token")) body.token = value("git-token");
+    try {
+      const saved = (await api("PUT", base, body)).data;
+      form.querySelector("#git-token").value = "";
+      repo = saved;
+      syncButton.hidden = false;
+      shown.replaceChildren(el("div", { class: "notice", role: "status" },
+        el("p", {}, "Saved. Push webhook: ", el("code", {}, saved.webhook_url)),
+        saved.webhook_secret ? el("p", {}, el("strong", {}, "Its secret, shown this once: "), el("code", {}, saved.webhook_secret)) : null));
+    } catch (e) {
+      shown.replaceChildren(problemBox(e, e.status === 404 ? { optional: "Git sync is not available on this server." } : undefined));
+    }
+  });
+  syncButton.hidden = !repo;
+  syncButton.addEventListener("click", async () => {
+    syncButton.disabled = true;
+    try {
+      await post(base + "/sync");
+      toast("A sync is queued: its outcome shows below.");
+      await loadSyncs();
+    } catch (e) {
+      toast(errorText(e), "error");
+    } finally {
+      syncButton.disabled = false;
+    }
+  });
+  box.append(el("p", { class: "muted" }, "The course's exercises from a git repository: each folder an exercise, as in the built-in catalog. Sync now (or a push, through the webhook) proves each changed one and publishes it once proven; a removed folder unpublishes its exercise."),
+    form, shown, el("div", { class: "actions" }, syncButton), el("h3", {}, "Last syncs"), syncs);
+  syncs.replaceChildren(recent.length ? el("ul", { class: "syncs" }, recent.slice(0, 5).map(syncItem))
+    : empty(repo ? "No sync yet." : "No repository yet."));
+  return box;
+}
+
 export async function viewAuthoring(root, ctx, courseId) {
   document.title = "Authoring · gradquiz dashboard";
   root.append(el("div", { class: "page-head" },
@@ -102,6 +198,9 @@ export async function viewAuthoring(root, ctx, courseId) {
   const listBox = section("Exercises", loading());
   root.append(listBox);
   root.append(await templatesBox(courseId));
+  const git = el("div", {});
+  root.append(git);
+  gitBox(courseId, ctx).then((box) => { if (box && ctx.alive()) git.replaceWith(box); }).catch((e) => git.replaceWith(problemBox(e)));
   let items;
   try {
     items = (await get(exercisesUrl(courseId))).data || [];
