@@ -137,7 +137,7 @@ async function gitBox(courseId, ctx) {
     field("git-branch", "Branch", { value: repo ? repo.branch : "main" }),
     field("git-path", "Folder of the exercises", { value: repo ? repo.path : "", placeholder: "(the repository's root)" }),
     field("git-token", "Deploy token (private repository)", { type: "password", value: "", "aria-describedby": "git-token-hint",
-      placeholder: repo && repo.has_token ? "(kept: leave empty)" : "" }, "Stored sealed and never shown again."),
+      placeholder: repo && repo.has_token ? "(kept: leave empty)" : "" }),
     el("div", { class: "field buttons" }, el("button", { type: "submit", class: "secondary" }, repo ? "Save" : "Connect")));
   const shown = el("div", { "aria-live": "polite" });
   const syncs = el("div", {});
@@ -183,7 +183,8 @@ async function gitBox(courseId, ctx) {
     }
   });
   box.append(el("p", { class: "muted" }, "The course's exercises from a git repository: each folder an exercise, as in the built-in catalog. Sync now (or a push, through the webhook) proves each changed one and publishes it once proven; a removed folder unpublishes its exercise."),
-    form, shown, el("div", { class: "actions" }, syncButton), el("h3", {}, "Last syncs"), syncs);
+    form, el("p", { class: "muted small", id: "git-token-hint" }, "The deploy token is stored sealed and never shown again."),
+    shown, el("div", { class: "actions" }, syncButton), el("h3", {}, "Last syncs"), syncs);
   syncs.replaceChildren(recent.length ? el("ul", { class: "syncs" }, recent.slice(0, 5).map(syncItem))
     : empty(repo ? "No sync yet." : "No repository yet."));
   return box;
