@@ -133,7 +133,7 @@ async function gitBox(courseId, ctx) {
     el("input", Object.assign({ id, name: id.replace("git-", ""), type: "text", spellcheck: "false", autocomplete: "off" }, attrs)),
     hint ? el("p", { class: "muted small", id: id + "-hint" }, hint) : null);
   const form = el("form", { class: "filters", id: "git-form" },
-    field("git-url", "Repository URL (https://)", { value: repo ? repo.url : "", required: true, type: "url" }),
+    field("git-url", "Repository URL (HTTPS)", { value: repo ? repo.url : "", required: true, type: "url" }),
     field("git-branch", "Branch", { value: repo ? repo.branch : "main" }),
     field("git-path", "Folder of the exercises", { value: repo ? repo.path : "", placeholder: "(the repository's root)" }),
     field("git-token", "Deploy token (private repository)", { type: "password", value: "", "aria-describedby": "git-token-hint",
