@@ -220,3 +220,26 @@ def test_a_courses_staff_run_code_for_nobody(app, client, world):
     _not_found_run = client.post("/api/v1/runs", headers=bearer(world.y_key),
                                  json={"exercise": OWN_CODE, "code": REFERENCE, "wait": 0})
     assert _not_found_run.status_code == 404
+
+
+def test_an_exercise_written_through_the_api_is_previewed_published_and_answered_in_its_course(app, client, world):
+    """The "Done when" chain from the API side, with a quiz (its proof needs no sandbox)."""
+    files = {"exercise.toml": (PROJECT_ROOT / "exercises" / QUIZ / "exercise.toml").read_text()}
+    staff, learner = bearer(world.x_key), bearer(world.x_learner)
+    base = f"/api/v1/courses/{world.x}/exercises"
+    made = client.post(base, headers=staff, json={"slug": "bounds-in-x", "files": files})
+    assert made.status_code == 201, made.json
+    draft = made.json["exercises"][0]
+    assert draft["proof"]["passed"] is True and draft["status"] == "draft"
+    _not_found(client.post(f"{base}/bounds-in-x/attempts", headers=learner, json={"answer": RIGHT}), "bounds-in-x")
+    preview = client.get(f"{base}/bounds-in-x/versions/{draft['version']}/preview", headers=staff).json
+    assert client.post(preview["attempts_url"], headers=staff, json={"answer": RIGHT}).json["score"] == 1.0
+    assert client.post(f"{base}/bounds-in-x/publish", headers=staff, json={}).status_code == 200
+    assert client.get(draft["url"], headers=learner).json["learner"] == "ada"
+    answered = client.post(draft["url"] + "/attempts", headers=learner, json={"answer": RIGHT})
+    assert answered.status_code == 201 and answered.json["score"] == 1.0
+    assert count_rows(app, Attempt) == 1
+    for outsider in (bearer(world.y_learner), bearer(world.b_learner)):
+        _not_found(client.post(draft["url"] + "/attempts", headers=outsider, json={"answer": RIGHT}), "bounds-in-x")
+        _not_found(client.get("/api/v1/exercises/bounds-in-x", headers=outsider), "bounds-in-x")
+    assert client.get(draft["url"], headers=bearer(world.y_learner)).status_code == 404
