@@ -243,3 +243,18 @@ def test_an_exercise_written_through_the_api_is_previewed_published_and_answered
         _not_found(client.post(draft["url"] + "/attempts", headers=outsider, json={"answer": RIGHT}), "bounds-in-x")
         _not_found(client.get("/api/v1/exercises/bounds-in-x", headers=outsider), "bounds-in-x")
     assert client.get(draft["url"], headers=bearer(world.y_learner)).status_code == 404
+
+
+def test_a_courses_staff_see_its_own_exercises_in_the_dashboards_api_and_no_other_courses(client, admin_key, world):
+    def listed(key: str) -> set[str]:
+        return {e["slug"] for e in client.get("/api/v1/admin/exercises", headers=bearer(key)).json}
+
+    assert {QUIZ, OWN_QUIZ, OWN_CODE} <= listed(world.x_key) and OTHERS_QUIZ not in listed(world.x_key)
+    assert OWN_QUIZ not in listed(world.y_key) and {OWN_QUIZ, OTHERS_QUIZ} <= listed(admin_key)
+    for path in (f"/api/v1/admin/exercises/{OWN_QUIZ}/versions", f"/api/v1/admin/exercises/{OWN_QUIZ}/stats"):
+        assert client.get(path, headers=bearer(world.x_key)).status_code == 200, path
+        assert client.get(path, headers=bearer(world.y_key)).status_code == 404, path
+    gradebook = client.get("/api/v1/admin/gradebook.csv", headers=bearer(world.y_key)).get_data(as_text=True)
+    assert OTHERS_QUIZ in gradebook.splitlines()[0] and OWN_QUIZ not in gradebook
+    # The catalog's publishing never bypasses a course exercise's proof: that is its course's API.
+    assert client.post(f"/api/v1/admin/exercises/{OWN_QUIZ}/unpublish", headers=bearer(admin_key)).status_code == 404
