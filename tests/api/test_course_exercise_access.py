@@ -258,3 +258,18 @@ def test_a_courses_staff_see_its_own_exercises_in_the_dashboards_api_and_no_othe
     assert OTHERS_QUIZ in gradebook.splitlines()[0] and OWN_QUIZ not in gradebook
     # The catalog's publishing never bypasses a course exercise's proof: that is its course's API.
     assert client.post(f"/api/v1/admin/exercises/{OWN_QUIZ}/unpublish", headers=bearer(admin_key)).status_code == 404
+
+
+def test_a_preview_runs_a_draft_version_for_its_courses_staff_alone(app, client, world):
+    with app.app_context():
+        db_session().execute(update(Exercise).where(Exercise.slug == OWN_CODE).values(published=False))
+        db_session().commit()
+    body = {"exercise": OWN_CODE, "version": 1, "code": REFERENCE, "wait": 0}
+    run = client.post("/api/v1/runs", headers=bearer(world.x_key), json=body)
+    assert run.status_code == 202, run.json
+    assert run.json["exercise"] == OWN_CODE
+    assert client.post("/api/v1/runs", headers=bearer(world.x_key), json={**body, "version": 2}).status_code == 404
+    assert client.post("/api/v1/runs", headers=bearer(world.y_key), json=body).status_code == 404
+    assert client.post("/api/v1/runs", headers=bearer(world.x_learner), json=body).status_code == 403
+    assert client.post("/api/v1/runs", headers=bearer(world.x_key), json={"version": 1, "code": "print(1)"}
+                       ).status_code == 422
