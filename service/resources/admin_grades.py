@@ -27,6 +27,7 @@ from ..schemas.admin_grades import (
     RegradeSummarySchema,
 )
 from ..services import catalog_admin, overrides, regrades
+from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience
 from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked, request_audience
 from .docs import BODY_PROBLEMS, STAFF_ONLY, UNAUTHORIZED, problems
@@ -38,8 +39,9 @@ NO_EXERCISE = (404, "No exercise with this slug")
 NO_REGRADE = (404, "No regrade with this id")
 
 
-def _exercise(slug: str) -> Exercise:
-    exercise = catalog_admin.find(db_session(), slug)
+def _exercise(slug: str, audience: ExerciseAudience | None = None) -> Exercise:
+    """The exercise `slug` if the caller sees it (a course's staff: the catalog's and their course's own)."""
+    exercise = catalog_admin.find(db_session(), slug, request_audience() if audience is None else audience)
     if exercise is None:
         problem_abort(404, f"No exercise with slug {slug!r}.")
     return exercise
@@ -252,7 +254,7 @@ class AdminExercises(MethodView):
     @problems(blp, UNAUTHORIZED, STAFF_ONLY)
     def get(self):
         """Every exercise, unpublished ones too, by slug, with its current version."""
-        return catalog_admin.all_exercises(db_session())
+        return catalog_admin.all_exercises(db_session(), request_audience())
 
 
 @blp.route("/exercises/<slug:slug>/versions")
@@ -277,8 +279,9 @@ class PublishExercise(MethodView):
     def post(self, slug: str):
         """List the exercise in the public catalog and accept attempts at it again (idempotent).
 
-        An exercise whose folder was removed from the catalog is unpublished again by the next sync."""
-        exercise = _exercise(slug)
+        An exercise whose folder was removed from the catalog is unpublished again by the next sync. A
+        course's own exercise is published by its course (/api/v1/courses/{course_id}/exercises), once proven."""
+        exercise = _exercise(slug, CATALOG_ONLY)
         catalog_admin.publish(exercise)
         db_session().commit()
         return exercise
@@ -294,7 +297,7 @@ class UnpublishExercise(MethodView):
         """Hide the exercise from the public catalog and refuse new attempts at it (idempotent).
 
         Its attempts stay readable, and catalog syncs keep it unpublished until it is published here."""
-        exercise = _exercise(slug)
+        exercise = _exercise(slug, CATALOG_ONLY)
         catalog_admin.unpublish(exercise, current_client().name)
         db_session().commit()
         return exercise

@@ -49,7 +49,7 @@ def _link(link_id: int, slug: str | None = None) -> tuple[CountingScope, Exercis
 
 def _client_exercise(slug: str, client_id: int) -> tuple[CountingScope, Exercise]:
     session = db_session()
-    exercise = catalog_admin.find(session, slug)
+    exercise = catalog_admin.find(session, slug, request_audience())
     if exercise is None:
         problem_abort(404, f"No exercise with slug {slug!r}.")
     if session.get(ApiClient, client_id) is None:

@@ -111,6 +111,8 @@ def shared_detail_json(slug: str, audience: ExerciseAudience = CATALOG_ONLY) -> 
         cached = current_app.extensions["gradquiz.exercise_details"].get(slug, lambda: _catalog_detail_json(slug))
         if cached is not None:
             return cached
+        if audience == CATALOG_ONLY:  # no course of its own: nothing more to look up
+            problem_abort(404, f"No exercise with slug {slug!r}.")
     return current_app.json.dumps(_detail(_exercise(slug, audience))).encode()
 
 

@@ -15,13 +15,14 @@ from ..extensions import db_session, dispatch_job
 from ..grading.runs import exercise_run_inputs
 from ..grading.spec import load_code_spec, validate_run_inputs
 from ..learner_tokens import LearnerScope
-from ..models import AttemptStatus, Exercise, Run
+from ..models import AttemptStatus, Exercise, ExerciseVersion, Run
 from ..ratelimit import rate_limited
 from ..rules import Standing
 from ..schemas.attempts import WaitQuerySchema
 from ..schemas.runs import RunCreateSchema, RunSchema
 from ..services.attempts import ExerciseNotFound, published_exercise, wait_until_finished
 from ..services.exercise_access import token_audience
+from ..services.preview import NotPreviewable, course_version
 from ..services.standing import LearnerCountingScope, scope_course, standing as learner_standing
 from .attempts import refused
 from .blueprint import Blueprint
@@ -52,22 +53,46 @@ def _visible(run_id: uuid.UUID):
     return stmt
 
 
-def _exercise_call(slug: str) -> tuple[Exercise, str, list[dict]]:
-    """The exercise a run names, with the entry point and sample inputs its "Run" uses."""
+def _exercise_call(slug: str, number: int | None) -> tuple[Exercise, str, list[dict]]:
+    """The exercise a run names, with the entry point and sample inputs its "Run" uses: of its
+    current version, or (a course's staff previewing) of version `number`, published or not."""
     scope = learner_scope()
     if scope is not None and not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
-    try:
-        exercise = published_exercise(db_session(), slug, request_audience())
-    except ExerciseNotFound:
-        problem_abort(404, f"No exercise with slug {slug!r}.")
-    if exercise.kind != "code":
-        problem_abort(422, f"Exercise {slug!r} is a {exercise.kind} exercise: only code exercises run.",
+    if number is not None:
+        exercise, version = _previewed_version(slug, number)
+    else:
+        try:
+            exercise = published_exercise(db_session(), slug, request_audience())
+        except ExerciseNotFound:
+            problem_abort(404, f"No exercise with slug {slug!r}.")
+        version = exercise.version
+    kind = version.spec.get("kind")
+    if kind != "code":
+        problem_abort(422, f"Exercise {slug!r} is a {kind} exercise: only code exercises run.",
                       type=VALIDATION_ERROR, errors=[{"field": "json.exercise", "message": "not a code exercise"}])
-    code_spec, problems = load_code_spec(exercise.version.spec)
-    if code_spec is None:  # the catalog checked it when it was synced
+    code_spec, problems = load_code_spec(version.spec)
+    if code_spec is None:  # the catalog (or the version's format check) checked it when it was saved
         raise RuntimeError(f"exercise {slug!r} has an invalid [code] table: {problems}")
     return exercise, code_spec.entry_point, exercise_run_inputs(code_spec)
+
+
+def _previewed_version(slug: str, number: int) -> tuple[Exercise, ExerciseVersion]:
+    """Version `number` of a course's exercise, for its staff (a course's, or a staff key): a learner
+    or a client's key may not name a version (403); another course's exercise is a 404."""
+    if learner_scope() is not None or (course_staff() is None and not current_client().is_staff):
+        problem_abort(403, "Only a course's staff run a version of its exercise (a preview).")
+    session = db_session()
+    exercise = session.scalar(select(Exercise).where(Exercise.slug == slug, Exercise.course_id.is_not(None),
+                                                     request_audience().where()))
+    if exercise is None or exercise.course_id is None:
+        problem_abort(404, f"No exercise with slug {slug!r}.")
+    try:
+        return course_version(session, exercise.course_id, slug, number)
+    except ExerciseNotFound:
+        problem_abort(404, f"Exercise {slug!r} has no version {number}.")
+    except NotPreviewable as exc:
+        problem_abort(422, str(exc), type=VALIDATION_ERROR, errors=[{"field": "json.version", "message": str(exc)}])
 
 
 @dataclass(frozen=True)
@@ -151,13 +176,16 @@ class Runs(MethodView):
         client, scope = current_client(), learner_scope()
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
         exercise = None
+        if "version" in payload and payload.get("exercise") is None:
+            problem_abort(422, "A version is of an exercise: name it in `exercise`.", type=VALIDATION_ERROR,
+                          errors=[{"field": "json.version", "message": "only with exercise"}])
         if payload.get("exercise") is not None:
             given = [name for name in ("entry_point", "inputs") if name in payload]
             if given:
                 problem_abort(422, "An exercise's run uses its own entry point and inputs: leave them out.",
                               type=VALIDATION_ERROR, errors=[{"field": f"json.{name}", "message": "not with exercise"}
                                                               for name in given])
-            exercise, entry_point, inputs = _exercise_call(payload["exercise"])
+            exercise, entry_point, inputs = _exercise_call(payload["exercise"], payload.get("version"))
         if (entry_point is None) != (inputs is None):
             missing = "inputs" if inputs is None else "entry_point"
             problem_abort(422, "Give both entry_point and inputs, or neither.", type=VALIDATION_ERROR,

@@ -122,7 +122,9 @@ def _input_spec_schema() -> dict:
 
 class RunCreateSchema(RequestSchema):
     # The document's side of the check in resources/runs.py: entry_point and inputs come together.
-    JSON_SCHEMA = {"dependentRequired": {"entry_point": ["inputs"], "inputs": ["entry_point"]},
+    JSON_SCHEMA = {"dependentRequired": {"entry_point": ["inputs"], "inputs": ["entry_point"],
+                                         # A version only of a named exercise (a preview's Run).
+                                         "version": ["exercise"]},
                    # An exercise's run brings the exercise's own entry point and inputs (resources/runs.py).
                    "not": {"required": ["exercise", "entry_point"]}}
 
@@ -133,6 +135,9 @@ class RunCreateSchema(RequestSchema):
         metadata={"description": "A published code exercise's slug: run with its entry point and sample inputs "
                                  "(its page's \"Run\" button), instead of entry_point and inputs. A learner token "
                                  "names only its own exercises"})
+    version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1), metadata={
+        "description": "With `exercise`, for a course's staff: that version of their course's exercise, published "
+                       "or a draft (the preview's \"Run\"); the run counts for nobody"})
     entry_point = fields.String(
         validate=Pattern(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", error="a Python class name"),
         metadata={"description": "Name of a torch.autograd.Function subclass in the code; with inputs, "

@@ -14,14 +14,17 @@ from sqlalchemy.orm import Session
 
 from ..models import Attempt, Exercise, ExerciseVersion
 from ..models.base import utcnow
+from .exercise_access import ExerciseAudience
 
 
-def all_exercises(session: Session) -> list[Exercise]:
-    return list(session.scalars(select(Exercise).order_by(Exercise.slug)))
+def all_exercises(session: Session, audience: ExerciseAudience) -> list[Exercise]:
+    """Every exercise the caller sees (services/exercise_access.py), unpublished ones too."""
+    return list(session.scalars(select(Exercise).where(audience.where()).order_by(Exercise.slug)))
 
 
-def find(session: Session, slug: str) -> Exercise | None:
-    return session.scalar(select(Exercise).where(Exercise.slug == slug))
+def find(session: Session, slug: str, audience: ExerciseAudience) -> Exercise | None:
+    """The exercise `slug`, published or not, if the caller sees it."""
+    return session.scalar(select(Exercise).where(Exercise.slug == slug, audience.where()))
 
 
 def versions(session: Session, exercise: Exercise, course_id: int | None = None) -> list[dict[str, Any]]:

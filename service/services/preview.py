@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..models import ApiClient, AttemptStatus, Exercise, ExerciseVersion, PreviewAttempt
 from ..models.base import utcnow
 from ..variants import variant_key
+from . import authoring
 from .attempts import ExerciseNotFound, checked_and_graded
 from .standing import AttemptView
 
@@ -43,12 +43,11 @@ def course_version(session: Session, course_id: int, slug: str, number: int) -> 
     """Version `number` of the course's own exercise `slug`, published or not: ExerciseNotFound for
     any other (no such version, the catalog's, another course's); NotPreviewable when its files
     do not make an exercise."""
-    found = session.execute(
-        select(Exercise, ExerciseVersion).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
-        .where(Exercise.slug == slug, Exercise.course_id == course_id, ExerciseVersion.number == number)).first()
-    if found is None:
-        raise ExerciseNotFound(slug)
-    exercise, version = found
+    try:
+        exercise = authoring.course_exercise(session, course_id, slug)
+        version = authoring.version_of(session, exercise, number)
+    except (authoring.NotCourseExercise, authoring.NoSuchVersion):
+        raise ExerciseNotFound(slug) from None
     if not version.content.get("spec"):
         raise NotPreviewable(f"Version {number} of {slug!r} has format problems (see its proof): fix them to preview it.")
     return exercise, version

@@ -220,3 +220,56 @@ def test_a_courses_staff_run_code_for_nobody(app, client, world):
     _not_found_run = client.post("/api/v1/runs", headers=bearer(world.y_key),
                                  json={"exercise": OWN_CODE, "code": REFERENCE, "wait": 0})
     assert _not_found_run.status_code == 404
+
+
+def test_an_exercise_written_through_the_api_is_previewed_published_and_answered_in_its_course(app, client, world):
+    """The "Done when" chain from the API side, with a quiz (its proof needs no sandbox)."""
+    files = {"exercise.toml": (PROJECT_ROOT / "exercises" / QUIZ / "exercise.toml").read_text()}
+    staff, learner = bearer(world.x_key), bearer(world.x_learner)
+    base = f"/api/v1/courses/{world.x}/exercises"
+    made = client.post(base, headers=staff, json={"slug": "bounds-in-x", "files": files})
+    assert made.status_code == 201, made.json
+    draft = made.json["exercises"][0]
+    assert draft["proof"]["passed"] is True and draft["status"] == "draft"
+    _not_found(client.post(f"{base}/bounds-in-x/attempts", headers=learner, json={"answer": RIGHT}), "bounds-in-x")
+    preview = client.get(f"{base}/bounds-in-x/versions/{draft['version']}/preview", headers=staff).json
+    assert client.post(preview["attempts_url"], headers=staff, json={"answer": RIGHT}).json["score"] == 1.0
+    assert client.post(f"{base}/bounds-in-x/publish", headers=staff, json={}).status_code == 200
+    assert client.get(draft["url"], headers=learner).json["learner"] == "ada"
+    answered = client.post(draft["url"] + "/attempts", headers=learner, json={"answer": RIGHT})
+    assert answered.status_code == 201 and answered.json["score"] == 1.0
+    assert count_rows(app, Attempt) == 1
+    for outsider in (bearer(world.y_learner), bearer(world.b_learner)):
+        _not_found(client.post(draft["url"] + "/attempts", headers=outsider, json={"answer": RIGHT}), "bounds-in-x")
+        _not_found(client.get("/api/v1/exercises/bounds-in-x", headers=outsider), "bounds-in-x")
+    assert client.get(draft["url"], headers=bearer(world.y_learner)).status_code == 404
+
+
+def test_a_courses_staff_see_its_own_exercises_in_the_dashboards_api_and_no_other_courses(client, admin_key, world):
+    def listed(key: str) -> set[str]:
+        return {e["slug"] for e in client.get("/api/v1/admin/exercises", headers=bearer(key)).json}
+
+    assert {QUIZ, OWN_QUIZ, OWN_CODE} <= listed(world.x_key) and OTHERS_QUIZ not in listed(world.x_key)
+    assert OWN_QUIZ not in listed(world.y_key) and {OWN_QUIZ, OTHERS_QUIZ} <= listed(admin_key)
+    for path in (f"/api/v1/admin/exercises/{OWN_QUIZ}/versions", f"/api/v1/admin/exercises/{OWN_QUIZ}/stats"):
+        assert client.get(path, headers=bearer(world.x_key)).status_code == 200, path
+        assert client.get(path, headers=bearer(world.y_key)).status_code == 404, path
+    gradebook = client.get("/api/v1/admin/gradebook.csv", headers=bearer(world.y_key)).get_data(as_text=True)
+    assert OTHERS_QUIZ in gradebook.splitlines()[0] and OWN_QUIZ not in gradebook
+    # The catalog's publishing never bypasses a course exercise's proof: that is its course's API.
+    assert client.post(f"/api/v1/admin/exercises/{OWN_QUIZ}/unpublish", headers=bearer(admin_key)).status_code == 404
+
+
+def test_a_preview_runs_a_draft_version_for_its_courses_staff_alone(app, client, world):
+    with app.app_context():
+        db_session().execute(update(Exercise).where(Exercise.slug == OWN_CODE).values(published=False))
+        db_session().commit()
+    body = {"exercise": OWN_CODE, "version": 1, "code": REFERENCE, "wait": 0}
+    run = client.post("/api/v1/runs", headers=bearer(world.x_key), json=body)
+    assert run.status_code == 202, run.json
+    assert run.json["exercise"] == OWN_CODE
+    assert client.post("/api/v1/runs", headers=bearer(world.x_key), json={**body, "version": 2}).status_code == 404
+    assert client.post("/api/v1/runs", headers=bearer(world.y_key), json=body).status_code == 404
+    assert client.post("/api/v1/runs", headers=bearer(world.x_learner), json=body).status_code == 403
+    assert client.post("/api/v1/runs", headers=bearer(world.x_key), json={"version": 1, "code": "print(1)"}
+                       ).status_code == 422
