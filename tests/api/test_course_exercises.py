@@ -379,3 +379,17 @@ def test_with_celery_a_proof_is_sent_to_the_grading_queue_once_committed(app, ma
         connection.close()
     worker_app = create_worker_app(Settings.from_env({}, grading_backend="celery", celery_broker_url="redis://127.0.0.1:1/0"))
     assert TASK_NAMES[ExerciseProof] in worker_app.tasks
+
+
+def test_a_proof_the_workers_give_up_on_fails_its_version_saying_so(app, client, course, database_url):
+    from sqlalchemy import update
+
+    draft = create(client, course, "double-stuck", code_files()).json["exercises"][0]
+    with app.app_context():  # as a job whose workers kept dying on it leaves it
+        db_session().execute(update(ExerciseProof).values(tries=3))
+        db_session().commit()
+    grade_regrade_items(database_url)  # the claim stores the internal error: no judge runs
+    proof = client.get(draft["version_url"], headers=bearer(course["key"])).json["proof"]
+    assert (proof["status"], proof["problems"][0]["field"]) == ("failed", "(grader)")
+    again = client.post(f"{draft['url']}/versions/1/prove", headers=bearer(course["key"]))
+    assert (again.status_code, again.json["proof"]["status"]) == (202, "queued")
