@@ -19,6 +19,7 @@ import stat
 import tarfile
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .loader import SPEC_FILE
@@ -205,6 +206,16 @@ def _folders(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
         slug, rel = path.split("/", 1)
         folders.setdefault(slug, {})[rel] = data
     return folders
+
+
+def check_file_names(files: Mapping[str, str], max_files: int) -> None:
+    """An exercise's files sent as JSON ({path: text}) follow the archives' rules for names: no
+    absolute path, no `..`, no backslash, at most `max_files`; ArchiveRefused names the first at fault."""
+    if len(files) > max_files:
+        raise ArchiveRefused(f"more than {max_files} files (UPLOAD_MAX_FILES)")
+    for name in files:
+        if _path_parts(name) is None:
+            raise ArchiveRefused("not a file name", name)
 
 
 def exercise_folders(body: bytes, content_type: str, limits: ArchiveLimits) -> dict[str, dict[str, str]]:

@@ -100,6 +100,12 @@ def test_a_quiz_is_proven_at_once_published_and_versioned(client, course):
 
     listed = client.get(course["url"], headers=bearer(course["key"])).json
     assert [(e["slug"], e["status"], e["latest_proof_status"]) for e in listed] == [("bounds-quiz", "published", "passed")]
+    # Version 2 published, then the way back to version 1.
+    assert client.post(f"{draft['url']}/publish", headers=bearer(course["key"]), json={}).json["current_version"] == 2
+    back = client.post(f"{draft['url']}/publish", headers=bearer(course["key"]), json={"version": 1}).json
+    assert (back["status"], back["current_version"]) == ("published", 1)
+    versions = client.get(f"{draft['url']}/versions", headers=bearer(course["key"])).json
+    assert [v["current"] for v in versions] == [False, True] and all(v["published_at"] for v in versions)
     assert client.post(f"{draft['url']}/unpublish", headers=bearer(course["key"])).json["status"] == "unpublished"
 
 
@@ -170,6 +176,14 @@ def test_format_problems_fail_the_version_at_once_naming_the_field(client, cours
     assert client.get(draft["url"], headers=bearer(course["key"])).json["status"] == "draft"
     assert client.delete(draft["url"], headers=bearer(course["key"])).status_code == 204
     assert client.get(draft["url"], headers=bearer(course["key"])).status_code == 404
+
+
+def test_json_files_follow_the_archives_rules_for_names(app, client, course):
+    before = row_counts(app)
+    for name in ("../x.py", "/etc/x", "wrong\\x.py"):
+        refused = create(client, course, "bad-names", quiz_files() | {name: "x"})
+        assert refused.status_code == 422 and name in refused.json["detail"], refused.json
+    assert row_counts(app) == before
 
 
 def test_slugs_are_unique_across_the_catalog_and_courses_without_naming_the_owner(client, course):
@@ -365,3 +379,17 @@ def test_with_celery_a_proof_is_sent_to_the_grading_queue_once_committed(app, ma
         connection.close()
     worker_app = create_worker_app(Settings.from_env({}, grading_backend="celery", celery_broker_url="redis://127.0.0.1:1/0"))
     assert TASK_NAMES[ExerciseProof] in worker_app.tasks
+
+
+def test_a_proof_the_workers_give_up_on_fails_its_version_saying_so(app, client, course, database_url):
+    from sqlalchemy import update
+
+    draft = create(client, course, "double-stuck", code_files()).json["exercises"][0]
+    with app.app_context():  # as a job whose workers kept dying on it leaves it
+        db_session().execute(update(ExerciseProof).values(tries=3))
+        db_session().commit()
+    grade_regrade_items(database_url)  # the claim stores the internal error: no judge runs
+    proof = client.get(draft["version_url"], headers=bearer(course["key"])).json["proof"]
+    assert (proof["status"], proof["problems"][0]["field"]) == ("failed", "(grader)")
+    again = client.post(f"{draft['url']}/versions/1/prove", headers=bearer(course["key"]))
+    assert (again.status_code, again.json["proof"]["status"]) == (202, "queued")
