@@ -63,11 +63,8 @@ export function codeAnswer({ api, detail, exercise, input, status, actions, afte
   runButton.addEventListener("click", () => actions.perform("Run", status, async () => {
     clear(runBox);
     status.textContent = "Running your code…";
-    // A preview's version may be a draft, which POST runs does not name: its run is a free run on
-    // the inputs the learner sees (the entry point, each input's shape and dtype).
-    const target = exercise && exercise.preview && detail.code && detail.code.entry_point
-      ? { entry_point: detail.code.entry_point, inputs: detail.code.inputs }
-      : { exercise: slug };
+    // A preview runs the version it shows (a draft too: POST runs takes its number from a course's staff).
+    const target = exercise && exercise.preview && exercise.version ? { exercise: slug, version: exercise.version } : { exercise: slug };
     const run = await runCode(api, { code: input.code(), ...target });
     runBox.append(renderRun(run));
     status.textContent = runStatus(run);

@@ -96,6 +96,8 @@ export async function initExercise({ api, session }) {
     const detail = await fetchedDetail(api, session, exercise, root);
     if (!detail) return;
     if (detail.preview) exercise.preview = true;
+    // A preview's: where it is answered (a path on this server: the token goes nowhere else).
+    if (typeof detail.attempts_url === "string" && /^\/[^/\\]/.test(detail.attempts_url)) exercise.attempts = detail.attempts_url;
     if (detail.version !== undefined && exercise.version === null) exercise.version = detail.version;
     leaveShell();
     showTitle(detail, exercise);
