@@ -106,7 +106,7 @@ def test_every_page_size_has_a_documented_maximum_that_is_enforced(app, client, 
     operations = paginated_operations(client)
     assert len(operations) >= 5, operations  # the public lists and the admin ones
     for path, maximum in operations:
-        url = (path.replace("{slug}", QUIZ).replace("{learner}", "ada")
+        url = (path.replace("{slug}", QUIZ).replace("{learner}", "ada").replace("{course_id}", "1")
                .replace("{endpoint_id}", "1").replace("{regrade_id}", str(uuid.uuid4())))
         too_big = client.get(f"{url}?page_size={maximum + 1}", headers=bearer(admin_key))
         assert too_big.status_code == 422, (path, too_big.status_code)
