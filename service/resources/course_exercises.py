@@ -197,7 +197,8 @@ class CourseExercises(MethodView):
             try:
                 payload = NewExerciseSchema().load(_json_body())
             except ValidationError as exc:
-                problem_abort(422, "The body is not a new exercise: see `errors`.", errors=flatten_messages(exc.messages))
+                problem_abort(422, "The body is not a new exercise: see `errors`.",
+                              errors=flatten_messages({"json": exc.messages}))
             outcomes = _save(course, {payload["slug"]: payload["files"]}, "api", new=True)
         return {"exercises": [_draft(outcome.exercise, outcome.version) for outcome in outcomes]}
 
