@@ -115,6 +115,10 @@ def test_authoring_a_code_exercise_from_template_to_published(page, live_server,
     expect(page.locator("#exercise-state")).to_contain_text("latest version 2")
     page.evaluate("window.scrollTo(0, 0)")
     shot(page, "authoring-proof-passed")
+    # Prove again with the files unchanged: the same version is proven again, no new one is made.
+    page.get_by_role("button", name="Prove").click()
+    expect(page.locator("#action-status")).to_have_text("Version 2 is proven.", timeout=PROOF_TIMEOUT)
+    expect(page.locator("#history tbody tr")).to_have_count(2)
 
     # Preview as a learner: the real learner page on version 2, Run and Submit, counted for nobody.
     preview_problems: list[str] = []
