@@ -37,7 +37,6 @@ from ..services.attempts import (
     visible_attempts,
     wait_until_finished,
 )
-from ..services.exercise_access import ExerciseAudience
 from ..services.standing import LearnerCountingScope, show_to_learner, standing as standing_at
 from .blueprint import Blueprint
 from .course_scope import request_audience
@@ -121,7 +120,7 @@ def submit(payload: dict, slug: str, named_course: int | None = None) -> Respons
     attempt_id = uuid.uuid4()
     submission = Submission(slug, submitting_learner(payload, slug), payload.get("answer"), payload.get("code"),
                             learner_scope(), attempt_id, url_for("attempts.AttemptDetail", attempt_id=attempt_id),
-                            _audience(named_course))
+                            request_audience(named_course))
     digest = request_digest(request.method, request.path, request.get_data())
     try:
         stored, replayed = submit_attempt(db_session(), current_client(), submission, _idempotency_key(), digest,
@@ -145,12 +144,6 @@ def submit(payload: dict, slug: str, named_course: int | None = None) -> Respons
     if stored.status == 202 and not replayed:
         dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
     return _json_response(stored, replayed)
-
-
-def _audience(named_course: int | None) -> ExerciseAudience:
-    """Whose exercises the caller sees; at a course URL, that course's alone."""
-    audience = request_audience(named_course)
-    return audience if named_course is None else audience.in_course(named_course)
 
 
 def submitting_learner(payload: dict, slug: str, location: str = "json") -> str:
@@ -212,7 +205,7 @@ def learner_standing(query: dict, slug: str, named_course: int | None = None) ->
     session = db_session()
     try:
         exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"],
-                                            _audience(named_course))
+                                            request_audience(named_course))
     except ExerciseNotFound:
         problem_abort(404, f"No exercise with slug {slug!r}.")
     where = LearnerCountingScope.of(session, current_client().id, scope, exercise.id)
