@@ -3,7 +3,8 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
@@ -48,6 +49,7 @@ blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
 # When to send a submission again that lost the number race in every turn (503).
 NUMBER_RACE_RETRY_SECONDS = 1
 
+F = TypeVar("F", bound=Callable[..., Any])
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
@@ -78,6 +80,22 @@ def _json_response(stored: StoredResponse, replayed: bool) -> Response:
     return response
 
 
+def takes_attempts(blp: Blueprint, schema: type[AttemptSchema] = AttemptSchema) -> Callable[[F], F]:
+    """The body and the answers of a route that takes an attempt (here, and at a course's URL)."""
+    location = {"Location": {"schema": {"type": "string"}}}
+
+    def decorate(view: F) -> F:
+        for document in reversed((
+                blp.arguments(AttemptCreateSchema),
+                blp.response(201, schema, headers=location, description="A quiz answer, graded"),
+                blp.alt_response(202, schema=schema, headers=location,
+                                 description="Code, queued for the grading workers: follow Location (with ?wait=N)"))):
+            view = document(view)
+        return view
+
+    return decorate
+
+
 # One instance: building a schema costs more than dumping with it (it copies its declared fields).
 ATTEMPT_SCHEMA = AttemptSchema()
 STANDING_SCHEMA = StandingSchema()
@@ -92,11 +110,7 @@ class ExerciseAttempts(MethodView):
     }])
     @require_client(allow_learner_token=True)
     @rate_limited("attempts")
-    @blp.arguments(AttemptCreateSchema)
-    @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                  description="A quiz answer, graded")
-    @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                      description="Code, queued for the grading workers: follow Location (with ?wait=N)")
+    @takes_attempts(blp)
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
               (403, "A learner token for another learner or exercise; or the exercise is not open yet, or past due "
                     "with late attempts refused (type /problems/attempt-refused/not-open-yet or .../past-due)"),
