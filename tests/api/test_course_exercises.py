@@ -10,33 +10,16 @@ import zipfile
 import pytest
 from sqlalchemy import select
 
-from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.models import Exercise, ExerciseProof, ExerciseTopic, ExerciseVersion, Role
-from tests.api.support import grade_regrade_items
+from tests.api.support import (
+    QUIZ_SOURCE,
+    authoring_courses,
+    code_files,
+    grade_regrade_items,
+    quiz_files,
+)
 from tests.helpers import bearer, count_rows
-
-SOURCE = PROJECT_ROOT / "exercises"
-QUIZ_SOURCE = "backward-none-for-bounds"  # single choice; "none-each" is right
-CODE_SOURCE = "double-function"
-
-
-def folder_files(slug: str) -> dict[str, str]:
-    root = SOURCE / slug
-    return {path.relative_to(root).as_posix(): path.read_text() for path in sorted(root.rglob("*")) if path.is_file()}
-
-
-def quiz_files(title: str = "Bounds get no gradient") -> dict[str, str]:
-    files = folder_files(QUIZ_SOURCE)
-    files["exercise.toml"] = files["exercise.toml"].replace('title = "', f'title = "{title}: ', 1)
-    return files
-
-
-def code_files(backward: str = "grad_output * 2") -> dict[str, str]:
-    files = folder_files(CODE_SOURCE)
-    files["reference.py"] = files["reference.py"].replace("return grad_output * 2", f"return {backward}")
-    return files
-
 
 ROWS = (Exercise, ExerciseVersion, ExerciseProof, ExerciseTopic)
 
@@ -47,14 +30,7 @@ def row_counts(app) -> dict[str, int]:
 
 @pytest.fixture
 def course(app, client, client_key, client_key_for):
-    """Two courses of client A; staff of the first: an instructor's key and the course's key."""
-    made = [client.post("/api/v1/courses", headers=bearer(client_key), json={"external_id": name, "title": name}).json
-            for name in ("course-a", "course-b")]
-    instructor = client_key_for(app, "prof", Role.INSTRUCTOR)
-    keys = [client.post(f"/api/v1/courses/{c['id']}/keys", headers=bearer(instructor), json={"name": "script"}).json["key"]
-            for c in made]
-    return {"id": made[0]["id"], "other": made[1]["id"], "key": keys[0], "other_key": keys[1], "instructor": instructor,
-            "url": f"/api/v1/courses/{made[0]['id']}/exercises", "other_url": f"/api/v1/courses/{made[1]['id']}/exercises"}
+    return authoring_courses(app, client, client_key, client_key_for)
 
 
 def create(client, course, slug, files, other=False):
