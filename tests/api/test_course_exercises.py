@@ -366,3 +366,15 @@ def test_a_proof_the_workers_give_up_on_fails_its_version_saying_so(app, client,
     assert (proof["status"], proof["problems"][0]["field"]) == ("failed", "(grader)")
     again = client.post(f"{draft['url']}/versions/1/prove", headers=bearer(course["key"]))
     assert (again.status_code, again.json["proof"]["status"]) == (202, "queued")
+
+
+def test_an_upload_may_be_larger_than_other_bodies_up_to_its_own_limit(make_app, client_key, client_key_for):
+    app = make_app(upload_max_bytes=400 * 1024)
+    client = app.test_client()
+    course = authoring_courses(app, client, client_key, client_key_for)
+    # Past MAX_REQUEST_BYTES (256 KiB), within the upload's limit.
+    padded = quiz_files() | {"notes/one.md": "x" * (150 * 1024), "notes/two.md": "y" * (150 * 1024)}
+    made = client.post(course["url"], headers=bearer(course["key"]), json={"slug": "big-one", "files": padded})
+    assert made.status_code == 201 and made.json["exercises"][0]["proof"]["passed"] is True
+    too_large = upload(client, course, b"PK" + b"\0" * (401 * 1024))
+    assert too_large.status_code == 413 and too_large.mimetype == "application/problem+json"
