@@ -15,10 +15,12 @@ macOS's `__MACOSX/` and `__pycache__/`, are left out, as the catalog's reader le
 from __future__ import annotations
 
 import io
+import re
 import stat
 import tarfile
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .loader import SPEC_FILE
@@ -205,6 +207,22 @@ def _folders(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
         slug, rel = path.split("/", 1)
         folders.setdefault(slug, {})[rel] = data
     return folders
+
+
+#: A file's name in an exercise sent as JSON: relative, '/'-separated, no part empty or starting with
+#: a dot (no '..', no hidden file), no backslash or NUL.
+FILE_NAME_PATTERN = r"^[^/\\\x00.][^/\\\x00]*(/[^/\\\x00.][^/\\\x00]*)*$"
+
+
+def check_file_names(files: Mapping[str, str], max_files: int) -> None:
+    """An exercise's files sent as JSON ({path: text}): at most `max_files`, each name a relative
+    path (FILE_NAME_PATTERN); ArchiveRefused names the first at fault."""
+    if len(files) > max_files:
+        raise ArchiveRefused(f"more than {max_files} files (UPLOAD_MAX_FILES)")
+    for name in files:
+        if re.fullmatch(FILE_NAME_PATTERN, name) is None:
+            raise ArchiveRefused("not a relative path of the exercise's folder (no '..', no absolute path, no "
+                                 "backslash, no part starting with a dot)", name)
 
 
 def exercise_folders(body: bytes, content_type: str, limits: ArchiveLimits) -> dict[str, dict[str, str]]:

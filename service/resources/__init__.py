@@ -43,10 +43,13 @@ def register_blueprints(api: Api) -> None:
 def _document_rules_between_fields(api: Api) -> None:
     """marshmallow checks a rule between fields in code (validates_schema: "both or neither"); a
     schema class states the same rule for the document in JSON_SCHEMA (dependentRequired, not...),
-    merged here into its component. ("One of these two" is a body of two shapes: ONE_OF, in
-    blueprint.Blueprint.)"""
+    merged here into its component; its "properties" add to the fields' own (what apispec cannot
+    say of a field: the names a dict's keys follow, propertyNames). ("One of these two" is a body of
+    two shapes: ONE_OF, in blueprint.Blueprint.)"""
     components = api.spec.components.schemas
     for key, name in api.ma_plugin.converter.refs.items():
-        extra = getattr(key[0], "JSON_SCHEMA", None)
+        extra = dict(getattr(key[0], "JSON_SCHEMA", None) or {})
         if extra and name in components:
+            for field, more in extra.pop("properties", {}).items():
+                components[name]["properties"][field].update(more)
             components[name].update(extra)

@@ -18,7 +18,7 @@ from marshmallow import ValidationError
 from sqlalchemy import func, select
 
 from ..auth import BEARER, course_staff, current_client, learner_scope, require_client, require_staff, staff_actor
-from ..catalog.archive import ARCHIVE_TYPES, ArchiveLimits, ArchiveRefused, exercise_folders
+from ..catalog.archive import ARCHIVE_TYPES, ArchiveLimits, ArchiveRefused, check_file_names, exercise_folders
 from ..errors import flatten_messages, problem_abort
 from ..extensions import db_session, dispatch_job
 from ..models import Course, Exercise, ExerciseProof, ExerciseVersion
@@ -128,6 +128,12 @@ def _dispatch(jobs: list[ExerciseProof | None]) -> None:
 def _save(course: Course, folders: dict[str, dict[str, str]], source: str, new: bool) -> list[authoring.DraftOutcome]:
     """Save each folder as a draft, all or nothing: a refused one writes none of them."""
     session = db_session()
+    for files in folders.values():
+        try:
+            check_file_names(files, current_app.config["SETTINGS"].upload_max_files)
+        except ArchiveRefused as exc:
+            problem_abort(422, f"The files are refused, nothing was saved: {exc}",
+                          errors=[{"field": f"json.files.{exc.entry or ''}".rstrip("."), "message": str(exc)}])
     refuse_past_limit(PROOF_SCOPE, f"course:{course.id}", len(folders))
     outcomes = []
     try:
@@ -191,7 +197,8 @@ class CourseExercises(MethodView):
             try:
                 payload = NewExerciseSchema().load(_json_body())
             except ValidationError as exc:
-                problem_abort(422, "The body is not a new exercise: see `errors`.", errors=flatten_messages(exc.messages))
+                problem_abort(422, "The body is not a new exercise: see `errors`.",
+                              errors=flatten_messages({"json": exc.messages}))
             outcomes = _save(course, {payload["slug"]: payload["files"]}, "api", new=True)
         return {"exercises": [_draft(outcome.exercise, outcome.version) for outcome in outcomes]}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from ..catalog.archive import FILE_NAME_PATTERN
 from ..catalog.loader import KINDS, SLUG_PATTERN
 from ..models.exercise import PROOF_STATUSES, VERSION_SOURCES
 from .exercises import ExerciseSchema
@@ -15,11 +16,17 @@ FILES_DESCRIPTION = ("The exercise's files, by path in its folder: `exercise.tom
 
 
 def _files_field(**kwargs) -> fields.Dict:
-    return fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=255)), values=fields.String(),
-                       validate=validate.Length(min=1), metadata={"description": FILES_DESCRIPTION}, **kwargs)
+    # Its keys' pattern is documented by the schemas' FILES_JSON_SCHEMA (apispec says nothing of a dict's keys).
+    return fields.Dict(keys=fields.String(validate=Pattern(FILE_NAME_PATTERN)), values=fields.String(),
+                       validate=validate.Length(min=1),
+                       metadata={"description": FILES_DESCRIPTION, "minProperties": 1}, **kwargs)
+
+
+FILES_JSON_SCHEMA = {"properties": {"files": {"propertyNames": {"pattern": FILE_NAME_PATTERN}}}}
 
 
 class NewExerciseSchema(RequestSchema):
+    JSON_SCHEMA = FILES_JSON_SCHEMA
     slug = fields.String(required=True, validate=[validate.Length(min=3, max=64), Pattern(SLUG_PATTERN)], metadata={
         "description": "The exercise's name in URLs: 3-64 lowercase letters, digits and hyphens, unique across the "
                        "service (the catalog's and every course's)"})
@@ -27,6 +34,7 @@ class NewExerciseSchema(RequestSchema):
 
 
 class ExerciseFilesSchema(RequestSchema):
+    JSON_SCHEMA = FILES_JSON_SCHEMA
     files = _files_field(required=True)
 
 
