@@ -3,7 +3,8 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 from flask import Response, current_app, jsonify, request, url_for
 from flask.views import MethodView
@@ -37,7 +38,6 @@ from ..services.attempts import (
     visible_attempts,
     wait_until_finished,
 )
-from ..services.exercise_access import ExerciseAudience
 from ..services.standing import LearnerCountingScope, show_to_learner, standing as standing_at
 from .blueprint import Blueprint
 from .course_scope import request_audience
@@ -49,6 +49,7 @@ blp = Blueprint("attempts", __name__, url_prefix="/api/v1",
 # When to send a submission again that lost the number race in every turn (503).
 NUMBER_RACE_RETRY_SECONDS = 1
 
+F = TypeVar("F", bound=Callable[..., Any])
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
@@ -79,6 +80,22 @@ def _json_response(stored: StoredResponse, replayed: bool) -> Response:
     return response
 
 
+def takes_attempts(blp: Blueprint, schema: type[AttemptSchema] = AttemptSchema) -> Callable[[F], F]:
+    """The body and the answers of a route that takes an attempt (here, and at a course's URL)."""
+    location = {"Location": {"schema": {"type": "string"}}}
+
+    def decorate(view: F) -> F:
+        for document in reversed((
+                blp.arguments(AttemptCreateSchema),
+                blp.response(201, schema, headers=location, description="A quiz answer, graded"),
+                blp.alt_response(202, schema=schema, headers=location,
+                                 description="Code, queued for the grading workers: follow Location (with ?wait=N)"))):
+            view = document(view)
+        return view
+
+    return decorate
+
+
 # One instance: building a schema costs more than dumping with it (it copies its declared fields).
 ATTEMPT_SCHEMA = AttemptSchema()
 STANDING_SCHEMA = StandingSchema()
@@ -93,11 +110,7 @@ class ExerciseAttempts(MethodView):
     }])
     @require_client(allow_learner_token=True)
     @rate_limited("attempts")
-    @blp.arguments(AttemptCreateSchema)
-    @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                  description="A quiz answer, graded")
-    @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                      description="Code, queued for the grading workers: follow Location (with ?wait=N)")
+    @takes_attempts(blp)
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
               (403, "A learner token for another learner or exercise; or the exercise is not open yet, or past due "
                     "with late attempts refused (type /problems/attempt-refused/not-open-yet or .../past-due)"),
@@ -121,7 +134,7 @@ def submit(payload: dict, slug: str, named_course: int | None = None) -> Respons
     attempt_id = uuid.uuid4()
     submission = Submission(slug, submitting_learner(payload, slug), payload.get("answer"), payload.get("code"),
                             learner_scope(), attempt_id, url_for("attempts.AttemptDetail", attempt_id=attempt_id),
-                            _audience(named_course))
+                            request_audience(named_course))
     digest = request_digest(request.method, request.path, request.get_data())
     try:
         stored, replayed = submit_attempt(db_session(), current_client(), submission, _idempotency_key(), digest,
@@ -145,12 +158,6 @@ def submit(payload: dict, slug: str, named_course: int | None = None) -> Respons
     if stored.status == 202 and not replayed:
         dispatch_job(Attempt, uuid.UUID(stored.body["id"]))
     return _json_response(stored, replayed)
-
-
-def _audience(named_course: int | None) -> ExerciseAudience:
-    """Whose exercises the caller sees; at a course URL, that course's alone."""
-    audience = request_audience(named_course)
-    return audience if named_course is None else audience.in_course(named_course)
 
 
 def submitting_learner(payload: dict, slug: str, location: str = "json") -> str:
@@ -212,7 +219,7 @@ def learner_standing(query: dict, slug: str, named_course: int | None = None) ->
     session = db_session()
     try:
         exercise, version = current_version(session, slug, current_app.extensions["gradquiz.current_versions"],
-                                            _audience(named_course))
+                                            request_audience(named_course))
     except ExerciseNotFound:
         problem_abort(404, f"No exercise with slug {slug!r}.")
     where = LearnerCountingScope.of(session, current_client().id, scope, exercise.id)

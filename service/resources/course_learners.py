@@ -15,14 +15,12 @@ from flask.views import MethodView
 from ..auth import BEARER, learner_scope, require_client
 from ..ratelimit import rate_limited
 from ..schemas.attempts import (
-    AttemptCreateSchema,
-    AttemptSchema,
     LearnerHistorySchema,
     LearnerQuerySchema,
     StandingQuerySchema,
 )
 from ..schemas.rules import StandingSchema
-from .attempts import learner_standing, submit, submitting_learner
+from .attempts import learner_standing, submit, submitting_learner, takes_attempts
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, ROW_ID, UNAUTHORIZED, problems
 from .learners import learner_history
@@ -40,11 +38,7 @@ class CourseExerciseAttempts(MethodView):
     @blp.doc(security=BEARER)
     @require_client(allow_learner_token=True)
     @rate_limited("attempts")
-    @blp.arguments(AttemptCreateSchema)
-    @blp.response(201, AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                  description="A quiz answer, graded")
-    @blp.alt_response(202, schema=AttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                      description="Code, queued for the grading workers: follow Location (with ?wait=N)")
+    @takes_attempts(blp)
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
               (403, "A learner token for another learner or exercise, or refused by the exercise's rules"),
               NOT_THE_COURSES, (409, "The learner has used all their attempts"),

@@ -35,7 +35,7 @@ def course_asked(asked: int | None) -> int | None:
 def request_audience(named_course: int | None = None) -> ExerciseAudience:
     """Whose exercises the current request's caller sees (services/exercise_access.py), from what
     its authentication (service/auth.py) set; a request with no credentials checked (a public
-    route), the catalog alone. `named_course`: the course its URL names."""
+    route), the catalog alone. `named_course`: the course its URL names (its own exercises alone)."""
     staff = course_staff()
     return audience_of(db_session(), g.get("client"), learner_scope(), None if staff is None else staff.course_id,
                        named_course)

@@ -172,8 +172,6 @@ def _learner_asked(query: dict[str, Any], slug: str, named_course: int | None) -
             return DetailAsked(CATALOG_ONLY, None)
         raise
     audience = audience_of(session, client, scope, None if course is None else course.course_id, named_course)
-    if named_course is not None:
-        audience = audience.in_course(named_course)
     if course is not None:  # a course's staff read the shared detail; no learner's variant
         return DetailAsked(audience, None)
     if scope is None:

@@ -58,8 +58,6 @@ def learner_history(slug: str | None, learner: str, pagination_parameters: Any,
         if slug is not None and not scope.allows(slug):
             problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     audience = request_audience(named_course)
-    if named_course is not None:
-        audience = audience.in_course(named_course)
     exercise_ids = None
     if slug is not None:
         exercise_id = _published_exercise_id(session, slug, audience)

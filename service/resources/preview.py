@@ -16,10 +16,11 @@ from ..errors import INVALID_ANSWER, problem_abort
 from ..extensions import db_session, dispatch_job
 from ..models import Exercise, ExerciseVersion, PreviewAttempt
 from ..ratelimit import rate_limited
-from ..schemas.attempts import AttemptCreateSchema, WaitQuerySchema
+from ..schemas.attempts import WaitQuerySchema
 from ..schemas.preview import PreviewAttemptSchema, PreviewDetailSchema
 from ..services.attempts import ExerciseNotFound, InvalidAnswer, wait_until_finished
 from ..services.preview import NotPreviewable, course_version, new_preview, preview_learner, preview_view
+from .attempts import takes_attempts
 from .blueprint import Blueprint
 from .course_scope import course_asked
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
@@ -70,10 +71,7 @@ class VersionPreviewAttempts(MethodView):
     @blp.doc(security=BEARER)
     @require_staff
     @rate_limited("attempts")
-    @blp.arguments(AttemptCreateSchema)
-    @blp.response(201, PreviewAttemptSchema, description="A quiz answer, graded")
-    @blp.alt_response(202, schema=PreviewAttemptSchema, headers={"Location": {"schema": {"type": "string"}}},
-                      description="Code, queued for the grading workers: poll `url` (with ?wait=N)")
+    @takes_attempts(blp, PreviewAttemptSchema)
     @problems(blp, UNAUTHORIZED, STAFF_ONLY, *BODY_PROBLEMS, NO_VERSION, NOT_PREVIEWABLE,
               (422, "The answer does not fit the exercise"), (429, "Too many attempts by this caller; see Retry-After"))
     def post(self, payload: dict[str, Any], course_id: int, slug: str, number: int):

@@ -55,11 +55,6 @@ class ExerciseAudience:
             return Exercise.course_id.is_(None)
         return or_(Exercise.course_id.is_(None), Exercise.course_id.in_(sorted(self.courses)))
 
-    @property
-    def course_id(self) -> int | None:
-        """The one course this caller is in, if it is in exactly one."""
-        return next(iter(self.courses)) if self.courses is not None and len(self.courses) == 1 else None
-
 
 #: No credentials (or a caller of no course): the built-in catalog alone.
 CATALOG_ONLY = ExerciseAudience(frozenset())
@@ -81,8 +76,14 @@ def audience_of(session: Session, client: ApiClient | None, scope: LearnerScope 
                 staff_course: int | None = None, named_course: int | None = None) -> ExerciseAudience:
     """What a caller sees: `client` the authenticated client (None: no credentials), `scope` its
     learner token, `staff_course` the course of its course key or staff session, `named_course`
-    the course the request's URL names (a client's own key sees that course's exercises when the
-    course is its client's)."""
+    the course the request's URL names: there, that course's own exercises alone, which a client's
+    own key sees when the course is its client's."""
+    seen = _caller_audience(session, client, scope, staff_course, named_course)
+    return seen if named_course is None else seen.in_course(named_course)
+
+
+def _caller_audience(session: Session, client: ApiClient | None, scope: LearnerScope | None,
+                     staff_course: int | None, named_course: int | None) -> ExerciseAudience:
     if scope is not None:
         return token_audience(session, scope)
     if client is None:

@@ -181,3 +181,42 @@ def counter_rows(session) -> dict[str, list[tuple]]:
         "outcomes": rows(ExerciseOutcomeCount, ExerciseOutcomeCount.exercise_id, ExerciseOutcomeCount.kind,
                          ExerciseOutcomeCount.name, ExerciseOutcomeCount.count, keep=lambda r: r[3] != 0),
     }
+
+
+# --- course exercises (issue 34) ----------------------------------------------------------------
+
+QUIZ_SOURCE = "backward-none-for-bounds"  # single choice; "none-each" is right
+CODE_SOURCE = "double-function"
+
+
+def folder_files(slug: str) -> dict[str, str]:
+    """A catalog exercise's files, as an author would send them ({path: text}, exercise.toml included)."""
+    root = SOURCE / slug
+    return {path.relative_to(root).as_posix(): path.read_text() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def quiz_files(title: str = "Bounds get no gradient") -> dict[str, str]:
+    """A quiz's files (QUIZ_SOURCE's, titled `title`): proven at once."""
+    files = folder_files(QUIZ_SOURCE)
+    files["exercise.toml"] = files["exercise.toml"].replace('title = "', f'title = "{title}: ', 1)
+    return files
+
+
+def code_files(backward: str = "grad_output * 2") -> dict[str, str]:
+    """A code exercise's files (CODE_SOURCE's), its reference's backward returning `backward`."""
+    files = folder_files(CODE_SOURCE)
+    files["reference.py"] = files["reference.py"].replace("return grad_output * 2", f"return {backward}")
+    return files
+
+
+def authoring_courses(app, client, client_key, client_key_for) -> dict:
+    """Two courses of the client; staff of each: an instructor's key, and a course key of each."""
+    from service.models import Role
+
+    made = [client.post("/api/v1/courses", headers=bearer(client_key), json={"external_id": name, "title": name}).json
+            for name in ("course-a", "course-b")]
+    instructor = client_key_for(app, "prof", Role.INSTRUCTOR)
+    keys = [client.post(f"/api/v1/courses/{c['id']}/keys", headers=bearer(instructor), json={"name": "script"}).json["key"]
+            for c in made]
+    return {"id": made[0]["id"], "other": made[1]["id"], "key": keys[0], "other_key": keys[1], "instructor": instructor,
+            "url": f"/api/v1/courses/{made[0]['id']}/exercises", "other_url": f"/api/v1/courses/{made[1]['id']}/exercises"}

@@ -503,11 +503,13 @@ def test_a_regrade_of_one_attempt_is_sent_at_once_on_the_regrade_queue(app, make
         connection.close()
 
 
-def test_the_celery_worker_has_a_regrade_task():
+def test_the_celery_worker_has_a_task_for_every_job_sent():
+    """A regrade item, and every other job the web sends (a course exercise's proof too), has its task."""
     from service.jobs.celery_worker import create_worker_app
 
     app = create_worker_app(Settings.from_env({}, grading_backend="celery", celery_broker_url="redis://127.0.0.1:1/0"))
     assert TASK_NAMES[RegradeItem] in app.tasks
+    assert set(TASK_NAMES.values()) <= set(app.tasks)
 
 
 # --- exercises --------------------------------------------------------------------------------

@@ -10,33 +10,16 @@ import zipfile
 import pytest
 from sqlalchemy import select
 
-from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.models import Exercise, ExerciseProof, ExerciseTopic, ExerciseVersion, Role
-from tests.api.support import grade_regrade_items
+from tests.api.support import (
+    QUIZ_SOURCE,
+    authoring_courses,
+    code_files,
+    grade_regrade_items,
+    quiz_files,
+)
 from tests.helpers import bearer, count_rows
-
-SOURCE = PROJECT_ROOT / "exercises"
-QUIZ_SOURCE = "backward-none-for-bounds"  # single choice; "none-each" is right
-CODE_SOURCE = "double-function"
-
-
-def folder_files(slug: str) -> dict[str, str]:
-    root = SOURCE / slug
-    return {path.relative_to(root).as_posix(): path.read_text() for path in sorted(root.rglob("*")) if path.is_file()}
-
-
-def quiz_files(title: str = "Bounds get no gradient") -> dict[str, str]:
-    files = folder_files(QUIZ_SOURCE)
-    files["exercise.toml"] = files["exercise.toml"].replace('title = "', f'title = "{title}: ', 1)
-    return files
-
-
-def code_files(backward: str = "grad_output * 2") -> dict[str, str]:
-    files = folder_files(CODE_SOURCE)
-    files["reference.py"] = files["reference.py"].replace("return grad_output * 2", f"return {backward}")
-    return files
-
 
 ROWS = (Exercise, ExerciseVersion, ExerciseProof, ExerciseTopic)
 
@@ -47,14 +30,7 @@ def row_counts(app) -> dict[str, int]:
 
 @pytest.fixture
 def course(app, client, client_key, client_key_for):
-    """Two courses of client A; staff of the first: an instructor's key and the course's key."""
-    made = [client.post("/api/v1/courses", headers=bearer(client_key), json={"external_id": name, "title": name}).json
-            for name in ("course-a", "course-b")]
-    instructor = client_key_for(app, "prof", Role.INSTRUCTOR)
-    keys = [client.post(f"/api/v1/courses/{c['id']}/keys", headers=bearer(instructor), json={"name": "script"}).json["key"]
-            for c in made]
-    return {"id": made[0]["id"], "other": made[1]["id"], "key": keys[0], "other_key": keys[1], "instructor": instructor,
-            "url": f"/api/v1/courses/{made[0]['id']}/exercises", "other_url": f"/api/v1/courses/{made[1]['id']}/exercises"}
+    return authoring_courses(app, client, client_key, client_key_for)
 
 
 def create(client, course, slug, files, other=False):
@@ -355,8 +331,6 @@ def test_with_celery_a_proof_is_sent_to_the_grading_queue_once_committed(app, ma
 
     import redis
 
-    from service.config import Settings
-    from service.jobs.celery_worker import create_worker_app
     from service.jobs.dispatch import QUEUE, TASK_NAMES
 
     broker_url = "redis://127.0.0.1:6379/12"
@@ -378,8 +352,6 @@ def test_with_celery_a_proof_is_sent_to_the_grading_queue_once_committed(app, ma
     finally:
         connection.flushdb()
         connection.close()
-    worker_app = create_worker_app(Settings.from_env({}, grading_backend="celery", celery_broker_url="redis://127.0.0.1:1/0"))
-    assert TASK_NAMES[ExerciseProof] in worker_app.tasks
 
 
 def test_a_proof_the_workers_give_up_on_fails_its_version_saying_so(app, client, course, database_url):
@@ -394,3 +366,15 @@ def test_a_proof_the_workers_give_up_on_fails_its_version_saying_so(app, client,
     assert (proof["status"], proof["problems"][0]["field"]) == ("failed", "(grader)")
     again = client.post(f"{draft['url']}/versions/1/prove", headers=bearer(course["key"]))
     assert (again.status_code, again.json["proof"]["status"]) == (202, "queued")
+
+
+def test_an_upload_may_be_larger_than_other_bodies_up_to_its_own_limit(make_app, client_key, client_key_for):
+    app = make_app(upload_max_bytes=400 * 1024)
+    client = app.test_client()
+    course = authoring_courses(app, client, client_key, client_key_for)
+    # Past MAX_REQUEST_BYTES (256 KiB), within the upload's limit.
+    padded = quiz_files() | {"notes/one.md": "x" * (150 * 1024), "notes/two.md": "y" * (150 * 1024)}
+    made = client.post(course["url"], headers=bearer(course["key"]), json={"slug": "big-one", "files": padded})
+    assert made.status_code == 201 and made.json["exercises"][0]["proof"]["passed"] is True
+    too_large = upload(client, course, b"PK" + b"\0" * (401 * 1024))
+    assert too_large.status_code == 413 and too_large.mimetype == "application/problem+json"

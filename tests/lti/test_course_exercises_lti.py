@@ -27,7 +27,7 @@ def _courses(app, client, platform: TestPlatform) -> dict[str, int]:
                               overrides=context_claim(context))
         assert launched.status_code == 200, launched.get_data(as_text=True)
     with app.app_context():
-        ids = dict(db_session().execute(select(Course.external_id, Course.id)).tuples().all())
+        ids = {external_id: id_ for external_id, id_ in db_session().execute(select(Course.external_id, Course.id))}
     add_course_exercise(app, ids["c1"], C1_OWN, QUIZ)
     add_course_exercise(app, ids["c2"], C2_OWN, QUIZ)
     return ids
