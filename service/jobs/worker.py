@@ -60,17 +60,7 @@ def exercise_payload(attempt: Attempt | PreviewAttempt) -> dict[str, Any]:
         if payload is not None:
             _payloads.move_to_end(version_id)
             return payload
-    session = object_session(attempt)
-    assert session is not None  # the attempt was loaded by the worker's session
-    # On a connection of its own that reads without a lock: in the session it would open a
-    # transaction, which on SQLite holds the database's write lock through the whole grade.
-    engine = session.get_bind()
-    assert isinstance(engine, Engine)
-    with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
-        slug, content = connection.execute(
-            select(Exercise.slug, ExerciseVersion.content).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
-            .where(ExerciseVersion.id == version_id)).one()
-    payload = {"slug": slug, "spec": content["spec"], "files": content["files"]}
+    payload = read_payload(attempt, version_id)
     with _payloads_lock:
         _payloads[version_id] = payload
         while len(_payloads) > PAYLOAD_CACHE_SIZE:
@@ -104,22 +94,24 @@ def grade_preview(judge: Any, preview: PreviewAttempt) -> dict[str, Any]:
 def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
     code is learner code there); db_lease.complete copies the report to the version."""
-    report = proof.prove(judge, proof_payload(job))
+    # Read once, not kept (exercise_payload's cache is for the versions learners answer again and again).
+    report = proof.prove(judge, read_payload(job, job.exercise_version_id))
     # `status`, as every job's result has (the metrics' verdict, an internal error's "internal_error").
     return {"result": {"status": "passed" if report.passed else "failed", **report.to_json()}}
 
 
-def proof_payload(job: ExerciseProof) -> dict[str, Any]:
-    """The version a proof job proves, as the judge takes it (read once: a proof is a one-off)."""
+def read_payload(job: Any, version_id: int) -> dict[str, Any]:
+    """What the judge needs of a version ({"slug", "spec", "files"}), read for a job the worker's
+    session loaded, on a connection of its own that reads without a lock: in the session it would
+    open a transaction, which on SQLite holds the database's write lock through the whole grade."""
     session = object_session(job)
     assert session is not None  # the job was loaded by the worker's session
     engine = session.get_bind()
     assert isinstance(engine, Engine)
-    # On a connection of its own, as exercise_payload: the session would hold SQLite's write lock.
     with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
         slug, content = connection.execute(
             select(Exercise.slug, ExerciseVersion.content).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
-            .where(ExerciseVersion.id == job.exercise_version_id)).one()
+            .where(ExerciseVersion.id == version_id)).one()
     return {"slug": slug, "spec": content["spec"], "files": content["files"]}
 
 
