@@ -30,8 +30,8 @@ from .course_scope import request_audience
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
 
 blp = Blueprint("runs", __name__, url_prefix="/api/v1/runs",
-                description="'Try it yourself': run code in the grading sandbox, never graded: with an API key, or "
-                            "a learner token (the learner's own runs).")
+                description="'Try it yourself': run code in the grading sandbox, never graded: with an API key, "
+                            "a learner token (the learner's own runs), or a course's staff (runs for nobody).")
 
 
 def _visible(run_id: uuid.UUID):
@@ -159,7 +159,7 @@ class Runs(MethodView):
                       description="Still queued or running: follow Location")
     @problems(blp, UNAUTHORIZED, *BODY_PROBLEMS,
               (403, "A learner token for another exercise, or the exercise's rules allow no run "
-                    "(/problems/attempt-refused/runs-not-allowed)"),
+                    "(/problems/attempt-refused/runs-not-allowed); `version` from anyone but staff"),
               (404, "No published exercise has the slug in `exercise`"),
               (409, "The learner has used all the runs the exercise's rules allow (/problems/attempt-refused/no-runs-left)"),
               (422, "Not valid: the inputs, a non-code exercise, or entry_point/inputs beside exercise"),
@@ -172,7 +172,9 @@ class Runs(MethodView):
         learner's: only they (and the client's key) see it, and the rate limit counts per learner.
         A learner token's free run (no `exercise`) follows the rules of the code exercises the
         token reaches: refused when none of them allows a run now, and counted against `max_runs`
-        when the token reaches one."""
+        when the token reaches one. A course's staff (a course key or staff session) run for no
+        learner, in their course: only they see it; with `exercise` and `version`, that version of
+        their course's exercise, a draft too (a preview's "Run")."""
         client, scope = current_client(), learner_scope()
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
         exercise = None
