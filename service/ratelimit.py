@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, current_app, g
+from flask import Flask, Response, current_app, g
 from limits import RateLimitItem, parse_many
 from limits.errors import StorageError
 from limits.storage import storage_from_string
@@ -130,20 +130,26 @@ class RateLimits:
         return self.memory.hit(limit, limit.key_for(*identifiers))
 
 
+def too_many(scope: str, caller: str) -> Response | None:
+    """Count one call of `caller` against the setting `<scope>_rate_limit` (e.g. "600/minute"); past
+    it, the 429 problem (with Retry-After) to answer."""
+    limits = parsed_limits(getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"))
+    exceeded = current_app.extensions["gradquiz.rate_limits"].exceeded(limits, scope, caller)
+    if exceeded is None:
+        return None
+    retry = exceeded.retry_after_seconds
+    return problem_response(429, "Too Many Requests", f"Too many {scope.replace('_', ' ')}: at most "
+                            f"{exceeded.limit}. Retry in {retry} s.", headers={"Retry-After": str(retry)})
+
+
 def rate_limited(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Count each call against the setting `<scope>_rate_limit` (e.g. "600/minute"); past it, a 429
-    with Retry-After, and the view does not run."""
+    """Count each call of the signed-in caller against the setting `<scope>_rate_limit`; past it, a
+    429 with Retry-After, and the view does not run."""
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            limits = parsed_limits(getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"))
-            exceeded = current_app.extensions["gradquiz.rate_limits"].exceeded(limits, scope, _caller())
-            if exceeded is None:
-                return view(*args, **kwargs)
-            retry = exceeded.retry_after_seconds
-            return problem_response(429, "Too Many Requests",
-                                    f"Too many {scope}: at most {exceeded.limit}. Retry in {retry} s.",
-                                    headers={"Retry-After": str(retry)})
+            refused = too_many(scope, _caller())
+            return refused if refused is not None else view(*args, **kwargs)
 
         return wrapper
 

@@ -17,6 +17,7 @@ from .client import ApiClient, Role
 from .course import Course, CourseKey, CourseMember, MemberStatus
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
+from .git import CourseGitRepo, GitSync, GitSyncStatus
 from .lti import (
     LtiLearnerDates,
     LtiLinkExercise,
@@ -45,9 +46,12 @@ __all__ = [
     "Course",
     "CourseKey",
     "CourseMember",
+    "CourseGitRepo",
     "Base",
     "DeliveryStatus",
     "Exercise",
+    "GitSync",
+    "GitSyncStatus",
     "ExerciseDailyCount",
     "ExerciseOutcomeCount",
     "ExerciseProgress",
