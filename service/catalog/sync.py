@@ -21,11 +21,15 @@ class SyncReport:
     unpublished: list[str] = field(default_factory=list)
     #: Exercises whose files are invalid now: each keeps serving the version synced last.
     kept: list[str] = field(default_factory=list)
+    #: Folders whose slug a course's exercise holds (slugs are unique): not synced.
+    taken: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         text = (f"{len(self.created)} created, {len(self.updated)} updated, "
                 f"{len(self.unchanged)} unchanged, {len(self.unpublished)} unpublished")
-        return text + (f", {len(self.kept)} kept at their last valid version" if self.kept else "")
+        text += f", {len(self.kept)} kept at their last valid version" if self.kept else ""
+        return text + (f", {len(self.taken)} skipped (slug held by a course): {', '.join(self.taken)}"
+                       if self.taken else "")
 
 
 def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> ExerciseVersion:
@@ -39,8 +43,10 @@ def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> 
         last = session.scalar(
             select(func.max(ExerciseVersion.number)).where(ExerciseVersion.exercise_id == exercise.id)
         )
+        # The catalog's exercises are proven by its tests and `make validate` (service/catalog/proof.py).
         version = ExerciseVersion(
-            exercise_id=exercise.id, number=(last or 0) + 1, digest=source.digest, content=source.content
+            exercise_id=exercise.id, number=(last or 0) + 1, digest=source.digest, content=source.content,
+            source="catalog", proof_status="passed",
         )
         session.add(version)
         session.flush()
@@ -67,15 +73,21 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
     database is left as it is, serving its last valid version, until its files are mended.
     """
     report = SyncReport()
-    existing = {e.slug: e for e in session.scalars(select(Exercise))}
+    # The catalog's own: a course's exercises (course_id) are never synced, nor unpublished, here.
+    existing = {e.slug: e for e in session.scalars(select(Exercise).where(Exercise.course_id.is_(None)))}
+    taken = set(session.scalars(select(Exercise.slug).where(Exercise.course_id.is_not(None))))
     for source in sources:
+        if source.slug in taken:
+            report.taken.append(source.slug)
+            continue
         exercise = existing.get(source.slug)
         if exercise is None:
             exercise = Exercise(slug=source.slug, current_version=0, kind="", title="", difficulty=1)
             _copy_listing_fields(exercise, source)
             session.add(exercise)
             session.flush()
-            exercise.current_version = _version_for(session, exercise, source).number
+            version = _version_for(session, exercise, source)
+            exercise.current_version, version.published_at = version.number, utcnow()
             report.created.append(source.slug)
             continue
         version = _version_for(session, exercise, source)
@@ -87,6 +99,8 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
         exercise.current_version = version.number
         exercise.published = published
         exercise.updated_at = utcnow()
+        if published:
+            version.published_at = exercise.updated_at
         _copy_listing_fields(exercise, source)
         report.updated.append(source.slug)
     report.kept = sorted(set(invalid) & existing.keys())

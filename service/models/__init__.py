@@ -12,6 +12,7 @@ from .attempt import (
     IdempotencyRecord,
     Run,
 )
+from .authoring import ExerciseProof, PreviewAttempt
 from .base import Base
 from .client import ApiClient, Role
 from .course import Course, CourseKey, CourseMember, MemberStatus
@@ -54,6 +55,7 @@ __all__ = [
     "GitSyncStatus",
     "ExerciseDailyCount",
     "ExerciseOutcomeCount",
+    "ExerciseProof",
     "ExerciseProgress",
     "ExerciseTopic",
     "ExerciseVersion",
@@ -69,6 +71,7 @@ __all__ = [
     "LtiResourceLink",
     "LtiToolKey",
     "MemberStatus",
+    "PreviewAttempt",
     "OutboundDelivery",
     "Run",
     "Regrade",

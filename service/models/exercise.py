@@ -5,10 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint, and_
+from sqlalchemy import ForeignKey, String, UniqueConstraint, and_, false
 from sqlalchemy.orm import Mapped, foreign, mapped_column, relationship
 
 from .base import Base, utcnow
+
+#: How a version came to be: the catalog sync, the course exercises API (JSON files or an archive),
+#: the dashboard's editor, a course's git repository.
+VERSION_SOURCES = ("catalog", "api", "upload", "dashboard", "git")
+PROOF_QUEUED, PROOF_RUNNING, PROOF_PASSED, PROOF_FAILED = PROOF_STATUSES = ("queued", "running", "passed", "failed")
 
 
 class Exercise(Base):
@@ -31,6 +36,9 @@ class Exercise(Base):
     # syncs until staff publish it again. Null: whether its folder exists decides.
     unpublished_by: Mapped[str | None] = mapped_column(String(100))
     current_version: Mapped[int]
+    # The course that owns it (issue 34: written by its staff through the API, the dashboard or its
+    # git repository), visible in that course alone; null: the built-in catalog (`exercises/`).
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("courses.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -82,6 +90,20 @@ class ExerciseVersion(Base):
     # reference solutions, so it is never serialised to an API response as a whole.
     content: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Who wrote it (a staff actor; null: the catalog sync) and how it came: VERSION_SOURCES.
+    author: Mapped[str | None] = mapped_column(String(100))
+    source: Mapped[str] = mapped_column(String(16), default="catalog", server_default="catalog")
+    # Its proof (service/catalog/proof.py): PROOF_STATUSES; `proof` is the ProofReport's JSON (or
+    # the format's problems in that shape), null until proven. Only a passed version is published.
+    proof_status: Mapped[str] = mapped_column(String(16), default="passed", server_default="passed")
+    proof: Mapped[dict[str, Any] | None]
+    proven_at: Mapped[datetime | None]
+    # When it last became the exercise's current published version (null: never published).
+    published_at: Mapped[datetime | None]
+    # Publish it as soon as its proof passes (a git sync's versions); set back once done.
+    publish_when_proven: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # A note of where it came from (e.g. the git commit).
+    note: Mapped[str | None] = mapped_column(String(255))
 
     exercise: Mapped[Exercise] = relationship(back_populates="versions")
 

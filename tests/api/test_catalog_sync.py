@@ -239,3 +239,31 @@ def test_the_history_of_one_exercise_finds_it_in_the_cache_of_current_versions(m
     assert history.status_code == 200 and [a["exercise"] for a in history.json["attempts"]] == [slug]
     assert sent and not any(slug in str(params) for params in sent)
     assert unknown.status_code == 404  # looked up once, then an entry of the cache too
+
+
+def test_sync_records_publication_and_leaves_course_exercises_alone(bare_app, tmp_path):
+    """A synced version is the catalog's, proven, and published when it becomes current; a course's
+    exercise is neither unpublished by a sync nor overwritten by a folder of the same slug."""
+    from service.auth import create_client
+    from service.models import Course, Role
+    from service.models.base import utcnow
+
+    root = copy_catalog(tmp_path, SLUG, "squarefn-gradient-at-four")
+    with bare_app.app_context():
+        session = db_session()
+        owner, _key = create_client(session, "lms", Role.CLIENT)
+        course = Course(client_id=owner.id, external_id="c1", title="C1")
+        session.add(course)
+        session.flush()
+        session.add(Exercise(slug="squarefn-gradient-at-four", kind="code", title="Ours", difficulty=1, published=True,
+                             current_version=1, course_id=course.id, created_at=utcnow(), updated_at=utcnow()))
+        session.commit()
+    output = run(bare_app, "exercises", "sync", "--dir", str(root)).output
+    assert "1 created" in output and "0 unpublished" in output and "slug held by a course" in output
+    with bare_app.app_context():
+        ours = db_session().execute(select(Exercise.title, Exercise.published)
+                                    .where(Exercise.slug == "squarefn-gradient-at-four")).one()
+        assert tuple(ours) == ("Ours", True)
+        version = db_session().scalar(select(ExerciseVersion).join(Exercise).where(Exercise.slug == SLUG))
+        assert (version.source, version.proof_status, version.author) == ("catalog", "passed", None)
+        assert version.published_at is not None

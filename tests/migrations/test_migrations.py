@@ -84,3 +84,49 @@ def test_runs_made_before_0011_stay_the_client_keys_runs(empty_database):
     finally:
         engine.dispose()
         migrate.downgrade(url, "base")
+
+
+def test_versions_before_0022_are_the_catalogs_proven_and_the_current_published(empty_database):
+    """0022: existing versions came from the catalog and are proven; a published exercise's current
+    version was published when it was made, an older one or an unpublished exercise's never was."""
+    from datetime import timedelta
+
+    from sqlalchemy import MetaData, Table, select
+
+    from service.models.base import utcnow
+
+    _backend, url = empty_database
+    url = Settings.from_env({}, database_url=url).sqlalchemy_url
+    migrate.downgrade(url, "base")
+    migrate.upgrade(url, "0021")
+    engine = create_engine(url)
+    try:
+        exercises = Table("exercises", MetaData(), autoload_with=engine)
+        versions = Table("exercise_versions", MetaData(), autoload_with=engine)
+        made = utcnow() - timedelta(days=3)
+        with engine.begin() as conn:
+            for exercise_id, slug, published in ((1, "live", True), (2, "gone", False)):
+                conn.execute(exercises.insert().values(id=exercise_id, slug=slug, kind="code", title=slug, difficulty=1,
+                                                       published=published, current_version=2, created_at=made,
+                                                       updated_at=made))
+                for number in (1, 2):
+                    conn.execute(versions.insert().values(exercise_id=exercise_id, number=number, digest=f"{slug}{number}",
+                                                          content={"spec": {}, "files": {}},
+                                                          created_at=made + timedelta(hours=number)))
+        migrate.upgrade(url, "0022")
+        upgraded = Table("exercise_versions", MetaData(), autoload_with=engine)
+        with engine.connect() as conn:
+            rows = conn.execute(select(upgraded).order_by(upgraded.c.exercise_id, upgraded.c.number)).all()
+        assert {(row.source, row.proof_status, row.publish_when_proven) for row in rows} == {("catalog", "passed", False)}
+        published = [(row.exercise_id, row.number) for row in rows if row.published_at is not None]
+        assert published == [(1, 2)]
+        assert next(row for row in rows if row.published_at).published_at.replace(tzinfo=None) == \
+            (made + timedelta(hours=2)).replace(tzinfo=None)
+        migrate.downgrade(url, "0021")
+        assert "proof_status" not in {c["name"] for c in inspect(engine).get_columns("exercise_versions")}
+    finally:
+        with engine.begin() as conn:  # the older migrations' downgrades expect no exercises
+            conn.execute(versions.delete())
+            conn.execute(exercises.delete())
+        engine.dispose()
+        migrate.downgrade(url, "base")
