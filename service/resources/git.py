@@ -109,13 +109,15 @@ class CourseGit(MethodView):
     @blp.doc(security=BEARER)
     @require_staff
     @blp.response(204)
-    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_REPO)
+    @problems(blp, UNAUTHORIZED, STAFF_ONLY, NO_COURSE)
     def delete(self, course_id: int):
-        """Forget the course's repository (its token and webhook secret with it). The exercises it
-        made stay, as they are; the syncs' records stay readable."""
+        """Forget the course's repository (its token and webhook secret with it; done already: 204
+        too). The exercises it made stay, as they are; the syncs' records stay readable."""
         session = db_session()
-        session.delete(_repo(course_id))
-        session.commit()
+        repo = session.get(CourseGitRepo, _course_id(course_id))
+        if repo is not None:
+            session.delete(repo)
+            session.commit()
 
 
 @blp.route(f"/courses/<{ROW_ID}:course_id>/git/sync")
