@@ -32,8 +32,10 @@ from .. import background
 from ..catalog.loader import exercise_from_files
 from ..config import Settings
 from ..database import engine_for
+from ..jobs.dispatch import dispatcher_for
 from ..models import Course, CourseGitRepo, Exercise, ExerciseVersion, GitSync, GitSyncStatus
 from ..models.base import utcnow
+from ..models.exercise import PROOF_FAILED, PROOF_PASSED
 from ..sealing import InvalidToken, open_sealed
 from .fetch import ExerciseFolder, FetchRefused, exercise_folders, fetched
 
@@ -97,8 +99,11 @@ def _report_problems(report: dict[str, Any] | None) -> list[Problem]:
             for p in (report or {}).get("problems", [])]
 
 
-def _apply_folder(session: Session, course: Course, folder: ExerciseFolder, commit: str) -> ExerciseOutcome:
-    from ..services import authoring  # the authoring service loads the proof's queueing; only here
+def _apply_folder(session: Session, course: Course, folder: ExerciseFolder, commit: str,
+                  proof_jobs: list[Any]) -> ExerciseOutcome:
+    """One folder's outcome; a proof job queued for it is added to `proof_jobs` (dispatched once
+    committed)."""
+    from ..services import authoring  # the authoring service loads the proof's code; only here
 
     if folder.refused:
         return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[
@@ -107,41 +112,28 @@ def _apply_folder(session: Session, course: Course, folder: ExerciseFolder, comm
     exercise_file, problems = exercise_from_files(folder.slug, folder.files)
     if exercise_file is None:
         return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=_problems(problems))
-    exercise = session.scalar(select(Exercise).where(Exercise.slug == folder.slug))
-    if exercise is not None and exercise.course_id != course.id:
-        return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[Problem(
-            folder.slug, "(folder name)", "this slug is taken by another exercise: rename the folder")])
-    if exercise is not None:
-        known = session.scalar(select(ExerciseVersion).where(ExerciseVersion.exercise_id == exercise.id,
-                                                             ExerciseVersion.digest == exercise_file.digest))
-        if known is not None:
-            return _known_version(session, exercise, known)
+    exercise = session.scalar(select(Exercise).where(Exercise.slug == folder.slug, Exercise.course_id == course.id))
+    if exercise is not None and exercise.published:
+        current = session.scalar(select(ExerciseVersion.digest).where(
+            ExerciseVersion.exercise_id == exercise.id, ExerciseVersion.number == exercise.current_version))
+        if current == exercise_file.digest:
+            return ExerciseOutcome(folder.slug, Outcome.UNCHANGED, exercise.current_version)
     files = {path: data.decode("utf-8") for path, data in folder.files.items()}
     try:
+        # Content the exercise had before (a revert) is that version: published again if proven.
         draft = authoring.save_draft(session, course, folder.slug, files, author=ACTOR, source="git",
                                      note=f"git {commit}", publish_when_proven=True)
-    except (authoring.SlugTaken, authoring.NotCourseExercise):
+    except authoring.SlugTaken:
         return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[Problem(
             folder.slug, "(folder name)", "this slug is taken by another exercise: rename the folder")])
-    if not draft.created:
-        return _known_version(session, draft.exercise, draft.version)
-    return ExerciseOutcome(folder.slug, Outcome.PROVING, draft.version.number)
-
-
-def _known_version(session: Session, exercise: Exercise, version: ExerciseVersion) -> ExerciseOutcome:
-    """The folder's content is a version the exercise has: current already, published again (a
-    revert to a proven version), or its proof's state."""
-    from ..services import authoring
-
-    if exercise.published and exercise.current_version == version.number:
-        return ExerciseOutcome(exercise.slug, Outcome.UNCHANGED, version.number)
-    if version.proof_status == "passed":
-        authoring.publish(session, exercise, version.number, actor=ACTOR)
-        return ExerciseOutcome(exercise.slug, Outcome.PUBLISHED, version.number)
-    if version.proof_status == "failed":
-        return ExerciseOutcome(exercise.slug, Outcome.PROOF_FAILED, version.number, _report_problems(version.proof))
-    version.publish_when_proven = True
-    return ExerciseOutcome(exercise.slug, Outcome.PROVING, version.number)
+    if draft.proof_job is not None:
+        proof_jobs.append(draft.proof_job)
+    version = draft.version
+    if version.proof_status == PROOF_PASSED:
+        return ExerciseOutcome(folder.slug, Outcome.PUBLISHED, version.number)
+    if version.proof_status == PROOF_FAILED:
+        return ExerciseOutcome(folder.slug, Outcome.PROOF_FAILED, version.number, _report_problems(version.proof))
+    return ExerciseOutcome(folder.slug, Outcome.PROVING, version.number)
 
 
 def _removed(session: Session, course: Course, present: set[str]) -> list[ExerciseOutcome]:
@@ -158,14 +150,18 @@ def _removed(session: Session, course: Course, present: set[str]) -> list[Exerci
     return outcomes
 
 
-def apply_folders(session: Session, course: Course, folders: list[ExerciseFolder], commit: str) -> list[ExerciseOutcome]:
-    """Every folder's outcome, then the removed ones; each exercise in a savepoint of its own."""
+def apply_folders(session: Session, course: Course, folders: list[ExerciseFolder], commit: str,
+                  proof_jobs: list[Any]) -> list[ExerciseOutcome]:
+    """Every folder's outcome, then the removed ones; each exercise in a savepoint of its own. The
+    proof jobs queued are added to `proof_jobs`, to dispatch once committed."""
     outcomes = []
     for folder in folders:
         savepoint = session.begin_nested()
+        queued: list[Any] = []
         try:
-            outcomes.append(_apply_folder(session, course, folder, commit))
+            outcomes.append(_apply_folder(session, course, folder, commit, queued))
             savepoint.commit()
+            proof_jobs += queued
         except Exception as exc:  # a bug or a refusal of one exercise must not stop the others
             savepoint.rollback()
             log.exception("git sync of course %s: exercise %s failed", course.id, folder.slug)
@@ -189,9 +185,9 @@ def shown_exercises(session: Session, sync: GitSync) -> list[dict[str, Any]]:
     shown = []
     for entry in sync.exercises:
         version = versions.get((entry["slug"], entry.get("version") or 0)) if entry["outcome"] == Outcome.PROVING else None
-        if version is not None and version.proof_status == "passed":
+        if version is not None and version.proof_status == PROOF_PASSED:
             entry = {**entry, "outcome": Outcome.PUBLISHED}
-        elif version is not None and version.proof_status == "failed":
+        elif version is not None and version.proof_status == PROOF_FAILED:
             entry = {**entry, "outcome": Outcome.PROOF_FAILED,
                      "problems": [asdict(p) for p in _report_problems(version.proof)]}
         shown.append(entry)
@@ -205,6 +201,7 @@ class GitSyncer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
+        self.dispatcher = dispatcher_for(settings)
 
     def claim(self, now: datetime) -> int | None:
         """The id of a sync claimed (committed), or None. One sync of a course runs at a time."""
@@ -266,9 +263,12 @@ class GitSyncer:
             course = session.get(Course, self._course_id(session, sync_id))
             if course is None:
                 return
-            outcomes = apply_folders(session, course, folders, commit)
+            proof_jobs: list[Any] = []
+            outcomes = apply_folders(session, course, folders, commit, proof_jobs)
             self._record(session, sync_id, commit=commit, exercises=[o.to_json() for o in outcomes])
             session.commit()
+            for job in proof_jobs:
+                self.dispatcher.dispatch(session, type(job), job.id)
         counts: dict[str, int] = {}
         for outcome in outcomes:
             counts[outcome.outcome] = counts.get(outcome.outcome, 0) + 1
