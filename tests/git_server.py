@@ -126,8 +126,9 @@ class Repository:
     def __init__(self, work: Path) -> None:
         self.work = work
 
-    def copy_exercise(self, source: Path, under: str = "") -> None:
-        shutil.copytree(source, self.work / under / source.name,
+    def copy_exercise(self, source: Path, under: str = "", slug: str | None = None) -> None:
+        """The exercise folder `source` copied to `under`/`slug` (default: its own name)."""
+        shutil.copytree(source, self.work / under / (slug or source.name),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
     def write(self, path: str, text: str) -> None:
