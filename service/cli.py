@@ -226,6 +226,7 @@ def outbound_command() -> None:
 
     from .deliveries import git_syncer, outbound_runner, roster_syncer
     from .jobs.counters import CounterFolder
+    from .jobs.dispatch import dispatcher_for
 
     settings = _settings()
     configure_logging(settings.log_format, "outbound")
@@ -234,7 +235,7 @@ def outbound_command() -> None:
         signal.signal(sig, lambda *_: stop.set())
     CounterFolder(settings).start_thread(stop)
     roster_syncer(settings).start_thread(stop)
-    git_syncer(settings).start_thread(stop)
+    git_syncer(settings, dispatcher_for(settings)).start_thread(stop)
     outbound_runner(settings).serve(stop)
 
 

@@ -12,7 +12,7 @@ them, by a syncer of their own, and courses' exercises from their git repositori
 from __future__ import annotations
 
 from .config import Settings
-from .gitsync.sync import GitSyncer
+from .gitsync.sync import GitSyncer, JobDispatcher
 from .lti.passback import ScorePassbacks
 from .lti.roster import RosterSyncer
 from .outbound.runner import DeliveryKind, OutboundRunner
@@ -34,6 +34,7 @@ def roster_syncer(settings: Settings) -> RosterSyncer:
     return RosterSyncer(settings)
 
 
-def git_syncer(settings: Settings) -> GitSyncer:
-    """The syncer that runs the courses' queued git syncs."""
-    return GitSyncer(settings)
+def git_syncer(settings: Settings, dispatcher: JobDispatcher) -> GitSyncer:
+    """The syncer that runs the courses' queued git syncs; the proofs it queues go to the grading
+    workers through `dispatcher` (the caller's: service/jobs/ imports this module, not the reverse)."""
+    return GitSyncer(settings, dispatcher)

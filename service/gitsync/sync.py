@@ -23,7 +23,7 @@ import logging
 import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from sqlalchemy import CursorResult, and_, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,7 +32,6 @@ from .. import background
 from ..catalog.loader import exercise_from_files
 from ..config import Settings
 from ..database import engine_for
-from ..jobs.dispatch import dispatcher_for
 from ..models import Course, CourseGitRepo, Exercise, ExerciseVersion, GitSync, GitSyncStatus
 from ..models.base import utcnow
 from ..models.exercise import PROOF_FAILED, PROOF_PASSED
@@ -194,14 +193,21 @@ def shown_exercises(session: Session, sync: GitSync) -> list[dict[str, Any]]:
     return shown
 
 
+class JobDispatcher(Protocol):
+    """How a committed job reaches the grading workers (service/jobs/dispatch.py dispatcher_for)."""
+
+    def dispatch(self, session: Session, model: Any, job_id: Any) -> None: ...
+
+
 class GitSyncer:
     """Runs queued syncs until stopped: claims one (a lease: a syncer that dies leaves it to
-    another once the lease passes), fetches with no session open, applies, records."""
+    another once the lease passes), fetches with no session open, applies, records, then hands the
+    proofs it queued to the grading workers through `dispatcher`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, dispatcher: JobDispatcher) -> None:
         self.settings = settings
         self.sessions = sessionmaker(bind=engine_for(settings.sqlalchemy_url), expire_on_commit=False)
-        self.dispatcher = dispatcher_for(settings)
+        self.dispatcher = dispatcher
 
     def claim(self, now: datetime) -> int | None:
         """The id of a sync claimed (committed), or None. One sync of a course runs at a time."""

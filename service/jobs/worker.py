@@ -257,10 +257,11 @@ def supervise(settings: Settings, processes: int) -> None:  # noqa: C901
     # Score passbacks and webhooks go out from here, beside the grading; imported here, so the
     # grading processes never load the HTTP and JOSE code.
     from ..deliveries import git_syncer, outbound_runner, roster_syncer
+    from .dispatch import dispatcher_for
 
     outbound_runner(settings).start_thread(stop)
     roster_syncer(settings).start_thread(stop)
-    git_syncer(settings).start_thread(stop)
+    git_syncer(settings, dispatcher_for(settings)).start_thread(stop)
     CounterFolder(settings).start_thread(stop)
     log.info("started %d grading worker processes (%s backend)", len(children), settings.grading_backend)
     refused = False

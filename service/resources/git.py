@@ -93,7 +93,7 @@ class CourseGit(MethodView):
         session = db_session()
         repo, secret = configure(session.get(CourseGitRepo, course_id), course_id, _settings().secret_key,
                                  url=payload["url"], branch=payload["branch"], path=payload["path"],
-                                 token=payload["token"], keep_token="token" not in (request.get_json() or {}))
+                                 token=payload.get("token"), keep_token="token" not in payload)
         session.add(repo)
         session.commit()
         return _repo_view(repo, secret)
@@ -172,18 +172,20 @@ class GitWebhook(MethodView):
     @blp.alt_response(200, schema=WebhookAckSchema, description="Acknowledged and ignored: a push to another "
                                                                 "branch, a tag, or another event (a ping)")
     @problems(blp, (401, "Not signed with the course's webhook secret (or the course names no repository)"),
-              (413, "The body is larger than MAX_REQUEST_BYTES"), (429, "Too many pushes for this course"))
+              (413, "The body is larger than MAX_REQUEST_BYTES"),
+              (429, "Too many signed pushes for this course (GIT_WEBHOOKS_RATE_LIMIT)"))
     def post(self, course_id: int):
         """The git host's push webhook (no API key): signed with the course's webhook secret, as
         GitHub and Gitea sign (`X-Hub-Signature-256: sha256=` the HMAC-SHA256 of the body) or GitLab
         sends it (`X-Gitlab-Token`). A push to the course's branch queues a sync (202)."""
-        refused = too_many(WEBHOOK_SCOPE, f"course:{course_id}")
-        if refused is not None:
-            return refused
         body = request.get_data(cache=False)
         repo = db_session().get(CourseGitRepo, course_id)
         if repo is None or not push_signed(repo, _settings().secret_key, request.headers, body):
             problem_abort(401, "The push is not signed with this course's webhook secret.")
+        # Signed pushes alone are counted: unsigned ones, refused above, cannot use up the course's.
+        refused = too_many(WEBHOOK_SCOPE, f"course:{course_id}")
+        if refused is not None:
+            return refused
         try:
             payload = json.loads(body)
         except ValueError:

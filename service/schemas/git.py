@@ -21,7 +21,7 @@ class GitRepoSetSchema(RequestSchema):
         "description": "The branch synced (default main)"})
     path = fields.String(load_default="", validate=validate.Regexp(FOLDER_PATTERN.pattern), metadata={
         "description": "The folder inside the repository holding the exercise folders (default: its root)"})
-    token = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=1000),
+    token = fields.String(allow_none=True, validate=validate.Length(min=1, max=1000),
                           load_only=True, metadata={
         "description": "A deploy token for a private repository (write-only: stored sealed, never returned). "
                        "`user:token` sends that user name (GitLab deploy tokens); a token alone is sent as "

@@ -11,6 +11,7 @@ from service.auth import create_client
 from service.config import Settings
 from service.extensions import db_session
 from service.gitsync.sync import GitSyncer
+from service.jobs.dispatch import dispatcher_for
 from service.models import Course, Role
 from service.services.courses import make_key
 from tests.git_server import GitServer, Repository
@@ -51,4 +52,5 @@ def repository(git_server, tmp_path) -> Repository:
 @pytest.fixture
 def syncer(database_url) -> GitSyncer:
     """The supervisor's git syncer on the test database (run_once runs what is queued)."""
-    return GitSyncer(Settings.from_env({}, database_url=database_url, env="testing", git_allowed_hosts=(GIT_HOST,)))
+    settings = Settings.from_env({}, database_url=database_url, env="testing", git_allowed_hosts=(GIT_HOST,))
+    return GitSyncer(settings, dispatcher_for(settings))

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from service.config import Settings
 from service.extensions import db_session
 from service.gitsync.sync import GitSyncer
+from service.jobs.dispatch import DatabaseDispatcher
 from service.models import Exercise, ExerciseVersion
 from tests.gitsync.support import DEPLOY_TOKEN, EXERCISES, GIT_HOST, signed
 from tests.helpers import bearer
@@ -135,7 +136,7 @@ def test_a_host_no_longer_allowed_is_refused_before_git_runs(app, course, git_se
     repository.push("first")
     _configure(app, course, git_server.url("course"))
     elsewhere = GitSyncer(Settings.from_env({}, database_url=database_url, env="testing",
-                                            git_allowed_hosts=("git.example.edu",)))
+                                            git_allowed_hosts=("git.example.edu",)), DatabaseDispatcher())
     sync = _sync_now(app, course, elsewhere)
     assert sync["status"] == "failed"
     assert sync["error"] == ("The host 127.0.0.1 is not one this server may sync from (allowed: git.example.edu).")
@@ -148,7 +149,8 @@ def test_an_address_the_outbound_policy_refuses_is_refused_before_git_runs(app, 
     repository.push("first")
     _configure(app, course, git_server.url("course"))
     public_only = GitSyncer(Settings.from_env({}, database_url=database_url, env="testing",
-                                              git_allowed_hosts=(GIT_HOST,), outbound_allowed_networks=()))
+                                              git_allowed_hosts=(GIT_HOST,), outbound_allowed_networks=()),
+                            DatabaseDispatcher())
     sync = _sync_now(app, course, public_only)
     assert sync["status"] == "failed" and sync["error"].startswith("The repository's host is refused")
     assert git_server.authorizations == []
