@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flask import Flask, Request, Response, request
+from flask import Flask, Request, Response, current_app, request
 from flask.sessions import SessionInterface
 
 from .auth import init_client_cache
@@ -24,6 +24,7 @@ from .logs import init_request_ids
 from .metrics import init_app as init_metrics
 from .page_security import no_sniffing
 from .ratelimit import init_rate_limits
+from .resources.course_exercises import ARCHIVE_TYPES, UPLOAD_ENDPOINTS
 
 API_VERSION = "1.0.0"
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}
@@ -70,12 +71,23 @@ def json_depth_exceeds(document: object, limit: int) -> bool:
     return False
 
 
+def _archive_upload() -> bool:
+    """Whether the request uploads an archive of exercise folders (not JSON). Uploads of exercise
+    files (JSON or archives) may be larger than MAX_REQUEST_BYTES: UPLOAD_MAX_BYTES."""
+    if request.endpoint not in UPLOAD_ENDPOINTS:
+        return False
+    request.max_content_length = current_app.config["SETTINGS"].upload_max_bytes
+    return request.mimetype in ARCHIVE_TYPES
+
+
 def _check_json_body() -> None:
     # webargs would read a form or text body as "no fields" and answer with confusing
     # missing-field errors; say what is wrong instead.
     if request.method not in JSON_BODY_METHODS:  # first: every GET comes through here
         return
     if request.routing_exception is not None:  # an unknown route or method: 404/405 come first
+        return
+    if _archive_upload():
         return
     # A POST without a body (an action such as a retry) has no media type to check.
     has_body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "")

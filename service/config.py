@@ -134,6 +134,16 @@ class Settings:
     # learner of an LMS platform (learner token). Moving windows, in `limits` syntax: "600/minute;20/second".
     attempts_rate_limit: str = "600/minute"
     runs_rate_limit: str = "60/minute"
+    # Course exercises (issue 34): saves and proofs one course may ask for (each exercise saved, each
+    # proof asked again), whoever of its staff asks: a moving window, in `limits` syntax.
+    proofs_rate_limit: str = "30/minute"
+    # An upload of exercise files (JSON or a .zip/.tar.gz archive): the body's bytes, the archive's
+    # bytes once uncompressed, its files, and how many times its compressed size an entry over 64
+    # KiB may be (a zip bomb). Past any of them: refused, nothing written.
+    upload_max_bytes: int = 2 * 1024 * 1024
+    upload_max_uncompressed_bytes: int = 8 * 1024 * 1024
+    upload_max_files: int = 200
+    upload_max_ratio: int = 100
     # Seconds each web process keeps an exercise's detail response (GET /api/v1/exercises/{slug}):
     # a sync or publish shows within that time. Default: 5, and 0 (no cache) when ENV=testing.
     exercise_cache_seconds: int | None = None
@@ -284,7 +294,7 @@ class Settings:
         if self.grading_lease_seconds <= self.grading_timeout_seconds:
             # A lease shorter than a grade would hand a job that is still being graded to another worker.
             raise ConfigError("GRADING_LEASE_SECONDS must exceed GRADING_TIMEOUT_SECONDS")
-        for name in ("attempts_rate_limit", "runs_rate_limit", "git_webhooks_rate_limit"):
+        for name in ("attempts_rate_limit", "runs_rate_limit", "proofs_rate_limit", "git_webhooks_rate_limit"):
             try:
                 parse_many(getattr(self, name))
             except ValueError:

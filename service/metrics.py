@@ -42,7 +42,7 @@ from werkzeug.exceptions import NotFound
 from .database import Database
 from .errors import problem_abort
 from .logs import request_seconds
-from .models import Attempt, AttemptStatus, RegradeItem, Run
+from .models import Attempt, AttemptStatus, ExerciseProof, RegradeItem, Run
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -124,14 +124,15 @@ def _remove_dir_of(owner_pid: int, path: str) -> None:
 
 
 def observe_job(kind: str, exercise: str, seconds: float, verdict: str) -> None:
-    """Record one finished grading job: kind "attempt" or "run" (exercise "run"), its judge verdict."""
+    """Record one finished grading job: kind "attempt", "run" (exercise "run"), "regrade" or "proof"
+    (exercise "regrade", "proof"), its judge verdict (a proof's: passed or failed)."""
     metrics = instruments()
     metrics.grading_duration.labels(exercise).observe(seconds)
     metrics.sandbox_verdicts.labels(kind, verdict).inc()
 
 
 class DatabaseCollector:
-    """gradquiz_attempts{status} and gradquiz_queue_depth{kind} (attempt, run, regrade), counted in
+    """gradquiz_attempts{status} and gradquiz_queue_depth{kind} (attempt, run, regrade, proof), counted in
     the database at scrape time.
 
     Counted by the scraping process, not recorded by each process: the database holds the truth.
@@ -152,6 +153,8 @@ class DatabaseCollector:
                 queued_runs = session.scalar(select(func.count()).select_from(Run).where(Run.status == queued))
                 queued_regrades = session.scalar(
                     select(func.count()).select_from(RegradeItem).where(RegradeItem.status == queued))
+                queued_proofs = session.scalar(
+                    select(func.count()).select_from(ExerciseProof).where(ExerciseProof.status == queued))
         except SQLAlchemyError as exc:  # the database is down: the other families still answer
             log.warning("metrics: database unavailable, attempt and queue counts skipped: %s", type(exc).__name__)
             return
@@ -162,6 +165,7 @@ class DatabaseCollector:
         queue_depth.add_metric(["attempt"], attempts_by_status.get(queued, 0))
         queue_depth.add_metric(["run"], queued_runs or 0)
         queue_depth.add_metric([RegradeItem.JOB_KIND], queued_regrades or 0)
+        queue_depth.add_metric([ExerciseProof.JOB_KIND], queued_proofs or 0)
         yield attempts
         yield queue_depth
 

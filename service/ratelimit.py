@@ -1,4 +1,5 @@
-"""Per-caller rate limits on the endpoints that start work: attempts and runs.
+"""Per-caller rate limits on the endpoints that start work: attempts and runs (and, per course,
+course exercises' proofs: `refuse_past_limit`).
 
 The limit is checked after authentication (the decorator sits under `require_client`), so it
 counts per caller, never per address: a whole class behind one campus NAT is not one caller. A
@@ -25,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, Response, current_app, g
+from flask import Flask, current_app, g
 from limits import RateLimitItem, parse_many
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-from .errors import problem_response
+from .errors import problem_abort, problem_response
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "gradquiz"
@@ -130,30 +131,37 @@ class RateLimits:
         return self.memory.hit(limit, limit.key_for(*identifiers))
 
 
-def too_many(scope: str, caller: str) -> Response | None:
-    """Count one call of `caller` against the setting `<scope>_rate_limit` (e.g. "600/minute"); past
-    it, the 429 problem (with Retry-After) to answer."""
-    limits = parsed_limits(getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"))
-    exceeded = current_app.extensions["gradquiz.rate_limits"].exceeded(limits, scope, caller)
-    if exceeded is None:
-        return None
-    retry = exceeded.retry_after_seconds
-    return problem_response(429, "Too Many Requests", f"Too many {scope.replace('_', ' ')}: at most "
-                            f"{exceeded.limit}. Retry in {retry} s.", headers={"Retry-After": str(retry)})
-
-
 def rate_limited(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Count each call of the signed-in caller against the setting `<scope>_rate_limit`; past it, a
-    429 with Retry-After, and the view does not run."""
+    """Count each call against the setting `<scope>_rate_limit` (e.g. "600/minute"); past it, a 429
+    with Retry-After, and the view does not run."""
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            refused = too_many(scope, _caller())
-            return refused if refused is not None else view(*args, **kwargs)
+            limits = parsed_limits(getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"))
+            exceeded = current_app.extensions["gradquiz.rate_limits"].exceeded(limits, scope, _caller())
+            if exceeded is None:
+                return view(*args, **kwargs)
+            retry = exceeded.retry_after_seconds
+            return problem_response(429, "Too Many Requests",
+                                    f"Too many {scope}: at most {exceeded.limit}. Retry in {retry} s.",
+                                    headers={"Retry-After": str(retry)})
 
         return wrapper
 
     return decorate
+
+
+def refuse_past_limit(scope: str, caller: str, hits: int = 1) -> None:
+    """Count `hits` calls of `caller` (e.g. "course:7": a limit per course, whoever of it calls)
+    against the setting `<scope>_rate_limit`; past it, abort with a 429 and Retry-After."""
+    limits = parsed_limits(getattr(current_app.config["SETTINGS"], f"{scope}_rate_limit"))
+    rate_limits = current_app.extensions["gradquiz.rate_limits"]
+    for _hit in range(hits):
+        exceeded = rate_limits.exceeded(limits, scope, caller)
+        if exceeded is not None:
+            retry = exceeded.retry_after_seconds
+            problem_abort(429, f"Too many {scope}: at most {exceeded.limit}. Retry in {retry} s.",
+                          title="Too Many Requests", headers={"Retry-After": str(retry)})
 
 
 def init_rate_limits(app: Flask) -> None:

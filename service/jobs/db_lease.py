@@ -14,8 +14,9 @@ from sqlalchemy import Connection, CursorResult, and_, bindparam, exists, or_, s
 from sqlalchemy.orm import Session, lazyload
 from sqlalchemy.orm.attributes import set_committed_value
 
-from ..models import GRADED_EVENT, Attempt, AttemptStatus, GradingJob
+from ..models import GRADED_EVENT, Attempt, AttemptStatus, ExerciseProof, GradingJob
 from ..models.base import utcnow
+from ..services import authoring
 from ..services.events import record_attempt_event
 
 Job = TypeVar("Job", bound=GradingJob)
@@ -157,6 +158,8 @@ def _take(session: Session, model: type[Job], job_id: uuid.UUID, worker_id: str,
     job.lease_owner = worker_id
     job.lease_expires_at = claimed_at + lease
     job.started_at = claimed_at
+    if isinstance(job, ExerciseProof):
+        authoring.mark_proof_running(session, job)
     session.commit()
     return job
 
@@ -173,6 +176,10 @@ def _store_internal_error(job: GradingJob, at: datetime) -> None:
     job.lease_owner = job.lease_expires_at = None
     if isinstance(job, Attempt):
         job.verdict = INTERNAL_ERROR_RESULT["status"]
+    if isinstance(job, ExerciseProof):
+        session = Session.object_session(job)
+        assert session is not None
+        authoring.record_proof_job(session, job.id, authoring.PROOF_NOT_RUN, at)
 
 
 def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worker_id: str,
@@ -192,6 +199,10 @@ def complete(session: Session, model: type[GradingJob], job_id: uuid.UUID, worke
         .values(**stored_values)
     ))
     stored = result.rowcount == 1
+    if stored and model is ExerciseProof:
+        # The report goes to its version in the transaction that stores it: a proof is never
+        # done without its version knowing.
+        authoring.record_proof_job(session, job_id, values["result"], graded_at)
     if stored and model is Attempt:
         attempt = job if isinstance(job, Attempt) and job.id == job_id else None
         if attempt is not None:

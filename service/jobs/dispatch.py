@@ -24,13 +24,14 @@ from sqlalchemy.orm import Session
 
 from ..config import Settings
 from ..database import outside_transaction
-from ..models import Attempt, GradingJob, RegradeItem, Run
+from ..models import Attempt, ExerciseProof, GradingJob, RegradeItem, Run
 from ..models.base import utcnow
 from .db_lease import QUEUED, RUNNING, _locked
 
 log = logging.getLogger("gradquiz.dispatch")
 
 TASK_NAMES: dict[type[GradingJob], str] = {Attempt: "gradquiz.grade_attempt", Run: "gradquiz.execute_run",
+                                            ExerciseProof: "gradquiz.prove_exercise",
                                             RegradeItem: "gradquiz.regrade_item"}
 QUEUE = "grading"
 # A regrade's items (up to every attempt of a course) have a queue of their own, which a worker

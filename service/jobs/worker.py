@@ -24,11 +24,12 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, object_session, sessionmaker
 
 from .. import metrics
+from ..catalog import proof
 from ..config import Settings
 from ..database import READ_ONLY, engine_for
 from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
-from ..models import Attempt, Exercise, ExerciseVersion, GradingJob, RegradeItem, Run
+from ..models import Attempt, Exercise, ExerciseProof, ExerciseVersion, GradingJob, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..rules import counted_score
 from ..services import regrades
@@ -93,10 +94,34 @@ def execute_run(judge: Any, run: Run) -> dict[str, Any]:
     return {"result": result}
 
 
+def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
+    """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
+    code is learner code there); db_lease.complete copies the report to the version."""
+    report = proof.prove(judge, proof_payload(job))
+    # `status`, as every job's result has (the metrics' verdict, an internal error's "internal_error").
+    return {"result": {"status": "passed" if report.passed else "failed", **report.to_json()}}
+
+
+def proof_payload(job: ExerciseProof) -> dict[str, Any]:
+    """The version a proof job proves, as the judge takes it (read once: a proof is a one-off)."""
+    session = object_session(job)
+    assert session is not None  # the job was loaded by the worker's session
+    engine = session.get_bind()
+    assert isinstance(engine, Engine)
+    # On a connection of its own, as exercise_payload: the session would hold SQLite's write lock.
+    with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+        slug, content = connection.execute(
+            select(Exercise.slug, ExerciseVersion.content).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
+            .where(ExerciseVersion.id == job.exercise_version_id)).one()
+    return {"slug": slug, "spec": content["spec"], "files": content["files"]}
+
+
 HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {
     # Runs first: a learner is watching the Run button; attempts can take a few ms more.
     Run: execute_run,
     Attempt: grade_attempt,
+    # An author is watching "Prove"; after the learners' own jobs.
+    ExerciseProof: prove_version,
     # Last: a regrade (possibly every attempt of a course) waits for the learners' own jobs.
     RegradeItem: regrades.grade_item,
 }
@@ -140,6 +165,8 @@ def job_label(job: Any) -> str:
     """The exercise a job's metrics are filed under."""
     if isinstance(job, RegradeItem):
         return "regrade"  # not the exercise's: a regrade's timings are not its learners' waits
+    if isinstance(job, ExerciseProof):
+        return "proof"  # an author's exercise: one label for all, not one per course exercise
     return exercise_payload(job)["slug"] if isinstance(job, Attempt) else "run"
 
 

@@ -13,6 +13,7 @@ from . import (
     admin_stats,
     assignment,
     attempts,
+    course_exercises,
     courses,
     exercises,
     git,
@@ -32,7 +33,7 @@ def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
     for module in (exercises, attempts, assignment, learners, learner_tokens, runs, rules, webhooks, admin, admin_attempts,
-                   admin_stats, admin_grades, admin_rules, courses, rosters, git, lti_admin, health):
+                   admin_stats, admin_grades, admin_rules, courses, course_exercises, rosters, git, lti_admin, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)
 

@@ -23,7 +23,7 @@ from ..gitsync.fetch import url_problem
 from ..gitsync.repository import configure, push_signed, pushed_branch, rotate_webhook_secret
 from ..gitsync.sync import queue_sync, shown_exercises
 from ..models import CourseGitRepo, GitSync
-from ..ratelimit import too_many
+from ..ratelimit import refuse_past_limit
 from ..schemas.git import GitRepoSchema, GitRepoSetSchema, GitSyncSchema, WebhookAckSchema
 from .blueprint import Blueprint
 from .course_scope import NO_COURSE, course_asked
@@ -183,9 +183,7 @@ class GitWebhook(MethodView):
         if repo is None or not push_signed(repo, _settings().secret_key, request.headers, body):
             problem_abort(401, "The push is not signed with this course's webhook secret.")
         # Signed pushes alone are counted: unsigned ones, refused above, cannot use up the course's.
-        refused = too_many(WEBHOOK_SCOPE, f"course:{course_id}")
-        if refused is not None:
-            return refused
+        refuse_past_limit(WEBHOOK_SCOPE, f"course:{course_id}")
         try:
             payload = json.loads(body)
         except ValueError:
