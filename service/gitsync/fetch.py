@@ -179,6 +179,12 @@ def _scrubbed(text: str, token: str | None) -> str:
     return message[:300]
 
 
+def _too_large(settings: Settings) -> str:
+    cap = settings.git_sync_max_bytes
+    size = f"{cap / (1024 * 1024):g} MiB" if cap >= 1024 * 1024 else f"{cap / 1024:g} KiB"
+    return f"The branch's last commit takes more than {size} (GIT_SYNC_MAX_BYTES): keep the exercises in a smaller repository."
+
+
 def clone(settings: Settings, url: str, branch: str, token: str | None, into: Path) -> str:
     """Fetch the branch's head of the repository into `into` (a bare, shallow clone); its commit.
     FetchRefused when the URL is refused, git fails, or the deadline or size cap is passed."""
@@ -203,8 +209,7 @@ def clone(settings: Settings, url: str, branch: str, token: str | None, into: Pa
                 if time.monotonic() > deadline:
                     raise FetchRefused(f"Fetching the repository took longer than {settings.git_sync_timeout_seconds} s.")
                 if into.exists() and _size(into) > settings.git_sync_max_bytes:
-                    raise FetchRefused(f"The repository is larger than {settings.git_sync_max_bytes // (1024 * 1024)} MiB: "
-                                       "keep the exercises in a smaller one.")
+                    raise FetchRefused(_too_large(settings))
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -217,7 +222,7 @@ def clone(settings: Settings, url: str, branch: str, token: str | None, into: Pa
                                    "token given is wrong or expired.")
             raise FetchRefused(f"git could not fetch branch {branch!r} of the repository: {said}")
     if _size(into) > settings.git_sync_max_bytes:
-        raise FetchRefused(f"The repository is larger than {settings.git_sync_max_bytes // (1024 * 1024)} MiB.")
+        raise FetchRefused(_too_large(settings))
     return _git(into, "rev-parse", "HEAD").decode().strip()
 
 

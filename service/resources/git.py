@@ -172,6 +172,7 @@ class GitWebhook(MethodView):
     @blp.alt_response(200, schema=WebhookAckSchema, description="Acknowledged and ignored: a push to another "
                                                                 "branch, a tag, or another event (a ping)")
     @problems(blp, (401, "Not signed with the course's webhook secret (or the course names no repository)"),
+              (404, "Not a course id (a negative or too large number)"),
               (413, "The body is larger than MAX_REQUEST_BYTES"),
               (429, "Too many signed pushes for this course (GIT_WEBHOOKS_RATE_LIMIT)"))
     def post(self, course_id: int):

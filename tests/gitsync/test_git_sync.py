@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import time
 
 import pytest
@@ -154,6 +155,23 @@ def test_an_address_the_outbound_policy_refuses_is_refused_before_git_runs(app, 
     sync = _sync_now(app, course, public_only)
     assert sync["status"] == "failed" and sync["error"].startswith("The repository's host is refused")
     assert git_server.authorizations == []
+
+
+def test_a_repository_past_the_size_cap_is_cut_off(app, course, git_server, repository, database_url):
+    repository.copy_exercise(EXERCISES / QUIZ, "", "bounds-quiz")
+    repository.write("data/noise.bin", os.urandom(300_000).hex())  # incompressible
+    repository.push("a large file")
+    _configure(app, course, git_server.url("course"))
+    capped = GitSyncer(Settings.from_env({}, database_url=database_url, env="testing", git_allowed_hosts=(GIT_HOST,),
+                                         git_sync_max_bytes=256 * 1024), DatabaseDispatcher())
+    sync = _sync_now(app, course, capped)
+    assert sync["status"] == "failed" and "more than 256 KiB" in sync["error"]
+    assert not _exercises_of(app, course)
+
+
+def _exercises_of(app, course) -> list[str]:
+    with app.app_context():
+        return list(db_session().scalars(select(Exercise.slug).where(Exercise.course_id == course.course_id)))
 
 
 def _wait_for(app, course, slug: str, *, not_outcome: str = "proving", seconds: float = 120.0) -> dict:
