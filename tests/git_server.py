@@ -3,7 +3,8 @@ behind a small HTTP server, serving bare repositories made in a folder. For the 
 and bench/git_sync.py.
 
 `GitServer(root, token=...)` asks for HTTP basic auth with that token as the password (any user
-name), as a host asks for a deploy token, and records each Authorization header it was sent.
+name), as a host asks for a deploy token, and records each Authorization header it was sent;
+`delay_seconds` makes it a slow host.
 `Repository` is a working copy pushing to one bare repository of the server.
 """
 
@@ -14,6 +15,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -44,6 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _backend(self) -> None:
         git = self.server.git
+        time.sleep(git.delay_seconds)
         authorization = self.headers.get("Authorization")
         if authorization:
             git.authorizations.append(authorization)
@@ -87,6 +90,8 @@ class GitServer:
     def __init__(self, root: Path, token: str | None = None) -> None:
         self.root, self.token = root, token
         self.authorizations: list[str] = []
+        # A slow host: each answer waits this long first.
+        self.delay_seconds = 0.0
         self.httpd = _Server(("127.0.0.1", 0), _Handler)
         self.httpd.git = self
         self.port = self.httpd.server_address[1]

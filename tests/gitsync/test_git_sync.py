@@ -169,6 +169,20 @@ def test_a_repository_past_the_size_cap_is_cut_off(app, course, git_server, repo
     assert not _exercises_of(app, course)
 
 
+def test_a_fetch_past_its_deadline_is_stopped(app, course, git_server, repository, database_url):
+    repository.copy_exercise(EXERCISES / QUIZ, "", "bounds-quiz")
+    repository.push("first")
+    _configure(app, course, git_server.url("course"))
+    git_server.delay_seconds = 3.0
+    hasty = GitSyncer(Settings.from_env({}, database_url=database_url, env="testing", git_allowed_hosts=(GIT_HOST,),
+                                        git_sync_timeout_seconds=1), DatabaseDispatcher())
+    started = time.monotonic()
+    sync = _sync_now(app, course, hasty)
+    assert time.monotonic() - started < 2.5
+    assert sync["status"] == "failed" and sync["error"] == "Fetching the repository took longer than 1 s."
+    assert not _exercises_of(app, course)
+
+
 def _exercises_of(app, course) -> list[str]:
     with app.app_context():
         return list(db_session().scalars(select(Exercise.slug).where(Exercise.course_id == course.course_id)))
