@@ -15,6 +15,7 @@ from flask import Flask, Request, Response, current_app, request
 from flask.sessions import SessionInterface
 
 from .auth import init_client_cache
+from .catalog.archive import ARCHIVE_TYPES
 from .config import Settings
 from .database import Database
 from .errors import problem_abort, register_error_handlers
@@ -24,7 +25,7 @@ from .logs import init_request_ids
 from .metrics import init_app as init_metrics
 from .page_security import no_sniffing
 from .ratelimit import init_rate_limits
-from .resources.course_exercises import ARCHIVE_TYPES, UPLOAD_ENDPOINTS
+from .resources.course_exercises import UPLOAD_ENDPOINTS
 
 API_VERSION = "1.0.0"
 JSON_BODY_METHODS = {"POST", "PUT", "PATCH"}

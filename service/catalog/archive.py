@@ -19,12 +19,16 @@ import stat
 import tarfile
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .loader import SPEC_FILE
 
 ZIP_TYPES = frozenset({"application/zip", "application/x-zip-compressed"})
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/x-tar+gzip", "application/x-gtar"})
+#: Bytes of either kind, told apart by their first bytes (what a generated client sends).
+OCTET_STREAM = "application/octet-stream"
+ARCHIVE_TYPES = ZIP_TYPES | GZIP_TYPES | {OCTET_STREAM}
 RATIO_FREE_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
 #: A tar's own bytes around its files: a 512-byte header per entry, files padded to 512 bytes, the end.
@@ -204,16 +208,28 @@ def _folders(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
     return folders
 
 
+def check_file_names(files: Mapping[str, str], max_files: int) -> None:
+    """An exercise's files sent as JSON ({path: text}) follow the archives' rules for names: no
+    absolute path, no `..`, no backslash, at most `max_files`; ArchiveRefused names the first at fault."""
+    if len(files) > max_files:
+        raise ArchiveRefused(f"more than {max_files} files (UPLOAD_MAX_FILES)")
+    for name in files:
+        if _path_parts(name) is None:
+            raise ArchiveRefused("not a file name", name)
+
+
 def exercise_folders(body: bytes, content_type: str, limits: ArchiveLimits) -> dict[str, dict[str, str]]:
     """The exercise folders of an archive (`content_type`: a zip or a gzip type): {slug: {path: text}},
     or ArchiveRefused for the first rule it breaks."""
     media = content_type.split(";", 1)[0].strip().lower()
+    if media == OCTET_STREAM:
+        media = "application/zip" if body.startswith(b"PK") else "application/gzip" if body.startswith(b"\x1f\x8b") else media
     if media in ZIP_TYPES:
         files = _read_zip(body, limits)
     elif media in GZIP_TYPES:
         files = _read_tar_gz(body, limits)
     else:
-        raise ArchiveRefused(f"an archive is sent as application/zip or application/gzip, not {media!r}")
+        raise ArchiveRefused(f"an archive is a .zip or a .tar.gz (application/zip, application/gzip), not {media!r}")
     folders: dict[str, dict[str, str]] = {}
     for slug, found in _folders(files).items():
         texts = {}

@@ -150,6 +150,11 @@ EVERY_COURSE_STAFF = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 40
 # Course c2's keys: staff keys and c2's staff session; another client's key is told the course does not exist; a
 # course key never makes keys.
 C2_KEYS            = policy(401, 401, 401, 401, 401, 404, 403, 403, 403, 403, 404, OK,  OK,  403, 403, 403, 403, 404, OK,  403, 403, 401)
+# Course c2's own exercise (issue 34) read at the course's URL: its staff (the staff view); its learners' tokens
+# read the learner's detail once published, each at the exercises it is for (c2's tokens here are for QUIZ: 403);
+# another course's callers, and learner tokens of no course, are told it does not exist; a key that is not
+# staff's is refused.
+C2_EXERCISE        = policy(401, 401, 401, 401, 401, 403, 404, 404, 404, 404, 403, OK,  OK,  404, 404, 403, 403, 404, OK,  404, 404, 401)
 # The service's own setup (LTI platforms and keys, failed jobs): admins only.
 ADMIN              = policy(401, 401, 401, 401, 401, 403, 403, 403, 403, 403, 403, 403, OK,  403, 403, 403, 403, 403, 403, 403, 403, 401)
 # Course c2's data (issue 18): a launch of course c1 reads none of it, bea's own launch from c1 included.
@@ -364,6 +369,24 @@ MATRIX = [
     Row("POST",   "/api/v1/courses/{c2_course}/keys",                        C2_KEYS,        201,
         json={"name": "matrix script"}),
     Row("DELETE", "/api/v1/courses/{c2_course}/keys/{c2_key}",               C2_KEYS,        204),
+    # Course exercises (issue 34): course c2's staff write its own exercises. Every allowed caller sends the same
+    # request: a POST of a slug already taken, a PUT of the current files (the same version), a DELETE of an
+    # exercise an LTI link places are refused (409) or change nothing, for each of them alike.
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises",                   C2_STAFF,       200),
+    Row("POST",   "/api/v1/courses/{c2_course}/exercises",                   C2_STAFF,       409,
+        json={"slug": "{c2_exercise}", "files": {"exercise.toml": "{c2_toml}"}}),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_exercise}",     C2_EXERCISE,    200),
+    Row("PUT",    "/api/v1/courses/{c2_course}/exercises/{c2_exercise}",     C2_STAFF,       200,
+        json={"files": {"exercise.toml": "{c2_toml}"}}),
+    Row("DELETE", "/api/v1/courses/{c2_course}/exercises/{c2_exercise}",     C2_STAFF,       409),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_exercise}/versions", C2_STAFF,  200),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_exercise}/versions/1", C2_STAFF, 200),
+    Row("GET",    "/api/v1/courses/{c2_course}/exercises/{c2_exercise}/diff", C2_STAFF,      200,
+        query={"from": 1, "to": 2}),
+    Row("POST",   "/api/v1/courses/{c2_course}/exercises/{c2_exercise}/versions/2/prove", C2_STAFF, 202),
+    Row("POST",   "/api/v1/courses/{c2_course}/exercises/{c2_exercise}/unpublish", C2_STAFF, 200),
+    Row("POST",   "/api/v1/courses/{c2_course}/exercises/{c2_exercise}/publish", C2_STAFF,   200,
+        json={"version": 2}),
     # The service's setup: admins only.
     Row("GET",    "/api/v1/admin/failed-jobs",                               ADMIN,          200),
     Row("POST",   "/api/v1/admin/failed-jobs/{failed_run}/retry",            ADMIN,          202),
@@ -457,6 +480,27 @@ def _course_key(app, course_id: int, name: str) -> tuple[str, int]:
         return key, row.id
 
 
+def _course_exercise(http, instructor_key: str, course_id: int, link_id: int, platform_id: int) -> tuple[str, str]:
+    """Course c2's own quiz (a copy of QUIZ's files), two versions proven, the second published, placed
+    by an LTI link of c2 (so it may not be deleted); its slug and its current exercise.toml."""
+    from service.config import PROJECT_ROOT
+
+    slug, url = "c2-own-quiz", f"/api/v1/courses/{course_id}/exercises"
+    toml = (PROJECT_ROOT / "exercises" / QUIZ / "exercise.toml").read_text()
+    _ok(http.post(url, headers=bearer(instructor_key), json={"slug": slug, "files": {"exercise.toml": toml}}), 201)
+    toml = toml.replace('title = "', 'title = "Course c2: ', 1)
+    _ok(http.put(f"{url}/{slug}", headers=bearer(instructor_key), json={"files": {"exercise.toml": toml}}), 201)
+    _ok(http.post(f"{url}/{slug}/publish", headers=bearer(instructor_key), json={}), 200)
+    app = http.application
+    with app.app_context():
+        session = db_session()
+        session.add(LtiResourceLink(platform_id=platform_id, deployment_id="d1", resource_link_id="c2-own-quiz",
+                                    context_id="c2", course_id=course_id,
+                                    exercise_id=session.scalar(select(Exercise.id).where(Exercise.slug == slug))))
+        session.commit()
+    return slug, toml
+
+
 def seed(app, database_url: str, client_key: str, other_client_key: str, admin_key: str, client_key_for) -> Seeded:
     """Real rows for each endpoint to reach its decision on: A's attempt for ada (with a webhook
     delivery), a ready regrade of it, ada's run (made with her token) and A's failed run, an LTI
@@ -544,6 +588,8 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
     course_ada = _ok(http.post("/api/v1/learner-tokens", headers=bearer(a_course_key),
                                json={"learner": "ada", "exercises": [QUIZ]}), 200)["token"]
 
+    c2_exercise, c2_toml = _course_exercise(http, instructor_key, c2, courses["c2-link"], lms["id"])
+
     credentials = {
         "none": None,
         "wrong_key": "gq_" + secrets.token_urlsafe(32),
@@ -566,7 +612,7 @@ def seed(app, database_url: str, client_key: str, other_client_key: str, admin_k
            "doomed_platform": str(doomed_platform), "passback": str(passback), "registration_link": str(registration_link),
            "lms_issuer": lms["issuer"], "lms_client_id": lms["client_id"], "c2_attempt": c2_attempt, "c2_run": c2_run,
            "c2_link": str(courses["c2-link"]), "a_client": str(a_id), "c2_course": str(c2), "c2_key": str(c2_key),
-           "c2_regrade": c2_regrade}
+           "c2_regrade": c2_regrade, "c2_exercise": c2_exercise, "c2_toml": c2_toml}
     return Seeded(credentials | {"grace_token": launched}, ids,
                   a_private=[ada_attempt, run, failed_run, hook_url], c2_private=[c2_attempt])
 

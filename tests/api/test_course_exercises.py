@@ -100,6 +100,12 @@ def test_a_quiz_is_proven_at_once_published_and_versioned(client, course):
 
     listed = client.get(course["url"], headers=bearer(course["key"])).json
     assert [(e["slug"], e["status"], e["latest_proof_status"]) for e in listed] == [("bounds-quiz", "published", "passed")]
+    # Version 2 published, then the way back to version 1.
+    assert client.post(f"{draft['url']}/publish", headers=bearer(course["key"]), json={}).json["current_version"] == 2
+    back = client.post(f"{draft['url']}/publish", headers=bearer(course["key"]), json={"version": 1}).json
+    assert (back["status"], back["current_version"]) == ("published", 1)
+    versions = client.get(f"{draft['url']}/versions", headers=bearer(course["key"])).json
+    assert [v["current"] for v in versions] == [False, True] and all(v["published_at"] for v in versions)
     assert client.post(f"{draft['url']}/unpublish", headers=bearer(course["key"])).json["status"] == "unpublished"
 
 
@@ -110,6 +116,8 @@ def test_a_code_exercise_proof_names_the_failing_check_and_a_fixed_one_is_publis
     assert (made.status_code, draft["proof"]["status"], draft["proof"]["passed"]) == (201, "queued", None)
     refused = client.post(f"{draft['url']}/publish", headers=bearer(course["key"]))
     assert refused.status_code == 409 and "queued" in refused.json["detail"]
+
+    assert 'gradquiz_queue_depth{kind="proof"} 1.0' in client.get("/metrics").get_data(as_text=True)
 
     grade_regrade_items(database_url, grading_judge)
     proof = client.get(draft["version_url"], headers=bearer(course["key"])).json["proof"]
@@ -170,6 +178,14 @@ def test_format_problems_fail_the_version_at_once_naming_the_field(client, cours
     assert client.get(draft["url"], headers=bearer(course["key"])).status_code == 404
 
 
+def test_json_files_follow_the_archives_rules_for_names(app, client, course):
+    before = row_counts(app)
+    for name in ("../x.py", "/etc/x", "wrong\\x.py"):
+        refused = create(client, course, "bad-names", quiz_files() | {name: "x"})
+        assert refused.status_code == 422 and name in refused.json["detail"], refused.json
+    assert row_counts(app) == before
+
+
 def test_slugs_are_unique_across_the_catalog_and_courses_without_naming_the_owner(client, course):
     assert create(client, course, "mine", quiz_files()).status_code == 201
     for slug in (QUIZ_SOURCE, "mine"):
@@ -178,7 +194,8 @@ def test_slugs_are_unique_across_the_catalog_and_courses_without_naming_the_owne
         assert "course" not in taken.json["detail"] and "catalog" not in taken.json["detail"]
     assert create(client, course, "assignment", quiz_files()).status_code == 422
     # PUT on a slug that is not the course's: 404, as for no exercise.
-    assert client.put(f"{course['other_url']}/mine", headers=bearer(course["other_key"]), json={"files": quiz_files()}).status_code == 404
+    put = client.put(f"{course['other_url']}/mine", headers=bearer(course["other_key"]), json={"files": quiz_files()})
+    assert put.status_code == 404
 
 
 def test_another_course_reaches_nothing_of_this_ones(client, course):
@@ -299,3 +316,80 @@ def test_proofs_are_rate_limited_per_course(make_app, client_key, client_key_for
     limited = client.post(f"{url}/one-quiz/versions/1/prove", headers=bearer(instructor))
     assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
     assert limited.mimetype == "application/problem+json"
+
+
+def test_a_courses_learner_reads_it_once_published_and_attempts_keep_their_version(client, course):
+    url = create(client, course, "kept-quiz", quiz_files()).json["exercises"][0]["url"]
+    client.post(f"{url}/publish", headers=bearer(course["key"]))
+    ada = client.post("/api/v1/learner-tokens", headers=bearer(course["key"]),
+                      json={"learner": "ada", "exercises": ["kept-quiz"]}).json["token"]
+    # Another course's learner (her token for a catalog exercise) is told it does not exist.
+    strangers_ada = client.post("/api/v1/learner-tokens", headers=bearer(course["other_key"]),
+                                json={"learner": "ada", "exercises": [QUIZ_SOURCE]}).json["token"]
+    detail = client.get(url, headers=bearer(ada))
+    assert detail.status_code == 200 and detail.json["version"] == 1 and "status" not in detail.json
+    assert detail.headers["Cache-Control"] == "private, no-store"
+    assert client.get(url, headers=bearer(strangers_ada)).status_code == 404
+    client.post(f"{url}/unpublish", headers=bearer(course["key"]))
+    assert client.get(url, headers=bearer(ada)).status_code == 404  # unpublished: no learner sees it
+    client.post(f"{url}/publish", headers=bearer(course["key"]))
+
+    first = client.post("/api/v1/exercises/kept-quiz/attempts", headers=bearer(ada), json={"answer": "none-each"})
+    assert (first.status_code, first.json["exercise_version"]) == (201, 1), first.json
+    client.put(url, headers=bearer(course["key"]), json={"files": quiz_files("Second")})
+    assert client.post(f"{url}/publish", headers=bearer(course["key"])).json["current_version"] == 2
+    second = client.post("/api/v1/exercises/kept-quiz/attempts", headers=bearer(ada), json={"answer": "none-each"})
+    assert second.json["exercise_version"] == 2
+    assert client.get(f"/api/v1/attempts/{first.json['id']}", headers=bearer(ada)).json["exercise_version"] == 1
+    # Answered: it may no longer be deleted (unpublished instead).
+    refused = client.delete(url, headers=bearer(course["key"]))
+    assert refused.status_code == 409 and "unpublish" in refused.json["detail"]
+
+
+@pytest.mark.backends("postgresql")
+def test_with_celery_a_proof_is_sent_to_the_grading_queue_once_committed(app, make_app, client_key, client_key_for):
+    import base64
+    import json
+    import uuid
+
+    import redis
+
+    from service.config import Settings
+    from service.jobs.celery_worker import create_worker_app
+    from service.jobs.dispatch import QUEUE, TASK_NAMES
+
+    broker_url = "redis://127.0.0.1:6379/12"
+    connection = redis.Redis.from_url(broker_url)
+    connection.flushdb()
+    try:
+        client = make_app(grading_backend="celery", celery_broker_url=broker_url).test_client()
+        course_id = client.post("/api/v1/courses", headers=bearer(client_key),
+                                json={"external_id": "celery", "title": "Celery"}).json["id"]
+        made = client.post(f"/api/v1/courses/{course_id}/exercises", headers=bearer(client_key_for(app, "prof", Role.INSTRUCTOR)),
+                           json={"slug": "double-sent", "files": code_files()})
+        assert made.status_code == 201
+        [raw] = connection.lrange(QUEUE, 0, -1)
+        message = json.loads(raw)
+        [proof_id], _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+        assert message["headers"]["task"] == TASK_NAMES[ExerciseProof]
+        with app.app_context():
+            assert db_session().get_one(ExerciseProof, uuid.UUID(proof_id)).dispatched_at is not None
+    finally:
+        connection.flushdb()
+        connection.close()
+    worker_app = create_worker_app(Settings.from_env({}, grading_backend="celery", celery_broker_url="redis://127.0.0.1:1/0"))
+    assert TASK_NAMES[ExerciseProof] in worker_app.tasks
+
+
+def test_a_proof_the_workers_give_up_on_fails_its_version_saying_so(app, client, course, database_url):
+    from sqlalchemy import update
+
+    draft = create(client, course, "double-stuck", code_files()).json["exercises"][0]
+    with app.app_context():  # as a job whose workers kept dying on it leaves it
+        db_session().execute(update(ExerciseProof).values(tries=3))
+        db_session().commit()
+    grade_regrade_items(database_url)  # the claim stores the internal error: no judge runs
+    proof = client.get(draft["version_url"], headers=bearer(course["key"])).json["proof"]
+    assert (proof["status"], proof["problems"][0]["field"]) == ("failed", "(grader)")
+    again = client.post(f"{draft['url']}/versions/1/prove", headers=bearer(course["key"]))
+    assert (again.status_code, again.json["proof"]["status"]) == (202, "queued")
