@@ -9,16 +9,19 @@ import base64
 import json
 import logging
 import os
+import threading
 import time
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from service.config import Settings
 from service.extensions import db_session
 from service.gitsync.sync import GitSyncer
 from service.jobs.dispatch import DatabaseDispatcher
-from service.models import Exercise, ExerciseVersion
+from service.models import Exercise, ExerciseVersion, GitSync
+from service.models.base import utcnow
 from tests.gitsync.support import DEPLOY_TOKEN, EXERCISES, GIT_HOST, signed
 from tests.helpers import bearer
 
@@ -240,3 +243,35 @@ def test_a_code_exercise_is_proven_published_fixed_by_a_push_and_a_broken_push_k
     assert any(p["file"] == "reference.py" for p in failed["problems"]), failed["problems"]
     exercise, versions = _exercise(app, slug)
     assert exercise.published and exercise.current_version == 2 and versions[-1].proof_status == "failed"
+
+
+def test_the_syncer_thread_runs_what_is_queued_and_a_lease_keeps_one_sync_per_course(app, course, git_server,
+                                                                                     repository, syncer):
+    repository.copy_exercise(EXERCISES / QUIZ, "", "bounds-quiz")
+    repository.push("first")
+    _configure(app, course, git_server.url("course"))
+    with app.app_context():
+        # A sync of the course running elsewhere, its lease alive: the queued one waits for it.
+        now = utcnow()
+        db_session().add(GitSync(course_id=course.course_id, requested_by="another syncer", status="running",
+                                 started_at=now, lease_until=now + timedelta(minutes=5), exercises=[]))
+        db_session().commit()
+    queued = app.test_client().post(f"/api/v1/courses/{course.course_id}/git/sync", headers=bearer(course.key))
+    assert syncer.claim(utcnow()) is None
+    with app.app_context():
+        # That syncer died: past its lease, its sync is taken again, then the queued one.
+        db_session().execute(update(GitSync).where(GitSync.status == "running")
+                             .values(lease_until=utcnow() - timedelta(seconds=1)))
+        db_session().commit()
+    stop = threading.Event()
+    thread = syncer.start_thread(stop)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _last_sync(app, course)["status"] != "done":
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    syncs = app.test_client().get(f"/api/v1/courses/{course.course_id}/git/syncs", headers=bearer(course.key)).get_json()
+    assert [(s["id"] == queued.get_json()["id"], s["status"]) for s in syncs] == [(True, "done"), (False, "done")]
+    assert _outcomes(syncs[0])["bounds-quiz"] == ("unchanged", 1)  # the retaken sync published it first
