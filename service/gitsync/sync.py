@@ -32,7 +32,7 @@ from .. import background
 from ..catalog.loader import exercise_from_files
 from ..config import Settings
 from ..database import engine_for
-from ..models import Course, CourseGitRepo, Exercise, ExerciseVersion, GitSync, GitSyncStatus
+from ..models import Course, CourseGitRepo, Exercise, ExerciseProof, ExerciseVersion, GitSync, GitSyncStatus
 from ..models.base import utcnow
 from ..models.exercise import PROOF_FAILED, PROOF_PASSED
 from ..sealing import InvalidToken, open_sealed
@@ -210,13 +210,17 @@ class GitSyncer:
         self.dispatcher = dispatcher
 
     def claim(self, now: datetime) -> int | None:
-        """The id of a sync claimed (committed), or None. One sync of a course runs at a time."""
+        """The id of a sync claimed (committed), or None. One sync of a course runs at a time, and
+        not while the proofs the last one queued are still waiting or running: a course pushing
+        faster than its exercises are proven fills no queue (its pushes make one sync meanwhile)."""
         with self.sessions() as session:
             busy = select(GitSync.course_id).where(GitSync.status == GitSyncStatus.RUNNING, GitSync.lease_until > now)
+            proving = select(ExerciseProof.course_id).where(ExerciseProof.status.in_(("queued", "running")),
+                                                            ExerciseProof.requested_by == ACTOR)
             candidates = session.scalars(select(GitSync.id).where(
                 or_(GitSync.status == GitSyncStatus.QUEUED,
                     and_(GitSync.status == GitSyncStatus.RUNNING, GitSync.lease_until <= now)),
-                GitSync.course_id.not_in(busy)).order_by(GitSync.id).limit(5)).all()
+                GitSync.course_id.not_in(busy), GitSync.course_id.not_in(proving)).order_by(GitSync.id).limit(5)).all()
             for sync_id in candidates:
                 # Taken only if still free: another syncer may have claimed it meanwhile.
                 result = cast(CursorResult[Any], session.execute(

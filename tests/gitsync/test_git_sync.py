@@ -20,7 +20,7 @@ from service.config import Settings
 from service.extensions import db_session
 from service.gitsync.sync import GitSyncer
 from service.jobs.dispatch import DatabaseDispatcher
-from service.models import Exercise, ExerciseVersion, GitSync
+from service.models import Exercise, ExerciseProof, ExerciseVersion, GitSync
 from service.models.base import utcnow
 from tests.gitsync.support import DEPLOY_TOKEN, EXERCISES, GIT_HOST, signed
 from tests.helpers import bearer
@@ -243,6 +243,20 @@ def test_a_code_exercise_is_proven_published_fixed_by_a_push_and_a_broken_push_k
     assert any(p["file"] == "reference.py" for p in failed["problems"]), failed["problems"]
     exercise, versions = _exercise(app, slug)
     assert exercise.published and exercise.current_version == 2 and versions[-1].proof_status == "failed"
+
+
+def test_a_push_waits_for_the_proofs_of_the_last_sync(app, course, git_server, repository, syncer):
+    repository.copy_exercise(EXERCISES / "square-function", "", "square-course")
+    repository.push("SquareFn")
+    _configure(app, course, git_server.url("course"))
+    assert _outcomes(_sync_now(app, course, syncer))["square-course"] == ("proving", 1)  # no worker runs here
+    queued = app.test_client().post(f"/api/v1/courses/{course.course_id}/git/sync", headers=bearer(course.key))
+    assert queued.status_code == 202
+    assert syncer.run_once() == 0  # its proof is still queued
+    with app.app_context():
+        db_session().execute(update(ExerciseProof).values(status="done"))
+        db_session().commit()
+    assert syncer.run_once() == 1
 
 
 def test_the_syncer_thread_runs_what_is_queued_and_a_lease_keeps_one_sync_per_course(app, course, git_server,
