@@ -218,13 +218,15 @@ def lti_rotate_key() -> None:
 
 @click.command("outbound")
 def outbound_command() -> None:
-    """Send score passbacks and webhook deliveries, read course rosters from the LMSs and fold new
-    grades into the statistics (`flask worker` does all three too), until stopped."""
+    """Send score passbacks and webhook deliveries, read course rosters from the LMSs, run the
+    courses' git syncs and fold new grades into the statistics (`flask worker` does all of it
+    too), until stopped."""
     import signal
     import threading
 
-    from .deliveries import outbound_runner, roster_syncer
+    from .deliveries import git_syncer, outbound_runner, roster_syncer
     from .jobs.counters import CounterFolder
+    from .jobs.dispatch import dispatcher_for
 
     settings = _settings()
     configure_logging(settings.log_format, "outbound")
@@ -233,6 +235,7 @@ def outbound_command() -> None:
         signal.signal(sig, lambda *_: stop.set())
     CounterFolder(settings).start_thread(stop)
     roster_syncer(settings).start_thread(stop)
+    git_syncer(settings, dispatcher_for(settings)).start_thread(stop)
     outbound_runner(settings).serve(stop)
 
 

@@ -230,6 +230,16 @@ class Settings:
     # How often each course's roster is read again from the LMS (NRPS; an instructor's launch
     # reads it sooner): service/lti/roster.py.
     roster_sync_seconds: int = 6 * 3600
+    # Git hosts courses may sync their exercises from (service/gitsync/), comma-separated names or
+    # name:port (github.com,gitlab.example.edu); empty: git sync is off. The resolved address must
+    # also pass OUTBOUND_ALLOWED_NETWORKS' policy, and plain http:// is allowed only to such a
+    # network (a git server on loopback for tests). GIT_SYNC_TIMEOUT_SECONDS: one fetch's wall
+    # clock; GIT_SYNC_MAX_BYTES: the fetched repository's size on disk (cut off past it).
+    git_allowed_hosts: tuple[str, ...] = ()
+    git_sync_timeout_seconds: int = 120
+    git_sync_max_bytes: int = 64 * 1024 * 1024
+    # Push webhooks one course may send (POST /api/v1/git-webhooks/{course_id}), in `limits` syntax.
+    git_webhooks_rate_limit: str = "30/minute"
 
     REQUIRED_IN_PRODUCTION: ClassVar[tuple[str, ...]] = ("database_url", "secret_key")
     # How an environment string becomes each field's type (annotations are strings here).
@@ -284,7 +294,7 @@ class Settings:
         if self.grading_lease_seconds <= self.grading_timeout_seconds:
             # A lease shorter than a grade would hand a job that is still being graded to another worker.
             raise ConfigError("GRADING_LEASE_SECONDS must exceed GRADING_TIMEOUT_SECONDS")
-        for name in ("attempts_rate_limit", "runs_rate_limit", "proofs_rate_limit"):
+        for name in ("attempts_rate_limit", "runs_rate_limit", "proofs_rate_limit", "git_webhooks_rate_limit"):
             try:
                 parse_many(getattr(self, name))
             except ValueError:

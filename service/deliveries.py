@@ -5,12 +5,14 @@ The runner (service/outbound/runner.py) claims, sends and retries any kind of de
 given; the kinds build on it: LTI score passbacks (service/lti/passback.py) and webhook events
 (service/outbound/webhooks.py). Naming them here, above both, keeps service/outbound/ free of
 any import of the LTI code. Course rosters (service/lti/roster.py) are read from the LMSs beside
-them, by a syncer of their own.
+them, by a syncer of their own, and courses' exercises from their git repositories
+(service/gitsync/sync.py) by another.
 """
 
 from __future__ import annotations
 
 from .config import Settings
+from .gitsync.sync import GitSyncer, JobDispatcher
 from .lti.passback import ScorePassbacks
 from .lti.roster import RosterSyncer
 from .outbound.runner import DeliveryKind, OutboundRunner
@@ -30,3 +32,9 @@ def outbound_runner(settings: Settings) -> OutboundRunner:
 def roster_syncer(settings: Settings) -> RosterSyncer:
     """The syncer that reads the courses' rosters from their LMSs when due."""
     return RosterSyncer(settings)
+
+
+def git_syncer(settings: Settings, dispatcher: JobDispatcher) -> GitSyncer:
+    """The syncer that runs the courses' queued git syncs; the proofs it queues go to the grading
+    workers through `dispatcher` (the caller's: service/jobs/ imports this module, not the reverse)."""
+    return GitSyncer(settings, dispatcher)

@@ -264,8 +264,8 @@ def worker_main(settings: Settings) -> None:
 
 def supervise(settings: Settings, processes: int) -> None:  # noqa: C901
     """`flask worker`: run the grading workers, restart any that dies, serve their metrics, send
-    score passbacks and webhooks, read course rosters from the LMSs, fold new grades into the
-    statistics; stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a
+    score passbacks and webhooks, read course rosters from the LMSs, run the courses' git syncs,
+    fold new grades into the statistics; stop them all on SIGTERM/SIGINT, or when one refuses to start for want of a
     required sandbox layer (exit code 3).
 
     The database backend runs `processes` worker processes; the Celery backend runs one Celery
@@ -286,10 +286,12 @@ def supervise(settings: Settings, processes: int) -> None:  # noqa: C901
     children: list[subprocess.Popen] = [subprocess.Popen(command) for command in commands]
     # Score passbacks and webhooks go out from here, beside the grading; imported here, so the
     # grading processes never load the HTTP and JOSE code.
-    from ..deliveries import outbound_runner, roster_syncer
+    from ..deliveries import git_syncer, outbound_runner, roster_syncer
+    from .dispatch import dispatcher_for
 
     outbound_runner(settings).start_thread(stop)
     roster_syncer(settings).start_thread(stop)
+    git_syncer(settings, dispatcher_for(settings)).start_thread(stop)
     CounterFolder(settings).start_thread(stop)
     log.info("started %d grading worker processes (%s backend)", len(children), settings.grading_backend)
     refused = False

@@ -18,6 +18,7 @@ from .client import ApiClient, Role
 from .course import Course, CourseKey, CourseMember, MemberStatus
 from .delivery import DeliveryStatus, OutboundDelivery
 from .exercise import Exercise, ExerciseTopic, ExerciseVersion
+from .git import CourseGitRepo, GitSync, GitSyncStatus
 from .lti import (
     LtiLearnerDates,
     LtiLinkExercise,
@@ -46,9 +47,12 @@ __all__ = [
     "Course",
     "CourseKey",
     "CourseMember",
+    "CourseGitRepo",
     "Base",
     "DeliveryStatus",
     "Exercise",
+    "GitSync",
+    "GitSyncStatus",
     "ExerciseDailyCount",
     "ExerciseOutcomeCount",
     "ExerciseProof",

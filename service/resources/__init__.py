@@ -18,6 +18,7 @@ from . import (
     courses,
     exercise_templates,
     exercises,
+    git,
     health,
     learner_tokens,
     learners,
@@ -36,7 +37,7 @@ def register_blueprints(api: Api) -> None:
     register_converters(api)
     for module in (exercises, attempts, assignment, learners, learner_tokens, runs, rules, webhooks, admin, admin_attempts,
                    admin_stats, admin_grades, admin_rules, courses, course_exercises, course_learners, preview, rosters,
-                   lti_admin, exercise_templates, health):
+                   git, lti_admin, exercise_templates, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)
 

@@ -57,6 +57,7 @@ TOGGLED = "squarefn-forward-value"
 C2_QUIZ = "c2-own-quiz"  # course c2's own exercise (issue 34), a copy of QUIZ (seed: _course_exercise)  # the exercise the matrix unpublishes and publishes again
 METRICS_TOKEN = "metrics-" + secrets.token_urlsafe(24)
 LAUNCH_URL = "http://localhost/lti/launch"
+GIT_HOST = "git.example.edu"  # a host courses may sync from (GIT_ALLOWED_HOSTS); never fetched here
 
 # --- callers ----------------------------------------------------------------------------------
 # Client A ("lms-one") owns every seeded attempt, run and webhook; B ("lms-two") owns none of them.
@@ -373,6 +374,17 @@ MATRIX = [
     Row("GET",    "/api/v1/admin/courses/{c2_course}/members",               C2_STAFF,       200),
     # Course c2 has no roster service (no launch brought one): the allowed callers are told so (409).
     Row("POST",   "/api/v1/admin/courses/{c2_course}/roster/sync",           C2_STAFF,       409),
+    # A course's git repository (issue 34): c2's, named, read, synced (queued: no worker runs here), forgotten.
+    Row("PUT",    "/api/v1/courses/{c2_course}/git",                         C2_STAFF,       200,
+        json={"url": f"https://{GIT_HOST}/course.git", "branch": "main"}),
+    Row("GET",    "/api/v1/courses/{c2_course}/git",                         C2_STAFF,       200),
+    Row("POST",   "/api/v1/courses/{c2_course}/git/sync",                    C2_STAFF,       202),
+    Row("GET",    "/api/v1/courses/{c2_course}/git/syncs",                   C2_STAFF,       200),
+    Row("POST",   "/api/v1/courses/{c2_course}/git/rotate-secret",           C2_STAFF,       200),
+    # The git host's push: its signature with the course's secret is the credential, no key stands in for it.
+    Row("POST",   "/api/v1/git-webhooks/{c2_course}",                        PLATFORM_ONLY,  202,
+        json={"ref": "refs/heads/main"}),
+    Row("DELETE", "/api/v1/courses/{c2_course}/git",                         C2_STAFF,       204),
     Row("GET",    "/api/v1/courses",                                         ANY_KEY,        200),
     Row("POST",   "/api/v1/courses",                                         ANY_KEY,        201,
         json={"external_id": "matrix-course", "title": "Matrix course"}),
@@ -434,7 +446,7 @@ class Seeded:
 @pytest.fixture
 def guarded_app(app, make_app):
     """The app with /metrics behind METRICS_TOKEN, as in production (the catalog: `app`'s, same database)."""
-    return make_app(metrics_token=METRICS_TOKEN)
+    return make_app(metrics_token=METRICS_TOKEN, git_allowed_hosts=(GIT_HOST,))
 
 
 def _ok(response, status: int) -> Any:
