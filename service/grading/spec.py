@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import keyword
 import math
 import re
@@ -95,6 +96,8 @@ DEFAULT_TIMEOUT = 10.0
 MEMORY_RANGE_MB = (64, 4096)
 DEFAULT_MEMORY_MB = 1024
 
+#: How a problem about a code file that does not parse starts (the loader gives it the error's line).
+SYNTAX_ERROR = "syntax error"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXPECT = re.compile(r"^#\s*expect:\s*([a-z0-9_]+)\s*$")
 _FAILS = re.compile(r"^#\s*fails:\s*([a-z0-9_,\s]+)$")
@@ -552,7 +555,7 @@ class _InputField(fields.Field[InputSpec]):
             messages: dict[str, Any] = exc.normalized_messages()  # type: ignore[no-untyped-call]
             for key, msgs in messages.items():
                 if msgs == ["Unknown field."]:
-                    messages[key] = [f"not a field of a {typ} input"]
+                    messages[key] = [_unknown_field(str(key), sorted(_INPUT_SCHEMAS[typ].fields), f"a {typ} input")]
             raise ValidationError(messages) from None
         return InputSpec(**loaded)
 
@@ -606,6 +609,12 @@ _CODE_TABLE = _CodeTableSchema()
 _RUN_INPUTS = fields.List(_InputField(), validate=validate.Length(1, 16, error="one to 16 input specs"))
 
 
+def _unknown_field(key: str, known: list[str], holder: str) -> str:
+    """What to say of a key a table does not take: the near miss it may be a typo of."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"unknown field (did you mean {close[0]}?)" if close else f"unknown field ({holder} takes {', '.join(known)})"
+
+
 def _problems(messages: Any, where: str) -> list[Problem]:
     """marshmallow's nested messages as (field path, message) pairs: code.inputs[0].shape."""
     if isinstance(messages, Mapping):
@@ -617,7 +626,7 @@ def _problems(messages: Any, where: str) -> list[Problem]:
                 out += _problems(sub, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
         return out
     if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
-        return [(where, m) for m in messages]
+        return [(where, "unknown field" if m == "Unknown field." else m) for m in messages]
     if isinstance(messages, list):
         return [p for m in messages for p in _problems(m, where)]
     return [(where, str(messages))]
@@ -744,6 +753,10 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
     except ValidationError as exc:
         data = exc.valid_data if isinstance(exc.valid_data, dict) else {}
         problems += _problems(exc.messages, "code")
+    if any(f == "code.inputs" or f.startswith(("code.inputs[", "code.inputs.")) for f, _ in problems):
+        # The inputs did not load: every rule across them (names, requires_grad, the variants and
+        # boundary cases that set them) would be checked on what is left and blame other fields.
+        return None, problems
     inputs: tuple[InputSpec, ...] = tuple(data.get("inputs", ()))
     raw_inputs = table.get("inputs")
     if not isinstance(raw_inputs, list):
@@ -828,7 +841,7 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
         try:
             tree = ast.parse(text, filename=name)
         except SyntaxError as exc:
-            problems.append((name, f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
+            problems.append((name, f"{SYNTAX_ERROR} at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
             continue
         if ep and ep not in _top_level_classes(tree):
             problems.append((name, f"does not define class {ep}"))
@@ -845,7 +858,7 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
         try:
             ast.parse(text, filename=path)
         except SyntaxError as exc:
-            problems.append((path, f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
+            problems.append((path, f"{SYNTAX_ERROR} at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
         cause, fails = wrong_file_expectations(text)
         if cause is None:
             problems.append((path, "first lines must include '# expect: <likely cause>'"))
