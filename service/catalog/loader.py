@@ -210,7 +210,9 @@ def exercise_from_files(slug: str, raw_files: Mapping[str, bytes]) -> tuple[Exer
     try:
         spec = tomllib.loads(files.get(SPEC_FILE, ""))
     except tomllib.TOMLDecodeError as exc:
-        return None, problems + [CatalogProblem(where, "(syntax)", exc.msg, slug, exc.lineno)]
+        # Python 3.14 keeps the message and line apart; before it, the message names the line.
+        line = getattr(exc, "lineno", None)
+        return None, problems + [CatalogProblem(where, "(syntax)", getattr(exc, "msg", str(exc)), slug, line)]
     from ..grading.spec import SYNTAX_ERROR  # torch-free by contract
 
     spec_text = files[SPEC_FILE]
