@@ -210,8 +210,9 @@ def exercise_from_files(slug: str, raw_files: Mapping[str, bytes]) -> tuple[Exer
     try:
         spec = tomllib.loads(files.get(SPEC_FILE, ""))
     except tomllib.TOMLDecodeError as exc:
-        # Python 3.14 keeps the message and line apart; before it, the message names the line.
-        line = getattr(exc, "lineno", None)
+        # Python 3.14 keeps the message and line apart; before it, only the message names the line.
+        named = re.search(r"\(at line (\d+)", str(exc))
+        line = getattr(exc, "lineno", None) or (int(named[1]) if named else None)
         return None, problems + [CatalogProblem(where, "(syntax)", getattr(exc, "msg", str(exc)), slug, line)]
     from ..grading.spec import SYNTAX_ERROR  # torch-free by contract
 
