@@ -52,8 +52,8 @@ class CatalogProblem:
 
     @property
     def file(self) -> str:
-        """The file at fault, relative to its exercise's folder."""
-        return self.path.removeprefix(f"{self.slug}/") if self.slug else self.path
+        """The file at fault, relative to its exercise's folder ("" for the folder itself)."""
+        return self.path.removeprefix(f"{self.slug}/") if self.slug else ""
 
 
 @dataclass(frozen=True)
@@ -174,9 +174,19 @@ def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Pr
     return problems + list(validate())
 
 
+def read_files(folder: Path) -> dict[str, bytes]:
+    """An exercise folder's files (relative path -> bytes), hidden files and caches left out."""
+    return _read_files(folder)
+
+
 def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProblem]]:
     """Read and check one exercise folder: the exercise, or None and what is wrong with it."""
     return exercise_from_files(folder.name, _read_files(folder))
+
+
+def exercise_folders(root: Path) -> list[Path]:
+    """The exercise folders under `root`, by name (folders starting with . or _ are not exercises)."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
 def slug_problem(slug: str) -> str | None:
@@ -295,7 +305,7 @@ def load_catalog(root: Path) -> tuple[list[ExerciseFile], list[CatalogProblem]]:
         return [], [CatalogProblem(str(root), "(folder)", "not a directory")]
     exercises: list[ExerciseFile] = []
     problems: list[CatalogProblem] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    for folder in exercise_folders(root):
         exercise, found = read_exercise(folder)
         problems += found
         if exercise is not None:

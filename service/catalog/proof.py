@@ -20,7 +20,8 @@ Torch-free: the judge is handed in (the worker's, or one the command line opens)
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -249,3 +250,12 @@ def prove_files(judge: Grader | None, slug: str, files: Mapping[str, bytes]) -> 
         return None, format_report(problems)
     spec_text = files[SPEC_FILE].decode("utf-8")
     return exercise, prove(judge, {"slug": exercise.slug, **exercise.content}, spec_text=spec_text)
+
+
+def prove_many(judge: Grader | None, exercises: Sequence[tuple[str, Mapping[str, bytes]]],
+               *, slots: int = 1) -> dict[str, tuple[ExerciseFile | None, ProofReport]]:
+    """`prove_files` of each (slug, files), `slots` at a time (the judge's slots: each proof
+    grades one file at a time), by slug."""
+    with ThreadPoolExecutor(max_workers=max(1, slots), thread_name_prefix="proof") as pool:
+        done = pool.map(lambda item: (item[0], prove_files(judge, item[0], item[1])), exercises)
+        return dict(done)
