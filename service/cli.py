@@ -54,10 +54,10 @@ def db_downgrade(revision: str) -> None:
     migrate.downgrade(_settings().sqlalchemy_url, revision)
 
 
-def _catalog_root(folder: str | None) -> Path:
+def _catalog_root(folder: str | None, *, refused: str = "") -> Path:
     root = Path(folder or _settings().exercises_dir)
     if not root.is_dir():  # a wrong setting: syncing nothing would unpublish every exercise
-        raise click.ClickException(f"{root}: not a directory")
+        raise click.ClickException(f"{root}: not a directory{refused}")
     return root
 
 
@@ -146,7 +146,7 @@ def exercises_sync(folder: str | None) -> None:
     invalid or whose proof fails is named with its file and field and keeps serving its last
     proven version (a new one is not created). One bad exercise does not stop the service
     (`flask exercises validate` is the check that fails)."""
-    root = _catalog_root(folder)
+    root = _catalog_root(folder, refused=": nothing synced")
     items = {path.name: read_files(path) for path in exercise_folders(root)}
     loaded = {slug: exercise_from_files(slug, files) for slug, files in items.items()}
     invalid: set[str] = set()
@@ -167,9 +167,12 @@ def exercises_sync(folder: str | None) -> None:
     session.commit()
     click.echo(f"exercises: {report}" + (f"; {len(proven)} proven" if proven else ""))
     for slug in sorted(invalid | failed):
-        what = "invalid" if slug in invalid else "its proof fails"
-        state = "keeps its last proven version" if slug in report.kept else "not synced (no proven version yet)"
-        click.echo(f"{slug}: {what}, {state}", err=True)
+        if slug in invalid:
+            state = "keeps its last valid version" if slug in report.kept else "not synced (no valid version yet)"
+            click.echo(f"{slug}: invalid, {state}", err=True)
+        else:
+            state = "keeps its last proven version" if slug in report.kept else "not synced (no proven version yet)"
+            click.echo(f"{slug}: its proof fails, {state}", err=True)
     for found in _lesson_problems(root, list(items)).values():
         for line in found:
             click.echo(f"warning: {line}", err=True)

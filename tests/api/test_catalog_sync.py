@@ -101,10 +101,10 @@ def test_validate_fails_on_bad_content_and_sync_takes_only_the_valid_exercises(b
     spec_file.write_text(spec_file.read_text().replace("difficulty = 2", "difficulty = 7"))
     result = run(bare_app, "exercises", "validate", "--dir", str(root))
     assert result.exit_code == 1
-    assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in result.output
+    assert f"{SLUG}/exercise.toml:5: difficulty: required, an integer from 1 to 5" in result.output
     synced = run(bare_app, "exercises", "sync", "--dir", str(root))
     assert synced.exit_code == 0, synced.output  # `make run` goes on
-    assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in synced.output
+    assert f"{SLUG}/exercise.toml:5: difficulty: required, an integer from 1 to 5" in synced.output
     assert "1 created" in synced.output and f"{SLUG}: invalid, not synced (no valid version yet)" in synced.output
     with bare_app.app_context():
         assert [e.slug for e in db_session().scalars(select(Exercise))] == ["squarefn-gradient-at-four"]
