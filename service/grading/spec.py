@@ -697,9 +697,10 @@ def _nest(flat: list[Any], shape: list[int]) -> Any:
 
 
 def _cases(raw_cases: list[dict[str, Any]], key: str, inputs: tuple[InputSpec, ...], all_names: set[str],
-           problems: list[Problem]) -> tuple[CaseSpec, ...]:
+           problems: list[Problem], *, complete: bool = True) -> tuple[CaseSpec, ...]:
     """Variants or boundary cases. `all_names`: every input's name as written, loaded or not (an
-    input that failed to load has its own problems; a case that changes it is not checked again)."""
+    input that failed to load has its own problems; a case that changes it is not checked again).
+    `complete`: whether every input loaded (else a case's rules over all its inputs are not checked)."""
     by_name = {str(inp.name): i for i, inp in enumerate(inputs)}
     cases = []
     for j, raw in enumerate(raw_cases):
@@ -716,22 +717,23 @@ def _cases(raw_cases: list[dict[str, Any]], key: str, inputs: tuple[InputSpec, .
                 case_inputs[by_name[iname]] = _override(inputs[by_name[iname]], ov, f"{where}.set.{iname}", problems)
         expected = None
         if "expected_grad" in raw:
-            expected = _expected_grad(raw["expected_grad"], key, where, case_inputs, by_name, problems)
-        if key == "boundary" and not any(inp.requires_grad for inp in case_inputs):
+            expected = _expected_grad(raw["expected_grad"], key, where, case_inputs, by_name, all_names, problems)
+        if complete and key == "boundary" and not any(inp.requires_grad for inp in case_inputs):
             problems.append((where, "a boundary case needs an input that requires grad"))
         cases.append(CaseSpec(raw["name"], tuple(case_inputs), expected))
     return tuple(cases)
 
 
 def _expected_grad(eg: Any, key: str, where: str, case_inputs: list[InputSpec], by_name: dict[str, Any],
-                   problems: list[Problem]) -> dict[str, tuple[float, ...]] | None:
+                   all_names: set[str], problems: list[Problem]) -> dict[str, tuple[float, ...]] | None:
     if key != "boundary" or not isinstance(eg, Mapping):
         problems.append((f"{where}.expected_grad", "a table input name -> gradient (boundary cases only)"))
         return None
     out = {}
     for iname, g in eg.items():
         if iname not in by_name:
-            problems.append((f"{where}.expected_grad.{iname}", "no input has this name"))
+            if iname not in all_names:  # an input that did not load has its own problem
+                problems.append((f"{where}.expected_grad.{iname}", "no input has this name"))
             continue
         target, gshape = case_inputs[by_name[iname]], nested_shape(g)
         if gshape is None or (target.shape is not None and numel(list(gshape)) != numel(list(target.shape))):
@@ -753,10 +755,10 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
     except ValidationError as exc:
         data = exc.valid_data if isinstance(exc.valid_data, dict) else {}
         problems += _problems(exc.messages, "code")
-    if any(f == "code.inputs" or f.startswith(("code.inputs[", "code.inputs.")) for f, _ in problems):
-        # The inputs did not load: every rule across them (names, requires_grad, the variants and
-        # boundary cases that set them) would be checked on what is left and blame other fields.
-        return None, problems
+    # When an input did not load, the rules across the inputs (one requires grad, a boundary case
+    # has one that does, its expected gradient names one) are not checked on what is left: they
+    # would blame fields that are right. The input's own problem is the one to fix.
+    complete = not any(f == "code.inputs" or f.startswith(("code.inputs[", "code.inputs.")) for f, _ in problems)
     inputs: tuple[InputSpec, ...] = tuple(data.get("inputs", ()))
     raw_inputs = table.get("inputs")
     if not isinstance(raw_inputs, list):
@@ -768,15 +770,15 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
             problems.append((f"code.inputs[{i}].name", "must be a Python identifier"))
         elif names.index(n) != i:
             problems.append((f"code.inputs[{i}].name", f"duplicate name {n!r}"))
-    if inputs and not any(inp.requires_grad for inp in inputs):
+    if complete and inputs and not any(inp.requires_grad for inp in inputs):
         problems.append(("code.inputs", "at least one input must be a float tensor that requires grad"))
     columns = sum(numel(list(inp.shape or ())) for inp in inputs if inp.type == "tensor" and inp.requires_grad)
-    if data.get("differentiable", True) and columns > MAX_JACOBIAN_SIDE:
+    if complete and data.get("differentiable", True) and columns > MAX_JACOBIAN_SIDE:
         # a grade's gradcheck compares the whole Jacobian: every element that requires grad is a column
         problems.append(("code.inputs", f"gradcheck's Jacobian is made for at most {MAX_JACOBIAN_SIDE} input elements "
                                         f"that require grad; these inputs have {columns}"))
-    variants = _cases(data.get("variants", []), "variants", inputs, all_names, problems)
-    boundary = _cases(data.get("boundary", []), "boundary", inputs, all_names, problems)
+    variants = _cases(data.get("variants", []), "variants", inputs, all_names, problems, complete=complete)
+    boundary = _cases(data.get("boundary", []), "boundary", inputs, all_names, problems, complete=complete)
     if problems:
         return None, problems
     has_float64 = any(inp.type == "tensor" and inp.dtype == "float64" for inp in inputs)
