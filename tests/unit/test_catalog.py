@@ -72,7 +72,19 @@ def test_each_problem_names_file_and_field(tmp_path, edit, field):
     assert problems, "the broken exercise was accepted"
     assert all(p.path == "broken-one/exercise.toml" for p in problems)
     assert field in [p.field for p in problems], [str(p) for p in problems]
-    assert str(problems[0]).startswith("broken-one/exercise.toml: ")
+    first = problems[0]
+    where = f"broken-one/exercise.toml:{first.line}: " if first.line else "broken-one/exercise.toml: "
+    assert str(first).startswith(where)
+
+
+def test_a_problem_in_exercise_toml_carries_the_line_of_its_field(tmp_path):
+    text = VALID.replace("difficulty = ", "difficulty = 9 # was ")
+    _, problems = read_exercise(write(tmp_path, "broken-one", text))
+    line = next(n for n, t in enumerate(text.splitlines(), start=1) if t.startswith("difficulty = 9"))
+    assert [(p.field, p.line) for p in problems] == [("difficulty", line)]
+    broken = VALID.replace('title = "Which value"', 'title = "Which value')
+    _, problems = read_exercise(write(tmp_path, "broken-two", broken))
+    assert [(p.field, p.line) for p in problems] == [("(syntax)", 1 + broken.splitlines().index('title = "Which value'))]
 
 
 def test_bad_folder_name_and_missing_spec(tmp_path):
