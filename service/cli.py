@@ -201,7 +201,7 @@ def clients_ensure_dev() -> None:
     for name, role, use in DEV_CLIENTS:
         if session.scalar(select(ApiClient).where(ApiClient.name == name)):
             click.echo(f"development {role.value} key ({use}): created earlier and shown then "
-                       f"(make another: flask clients create NAME --role {role.value})")
+                       f"(make another: .venv/bin/flask --app wsgi clients create NAME --role {role.value})")
             continue
         _client, key = create_client(session, name, role)
         session.commit()
