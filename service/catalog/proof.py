@@ -122,7 +122,7 @@ class _Proof:
             # raises, or disagrees with the table's expected gradients breaks every grade.
             for found in fault.problems:
                 file = SPEC_FILE if found.field.startswith("code.") else REFERENCE
-                self.problem(file, found.field, found.message)
+                self.problem(file, found.field, found.message, found.line)
             summary = f"the reference fails: {'; '.join(f'{p.field}: {p.message}' for p in fault.problems)}"
         except GraderFault as exc:
             summary = self.problem(REFERENCE, "(runs)", f"the reference could not be run to grade {subject}: "

@@ -17,6 +17,8 @@ class ReferenceProblem:
 
     field: str
     message: str
+    #: The line of reference.py that raised, when the child says.
+    line: int | None = None
 
 
 class ReferenceFault(GraderFault):

@@ -153,7 +153,7 @@ def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:
         raise GraderFault(f"exercise {slug}: reference report invalid: {exc}") from exc
     if rep.load_error is not None:
         message = f"reference.py raised on load: {rep.load_error.message}"
-        raise ReferenceFault(slug, message, [ReferenceProblem("(load)", message)])
+        raise ReferenceFault(slug, message, [ReferenceProblem("(load)", message, rep.load_error.line)])
     if rep.entry is None or not rep.entry.is_function:
         raise ReferenceFault(slug, "reference.py lacks the entry point",
                              [ReferenceProblem("(entry point)", "reference.py lacks the entry point")])
@@ -164,7 +164,7 @@ def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:
         for what, error in errors:
             if error is not None:
                 message = f"reference {what} raised on {c.id}: {error.message}"
-                raise ReferenceFault(slug, message, [ReferenceProblem(f"({what})", message)])
+                raise ReferenceFault(slug, message, [ReferenceProblem(f"({what})", message, error.line)])
     return rep
 
 

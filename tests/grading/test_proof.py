@@ -206,3 +206,12 @@ def test_a_code_exercise_needs_a_judge():
     assert exercise is None
     with pytest.raises(ValueError, match="sandbox"):
         prove(None, {"slug": "sin-function", "spec": {"kind": "code"}, "files": {}})
+
+
+def test_a_reference_that_raises_is_refused_naming_the_step_and_line(judge):
+    raising = SIN_REFERENCE.replace("        return grad_output * torch.cos(x)",
+                                    "        raise RuntimeError('not written yet')")
+    line = raising.splitlines().index("        raise RuntimeError('not written yet')") + 1
+    _, report = prove_files(judge, "sin-function", sin_exercise({"reference.py": raising}))
+    assert problems_of(report) == [("reference.py", "(backward)", line)]
+    assert "not written yet" in report.problems[0].message
