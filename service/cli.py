@@ -158,6 +158,7 @@ def exercises_sync(folder: str | None) -> None:
     sources = [exercise for exercise, _ in loaded.values() if exercise is not None]
     session = db_session()
     known = known_content(session, sources)
+    session.rollback()  # no transaction stays open while the proofs run (seconds)
     proven = _prove([(e.slug, items[e.slug]) for e in sources if e.slug not in known])
     failed = {slug for slug, (_, report) in proven.items() if not report.passed}
     for slug in sorted(failed):
