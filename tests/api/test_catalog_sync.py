@@ -146,13 +146,6 @@ def test_sync_refuses_a_catalog_folder_that_is_not_there(bare_app, tmp_path):
     assert bare_app.test_client().get(f"/api/v1/exercises/{SLUG}").status_code == 200
 
 
-def test_validate_passes_on_the_repository(bare_app):
-    result = run(bare_app, "exercises", "validate")
-    assert result.exit_code == 0, result.output
-    exercises, _ = load_catalog(SOURCE)
-    assert f"{len(exercises)} exercises valid" in result.output
-
-
 def test_sync_in_code_matches_the_cli(bare_app):
     exercises, _ = load_catalog(SOURCE)
     with bare_app.app_context():

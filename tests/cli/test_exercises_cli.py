@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from sqlalchemy import select
 
+from service import create_app
+from service.catalog import load_catalog
 from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.models import Exercise
@@ -20,14 +23,29 @@ def run(app, *args):
     return app.test_cli_runner().invoke(args=list(args))
 
 
-def test_validate_proves_and_names_each_problem_with_its_file_line_and_field(bare_app, tmp_path):
+@pytest.fixture
+def no_database_app(tmp_path):
+    """An app for `exercises validate`, which touches no database: one run, not one per database."""
+    return create_app({"database_url": f"sqlite:///{tmp_path / 'unused.sqlite3'}", "env": "testing"})
+
+
+def test_validate_passes_on_the_repository(no_database_app, shared_judge):
+    """Every exercise of exercises/ is valid, proven and placed in the lesson."""
+    result = run(no_database_app, "exercises", "validate")
+    assert result.exit_code == 0, result.output
+    exercises, _ = load_catalog(PROJECT_ROOT / "exercises")
+    assert result.output.startswith(f"{len(exercises)} exercises valid and proven in ")
+
+
+def test_validate_proves_and_names_each_problem_with_its_file_line_and_field(no_database_app, tmp_path):
+    """The judge validate opens here is open_judge's, with the settings' limits."""
     root = tmp_path / "exercises"
     write_exercise(root, "sin-function", sin_exercise({"reference.py": WRONG_SIGN}))
     typo = SIN_TOML.replace("range = [-3.0, 3.0]", "range_ = [-3.0, 3.0]")
     write_exercise(root, "sin-typo", sin_exercise({"exercise.toml": typo}))
     shutil.copytree(PROJECT_ROOT / "exercises" / QUIZ, root / QUIZ)
 
-    result = run(bare_app, "exercises", "validate", "--dir", str(root))
+    result = run(no_database_app, "exercises", "validate", "--dir", str(root))
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
     assert f"{root}/sin-function/reference.py: check gradcheck: " in result.output
@@ -36,12 +54,12 @@ def test_validate_proves_and_names_each_problem_with_its_file_line_and_field(bar
     assert not any("sin-typo" in text and "range_" not in text for text in lines)  # one problem, not three
     assert lines[-1].startswith("2 problems in 2 of 3 exercises (")
 
-    alone = run(bare_app, "exercises", "validate", "--dir", str(root), "--slug", QUIZ)
+    alone = run(no_database_app, "exercises", "validate", "--dir", str(root), "--slug", QUIZ)
     assert alone.exit_code == 0 and alone.output.startswith("1 exercise valid and proven in ")
-    assert run(bare_app, "exercises", "validate", "--dir", str(root), "--slug", "nowhere").exit_code == 1
+    assert run(no_database_app, "exercises", "validate", "--dir", str(root), "--slug", "nowhere").exit_code == 1
 
 
-def test_validate_names_a_catalog_exercise_the_lesson_does_not_place(bare_app, tmp_path):
+def test_validate_and_sync_name_a_catalog_exercise_the_lesson_does_not_place(bare_app, tmp_path):
     root = tmp_path / "exercises"
     for slug in (QUIZ, "squarefn-gradient-at-four"):
         shutil.copytree(PROJECT_ROOT / "exercises" / slug, root / slug)
