@@ -113,3 +113,20 @@ def test_sync_does_not_create_a_new_exercise_whose_proof_fails(bare_app, tmp_pat
     assert "sin-function: its proof fails, not synced (no proven version yet)" in synced.output
     with bare_app.app_context():
         assert [e.slug for e in db_session().scalars(select(Exercise))] == [QUIZ]
+
+
+def test_quizzes_are_proven_without_opening_a_judge(no_database_app, tmp_path, monkeypatch):
+    def no_judge(*args, **kwargs):
+        raise AssertionError("a quiz needs no sandbox")
+
+    monkeypatch.setattr("service.jobs.worker.open_judge", no_judge)
+    root = tmp_path / "exercises"
+    shutil.copytree(PROJECT_ROOT / "exercises" / QUIZ, root / QUIZ)
+    assert run(no_database_app, "exercises", "validate", "--dir", str(root)).exit_code == 0
+    spec = root / QUIZ / "exercise.toml"
+    text = spec.read_text()
+    spec.write_text(text.replace("correct = false", "correct = true", 1))
+    result = run(no_database_app, "exercises", "validate", "--dir", str(root))
+    first_choice = text.splitlines().index("[[choices]]") + 1
+    assert result.exit_code == 1
+    assert f"{QUIZ}/exercise.toml:{first_choice}: choices: single_choice needs exactly one correct choice" in result.output
