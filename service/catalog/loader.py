@@ -274,7 +274,13 @@ def toml_field_line(text: str, field: str) -> int | None:
     table: list[str] = []
     counts: dict[tuple[str, ...], int] = {}
     best, best_depth = None, 0
+    open_string: str | None = None  # inside a multi-line string (a prompt): no key or table there
     for number, line in enumerate(text.splitlines(), start=1):
+        if open_string is not None:
+            if line.count(open_string) % 2 == 1:
+                open_string = None
+            continue
+        open_string = next((q for q in ('"""', "'''") if line.count(q) % 2 == 1), None)
         header = _TABLE_HEADER.match(line)
         if header:
             names = _key_parts(header[2])

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from service.catalog import load_catalog
-from service.catalog.loader import content_digest, read_exercise
+from service.catalog.loader import content_digest, read_exercise, toml_field_line
 from service.config import PROJECT_ROOT
 from service.quiz import QUIZ_KINDS
 from tests.helpers import correct_answer
@@ -181,3 +181,10 @@ def test_each_declared_wrong_answer_earns_feedback_not_credit(repo_catalog):
                 grade = kind[spec["kind"]].grade(spec, answer)
                 assert not grade.correct, (exercise.slug, answer)
                 assert grade.feedback and grade.feedback[0]["feedback"] == wrong["feedback"], (exercise.slug, answer)
+
+
+def test_a_field_line_is_never_found_inside_a_multi_line_string():
+    text = 'title = "t"\nprompt = """\nSet\ndifficulty = 2\n[code]\n"""\ndifficulty = 9\n\n[code]\nentry_point = "A"\n'
+    assert (toml_field_line(text, "difficulty"), toml_field_line(text, "code.entry_point")) == (7, 10)
+    assert toml_field_line(text, "code.inputs[0].range_") == 9  # the nearest table holding it
+    assert toml_field_line(text, "(top level)") is None
