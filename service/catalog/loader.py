@@ -9,7 +9,7 @@ import ast
 import hashlib
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -264,17 +264,12 @@ def _key_parts(text: str) -> list[str]:
     return [part.strip().strip("\"'") for part in text.split(".")]
 
 
-def toml_field_line(text: str, field: str) -> int | None:
-    """The line of exercise.toml where `field` (a problem's field path: `code.inputs[0].range_`,
-    `answer.wrong[1].value`) is written, or where the nearest table holding it is: a best-effort
-    scan of table headers and keys, for an editor to point at. None when nothing matches."""
-    target = _field_parts(field)
-    if not target:
-        return None
+def _toml_paths(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each table header and key of a TOML text with its line and path (`[[code.inputs]]` then
+    `range = …`: ["code", "inputs", "0", "range"]); nothing inside a multi-line string (a prompt)."""
     table: list[str] = []
     counts: dict[tuple[str, ...], int] = {}
-    best, best_depth = None, 0
-    open_string: str | None = None  # inside a multi-line string (a prompt): no key or table there
+    open_string: str | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         if open_string is not None:
             if line.count(open_string) % 2 == 1:
@@ -286,20 +281,21 @@ def toml_field_line(text: str, field: str) -> int | None:
             names = _key_parts(header[2])
             if header[1] == "[[":
                 counts[tuple(names)] = counts.get(tuple(names), -1) + 1
-                table = [*names, str(counts[tuple(names)])]
-            else:
-                table = names
-            path = table
-        else:
-            key = _KEY_LINE.match(line)
-            if not key or line.lstrip().startswith("#"):
-                continue
-            path = [*table, *_key_parts(key[1])]
-        depth = 0
-        for have, want in zip(path, target):
-            if have != want:
-                break
-            depth += 1
+                names = [*names, str(counts[tuple(names)])]
+            table = names
+            yield number, table
+        elif (key := _KEY_LINE.match(line)) and not line.lstrip().startswith("#"):
+            yield number, [*table, *_key_parts(key[1])]
+
+
+def toml_field_line(text: str, field: str) -> int | None:
+    """The line of exercise.toml where `field` (a problem's field path: `code.inputs[0].range_`,
+    `answer.wrong[1].value`) is written, or where the nearest table holding it is: a best-effort
+    scan of table headers and keys, for an editor to point at. None when nothing matches."""
+    target = _field_parts(field)
+    best, best_depth = None, 0
+    for number, path in _toml_paths(text):
+        depth = next((i for i, (have, want) in enumerate(zip(path, target)) if have != want), min(len(path), len(target)))
         if (depth == len(path) or depth == len(target)) and depth > best_depth:
             best, best_depth = number, depth
     return best
