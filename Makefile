@@ -63,6 +63,8 @@ static:
 	cd frontend && npm ci --include=dev
 	cd frontend && node build.mjs
 
+# Check and prove every exercise (docs/authoring.md#proof): the worker's requirements, torch included,
+# since the proof runs each exercise's code in the sandbox.
 validate: $(VENV)/.installed-run
 	$(FLASK) exercises validate
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,10 @@ from sqlalchemy import select
 
 from . import migrate
 from .auth import create_client
-from .catalog import load_catalog, sync_catalog
+from .catalog import ExerciseFile, sync_catalog
+from .catalog.loader import exercise_folders, exercise_from_files, read_files
+from .catalog.proof import ProofProblem, ProofReport, format_report, prove_many
+from .catalog.sync import known_content
 from .extensions import db_session
 from .logs import configure_logging
 from .models import ApiClient, LtiPlatform, Role
@@ -49,42 +54,129 @@ def db_downgrade(revision: str) -> None:
     migrate.downgrade(_settings().sqlalchemy_url, revision)
 
 
-def _load(folder: str | None):
+def _catalog_root(folder: str | None, *, refused: str = "") -> Path:
     root = Path(folder or _settings().exercises_dir)
-    exercises, problems = load_catalog(root)
-    for problem in problems:
-        click.echo(str(problem), err=True)
-    return exercises, problems
+    if not root.is_dir():  # a wrong setting: syncing nothing would unpublish every exercise
+        raise click.ClickException(f"{root}: not a directory{refused}")
+    return root
+
+
+def _shown(path: Path) -> str:
+    """A path as the author reaches it from here: relative to the working directory if inside."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _problem_line(folder: Path, problem: ProofProblem) -> str:
+    """`path:line: field: message`, for an editor to jump to."""
+    path = _shown(folder / problem.file)
+    return f"{path}:{problem.line}: {problem.field}: {problem.message}" if problem.line else \
+        f"{path}: {problem.field}: {problem.message}"
+
+
+def _prove(items: list[tuple[str, dict[str, bytes]]]) -> dict[str, tuple[ExerciseFile | None, ProofReport]]:
+    """The proof of each exercise (slug, files), on every core; a judge is opened only when a code
+    exercise is to be proven (a quiz needs none)."""
+    slots = os.cpu_count() or 1
+    code = any((found := exercise_from_files(slug, files)[0]) is not None and found.spec["kind"] == "code"
+               for slug, files in items)
+    if not code:
+        return prove_many(None, items, slots=slots)
+    from .jobs.worker import open_judge
+
+    with open_judge(_settings(), slots=slots) as judge:
+        return prove_many(judge, items, slots=slots)
+
+
+def _lesson_problems(root: Path, slugs: list[str]) -> dict[str, list[str]]:
+    """The built-in catalog's lesson placement, as lines by slug: a folder of exercises beside a
+    lesson/ (the repository's layout) is the catalog; any other folder has no lesson to be placed
+    in (course exercises are not in the lesson)."""
+    from .learn.lesson import placement_problems
+
+    lesson = root.parent / "lesson" / "lesson.toml"
+    if not lesson.is_file():
+        return {}
+    where = _shown(lesson)
+    found: dict[str, list[str]] = {}
+    for p in placement_problems(lesson, slugs):
+        found.setdefault(p.slug, []).append(f"{where}:{p.line}: {p.slug}: {p.message}" if p.line
+                                            else f"{where}: {p.slug}: {p.message}")
+    return found
 
 
 @exercises_cli.command("validate")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Default: EXERCISES_DIR")
-def exercises_validate(folder: str | None) -> None:
-    """Check every exercise; print `path: field: message` per problem, exit 1 if any."""
-    exercises, problems = _load(folder)
-    if problems:
+@click.option("--slug", "slugs", multiple=True, help="Prove this exercise only (repeat for several)")
+def exercises_validate(folder: str | None, slugs: tuple[str, ...]) -> None:
+    """Check and prove every exercise: the format, then the reference on its own checks, each
+    wrong/*.py failing as it declares, the starter running, a quiz's answers consistent (docs/
+    authoring.md, "Proof"). Prints `path:line: field: message` per problem; exits 1 if any."""
+    started = time.perf_counter()
+    root = _catalog_root(folder)
+    folders = {path.name: path for path in exercise_folders(root)}
+    unknown = [slug for slug in slugs if slug not in folders]
+    if unknown:
+        raise click.ClickException(f"no exercise folder {', '.join(unknown)} in {root}")
+    items = [(slug, read_files(path)) for slug, path in folders.items() if not slugs or slug in slugs]
+    proven = _prove(items)
+    lines = [_problem_line(root / slug, p) for slug, (_, report) in proven.items() for p in report.problems]
+    failing = sum(1 for _, report in proven.values() if not report.passed)
+    if not slugs:
+        placement = _lesson_problems(root, list(folders))
+        lines += [line for found in placement.values() for line in found]
+        failing += len(placement.keys() - {slug for slug, (_, report) in proven.items() if not report.passed})
+    for line in lines:
+        click.echo(line)
+    seconds = time.perf_counter() - started
+    if lines:
+        click.echo(f"{len(lines)} problem{'s' if len(lines) > 1 else ''} in {failing} of {len(items)} exercises "
+                   f"({seconds:.1f} s)")
         raise click.exceptions.Exit(1)
-    click.echo(f"{len(exercises)} exercises valid")
+    click.echo(f"{len(items)} exercise{'s' if len(items) != 1 else ''} valid and proven in {seconds:.1f} s")
 
 
 @exercises_cli.command("sync")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Default: EXERCISES_DIR")
 def exercises_sync(folder: str | None) -> None:
-    """Load the valid exercises into the database; unchanged ones are left alone. An invalid one is
-    named with its file and field, and keeps serving its last valid version: one bad file does not
-    stop the service (`flask exercises validate` is the check that fails)."""
-    root = Path(folder or _settings().exercises_dir)
-    if not root.is_dir():  # a wrong setting: syncing nothing would unpublish every exercise
-        raise click.ClickException(f"{root}: not a directory: nothing synced")
-    exercises, problems = _load(folder)
-    invalid = {p.slug for p in problems if p.slug is not None}
+    """Load the exercises into the database. Content that is new is proven first (unchanged ones
+    are not proven again), and only a proven version becomes current: an exercise whose files are
+    invalid or whose proof fails is named with its file and field and keeps serving its last
+    proven version (a new one is not created). One bad exercise does not stop the service
+    (`flask exercises validate` is the check that fails)."""
+    root = _catalog_root(folder, refused=": nothing synced")
+    items = {path.name: read_files(path) for path in exercise_folders(root)}
+    loaded = {slug: exercise_from_files(slug, files) for slug, files in items.items()}
+    invalid: set[str] = set()
+    for slug, (exercise, problems) in loaded.items():
+        if exercise is None:
+            invalid.add(slug)
+            for line in (_problem_line(root / slug, p) for p in format_report(problems).problems):
+                click.echo(line, err=True)
+    sources = [exercise for exercise, _ in loaded.values() if exercise is not None]
     session = db_session()
-    report = sync_catalog(session, exercises, invalid=invalid)
+    known = known_content(session, sources)
+    session.rollback()  # no transaction stays open while the proofs run (seconds)
+    proven = _prove([(e.slug, items[e.slug]) for e in sources if e.slug not in known])
+    failed = {slug for slug, (_, report) in proven.items() if not report.passed}
+    for slug in sorted(failed):
+        for problem in proven[slug][1].problems:
+            click.echo(_problem_line(root / slug, problem), err=True)
+    report = sync_catalog(session, [e for e in sources if e.slug not in failed], invalid=invalid | failed)
     session.commit()
-    click.echo(f"exercises: {report}")
-    for slug in sorted(invalid):
-        state = "keeps its last valid version" if slug in report.kept else "not synced (no valid version yet)"
-        click.echo(f"{slug}: invalid, {state}", err=True)
+    click.echo(f"exercises: {report}" + (f"; {len(proven)} proven" if proven else ""))
+    for slug in sorted(invalid | failed):
+        if slug in invalid:
+            state = "keeps its last valid version" if slug in report.kept else "not synced (no valid version yet)"
+            click.echo(f"{slug}: invalid, {state}", err=True)
+        else:
+            state = "keeps its last proven version" if slug in report.kept else "not synced (no proven version yet)"
+            click.echo(f"{slug}: its proof fails, {state}", err=True)
+    for found in _lesson_problems(root, list(items)).values():
+        for line in found:
+            click.echo(f"warning: {line}", err=True)
 
 
 @clients_cli.command("create")
@@ -110,7 +202,7 @@ def clients_ensure_dev() -> None:
     for name, role, use in DEV_CLIENTS:
         if session.scalar(select(ApiClient).where(ApiClient.name == name)):
             click.echo(f"development {role.value} key ({use}): created earlier and shown then "
-                       f"(make another: flask clients create NAME --role {role.value})")
+                       f"(make another: .venv/bin/flask --app wsgi clients create NAME --role {role.value})")
             continue
         _client, key = create_client(session, name, role)
         session.commit()

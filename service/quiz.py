@@ -125,6 +125,11 @@ class QuizKind:
     def validate_spec(self, spec: Mapping[str, Any]) -> list[Problem]:
         raise NotImplementedError
 
+    def consistency_problems(self, spec: Mapping[str, Any]) -> list[Problem]:
+        """Answers of a valid spec that contradict each other (the proof's part of a quiz,
+        service/catalog/proof.py): each names the one field at fault."""
+        return []
+
     def public_view(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """What a learner may see before answering: never which answer is correct."""
         return {}
@@ -257,6 +262,25 @@ class ShortAnswer(QuizKind):
         for i, entry in enumerate(answer.get("wrong", []) if isinstance(answer.get("wrong"), list) else []):
             if not isinstance(entry, dict) or not isinstance(entry.get("match"), str):
                 problems.append((f"answer.wrong[{i}].match", "must be a string"))
+        return problems
+
+    def consistency_problems(self, spec: Mapping[str, Any]) -> list[Problem]:
+        answer = spec["answer"]
+        case_sensitive = answer.get("case_sensitive", False)
+        first: dict[str, int] = {}
+        problems: list[Problem] = []
+        for i, text in enumerate(answer["accepted"]):
+            key = normalise_text(text, case_sensitive=case_sensitive)
+            if key in first:
+                problems.append((f"answer.accepted[{i}]", f"the same answer as answer.accepted[{first[key]}] once "
+                                                          f"normalised ({key!r})"))
+            else:
+                first[key] = i
+        for i, entry in enumerate(answer.get("wrong", [])):
+            key = normalise_text(entry["match"], case_sensitive=case_sensitive)
+            if key in first:
+                problems.append((f"answer.wrong[{i}].match", f"the item accepts it as right: once normalised "
+                                                             f"({key!r}) it is answer.accepted[{first[key]}]"))
         return problems
 
     def check_answer(self, spec: Mapping[str, Any], answer: Any) -> str:
@@ -487,6 +511,23 @@ class Numeric(QuizKind):
                     _compute(item, params)
                 except ExpressionError as exc:
                     problems.append((where, f"cannot be computed at {_where(params)}: {exc}"))
+                    break
+        return problems
+
+    def consistency_problems(self, spec: Mapping[str, Any]) -> list[Problem]:
+        """A listed wrong value the item would accept as right (within the tolerance), for the
+        first combination of the parameters where it would."""
+        answer = spec["answer"]
+        domains = param_domains(spec) if spec.get("params") else {}
+        combinations = [dict(zip(domains, c)) for c in itertools.product(*domains.values())]
+        problems: list[Problem] = []
+        for i, entry in enumerate(answer.get("wrong", [])):
+            for params in combinations:
+                expected, wrong_value = _compute(answer["value"], params), _compute(entry["value"], params)
+                if self._close(wrong_value, expected, answer):
+                    at = f" at {_where(params)}" if params else ""
+                    problems.append((f"answer.wrong[{i}].value", f"the item accepts it as right{at}: {wrong_value} is "
+                                                                 f"within the tolerance of answer.value ({expected})"))
                     break
         return problems
 

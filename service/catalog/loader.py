@@ -5,10 +5,11 @@ The format is documented in exercises/README.md.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ COMMON_KEYS = frozenset(
 )
 MAX_FILE_BYTES = 256 * 1024
 SPEC_FILE = "exercise.toml"
+#: The files a code exercise's own problems may name (besides wrong/*.py, which are in its files).
+CODE_FILES = frozenset({"reference.py", "starter.py", "wrong/"})
 
 
 @dataclass(frozen=True)
@@ -39,9 +42,18 @@ class CatalogProblem:
     message: str
     #: The exercise the problem belongs to (its folder's name), None for a folder that cannot be one.
     slug: str | None = None
+    #: The line of `path` at fault, where one is known (1-based): a field's line in exercise.toml
+    #: (toml_field_line), a syntax error's line in a .py file.
+    line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.message}"
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.field}: {self.message}"
+
+    @property
+    def file(self) -> str:
+        """The file at fault, relative to its exercise's folder ("" for the folder itself)."""
+        return self.path.removeprefix(f"{self.slug}/") if self.slug else ""
 
 
 @dataclass(frozen=True)
@@ -162,9 +174,19 @@ def _kind_problems(spec: Mapping[str, Any], files: Mapping[str, str]) -> list[Pr
     return problems + list(validate())
 
 
+def read_files(folder: Path) -> dict[str, bytes]:
+    """An exercise folder's files (relative path -> bytes), hidden files and caches left out."""
+    return _read_files(folder)
+
+
 def read_exercise(folder: Path) -> tuple[ExerciseFile | None, list[CatalogProblem]]:
     """Read and check one exercise folder: the exercise, or None and what is wrong with it."""
     return exercise_from_files(folder.name, _read_files(folder))
+
+
+def exercise_folders(root: Path) -> list[Path]:
+    """The exercise folders under `root`, by name (folders starting with . or _ are not exercises)."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
 def slug_problem(slug: str) -> str | None:
@@ -198,13 +220,85 @@ def exercise_from_files(slug: str, raw_files: Mapping[str, bytes]) -> tuple[Exer
     try:
         spec = tomllib.loads(files.get(SPEC_FILE, ""))
     except tomllib.TOMLDecodeError as exc:
-        return None, problems + [CatalogProblem(where, "(syntax)", str(exc), slug)]
-    problems += [CatalogProblem(where, f, m, slug) for f, m in _common_problems(spec)]
-    problems += [CatalogProblem(where, f, m, slug) for f, m in _kind_problems(spec, files)]
+        # Python 3.14 keeps the message and line apart; before it, only the message names the line.
+        named = re.search(r"\(at line (\d+)", str(exc))
+        line = getattr(exc, "lineno", None) or (int(named[1]) if named else None)
+        return None, problems + [CatalogProblem(where, "(syntax)", getattr(exc, "msg", str(exc)), slug, line)]
+    from ..grading.spec import SYNTAX_ERROR  # torch-free by contract
+
+    spec_text = files[SPEC_FILE]
+    for field, message in _common_problems(spec) + _kind_problems(spec, files):
+        if field in files or field in CODE_FILES:  # a file of a code exercise: the problem is in it
+            line = syntax_error_line(files[field]) if field in files and message.startswith(SYNTAX_ERROR) else None
+            problems.append(CatalogProblem(f"{slug}/{field}", "(file)", message, slug, line))
+        else:
+            problems.append(CatalogProblem(where, field, message, slug, toml_field_line(spec_text, field)))
     if problems:
         return None, problems
     files.pop(SPEC_FILE)
     return ExerciseFile(slug, _rules_as_json(spec), files, content_digest(raw_files)), []
+
+
+def syntax_error_line(source: str) -> int | None:
+    """The line of a Python file's syntax error (None if it parses); compiled, never run."""
+    try:
+        compile(source, "<exercise file>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc.lineno
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+_TABLE_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY_LINE = re.compile(r"^\s*([A-Za-z0-9_.\-\s\"']+?)\s*=")
+_FIELD_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _field_parts(field: str) -> list[str]:
+    """`code.inputs[0].range_` as ["code", "inputs", "0", "range_"]."""
+    return [name or index for name, index in _FIELD_PART.findall(field)]
+
+
+def _key_parts(text: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in text.split(".")]
+
+
+def _toml_paths(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each table header and key of a TOML text with its line and path (`[[code.inputs]]` then
+    `range = …`: ["code", "inputs", "0", "range"]); nothing inside a multi-line string (a prompt)."""
+    table: list[str] = []
+    counts: dict[tuple[str, ...], int] = {}
+    open_string: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if open_string is not None:
+            if line.count(open_string) % 2 == 1:
+                open_string = None
+            continue
+        open_string = next((q for q in ('"""', "'''") if line.count(q) % 2 == 1), None)
+        header = _TABLE_HEADER.match(line)
+        if header:
+            names = _key_parts(header[2])
+            if header[1] == "[[":
+                counts[tuple(names)] = counts.get(tuple(names), -1) + 1
+                names = [*names, str(counts[tuple(names)])]
+            table = names
+            yield number, table
+        elif (key := _KEY_LINE.match(line)) and not line.lstrip().startswith("#"):
+            yield number, [*table, *_key_parts(key[1])]
+
+
+def toml_field_line(text: str, field: str) -> int | None:
+    """The line of exercise.toml where `field` (a problem's field path: `code.inputs[0].range_`,
+    `answer.wrong[1].value`) is written, or where the nearest table holding it is: a best-effort
+    scan of table headers and keys, for an editor to point at. None when nothing matches."""
+    target = _field_parts(field)
+    best, best_depth = None, 0
+    for number, path in _toml_paths(text):
+        depth = next((i for i, (have, want) in enumerate(zip(path, target)) if have != want), min(len(path), len(target)))
+        if (depth == len(path) or depth == len(target)) and depth > best_depth:
+            best, best_depth = number, depth
+    return best
 
 
 def load_catalog(root: Path) -> tuple[list[ExerciseFile], list[CatalogProblem]]:
@@ -213,7 +307,7 @@ def load_catalog(root: Path) -> tuple[list[ExerciseFile], list[CatalogProblem]]:
         return [], [CatalogProblem(str(root), "(folder)", "not a directory")]
     exercises: list[ExerciseFile] = []
     problems: list[CatalogProblem] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    for folder in exercise_folders(root):
         exercise, found = read_exercise(folder)
         problems += found
         if exercise is not None:

@@ -20,12 +20,14 @@ Torch-free: the judge is handed in (the worker's, or one the command line opens)
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from ..grading.errors import GraderFault
+from ..grading.errors import GraderFault, ReferenceFault
 from ..grading.spec import wrong_file_expectations
+from .loader import SPEC_FILE, CatalogProblem, ExerciseFile, exercise_from_files, toml_field_line
 
 #: Learner variants the reference is proven on, beside the shared cases: each draws its own random
 #: inputs and grad_outputs, as two learners' attempts would.
@@ -95,86 +97,102 @@ def _outcome(result: Mapping[str, Any]) -> str:
     return f"{result.get('status')}: failed {names}"
 
 
-def _grade(judge: Grader, exercise: dict[str, Any], subject: str, source: str,
-           variant: str | None) -> dict[str, Any] | ProofProblem:
-    try:
-        return judge.grade(exercise, source, variant=variant)
-    except GraderFault as exc:
-        # The reference is run first, to prepare the cases: a reference that crashes, hangs or
-        # answers nonsense is the exercise's fault, and is named as such.
-        return ProofProblem(REFERENCE, "(runs)", f"the reference could not be run to grade {subject}: {exc}")
+class _Proof:
+    """One proof under way: the report it fills, and where in exercise.toml a field is written."""
+
+    def __init__(self, judge: Grader | None, exercise: dict[str, Any], spec_text: str | None) -> None:
+        self.judge, self.exercise, self.spec_text = judge, exercise, spec_text
+        self.report = ProofReport()
+
+    def problem(self, file: str, field: str, message: str, line: int | None = None) -> ProofProblem:
+        if line is None and file == SPEC_FILE and self.spec_text is not None:
+            line = toml_field_line(self.spec_text, field)
+        found = ProofProblem(file, field, message, line)
+        self.report.problems.append(found)
+        return found
+
+    def grade(self, subject: str, source: str, variant: str | None) -> dict[str, Any] | None:
+        """The judge's grade of `source`, or None when the reference could not be prepared (the
+        problems are in the report: the exercise's fault, named field by field)."""
+        assert self.judge is not None
+        try:
+            return self.judge.grade(self.exercise, source, variant=variant)
+        except ReferenceFault as fault:
+            # The reference is run first, to prepare the cases: one that fails its own checks,
+            # raises, or disagrees with the table's expected gradients breaks every grade.
+            for found in fault.problems:
+                file = SPEC_FILE if found.field.startswith("code.") else REFERENCE
+                self.problem(file, found.field, found.message, found.line)
+            summary = f"the reference fails: {'; '.join(f'{p.field}: {p.message}' for p in fault.problems)}"
+        except GraderFault as exc:
+            summary = self.problem(REFERENCE, "(runs)", f"the reference could not be run to grade {subject}: "
+                                                        f"{exc}").message
+        self.report.steps.append(ProofStep(subject, False, summary))
+        return None
 
 
-def _prove_reference(judge: Grader, exercise: dict[str, Any], report: ProofReport) -> bool:
+def _prove_reference(proof: _Proof) -> bool:
     for variant in PROOF_VARIANTS:
         subject = f"{REFERENCE} ({'shared cases' if variant is None else 'learner variant ' + variant.split(':')[1]})"
-        result = _grade(judge, exercise, subject, exercise["files"][REFERENCE], variant)
-        if isinstance(result, ProofProblem):
-            report.problems.append(result)
-            report.steps.append(ProofStep(subject, False, result.message))
+        result = proof.grade(subject, proof.exercise["files"][REFERENCE], variant)
+        if result is None:
             return False
-        report.steps.append(ProofStep(subject, result["status"] == "passed", _outcome(result)))
+        proof.report.steps.append(ProofStep(subject, result["status"] == "passed", _outcome(result)))
         if result["status"] != "passed":
             for check in _failed_checks(result):
-                report.problems.append(ProofProblem(
-                    REFERENCE, f"check {check['name']}",
-                    f"the reference fails its own exercise's check ({subject}): {check.get('message', '')}"))
+                proof.problem(REFERENCE, f"check {check['name']}", check.get("message", ""))
             if not _failed_checks(result):
-                report.problems.append(ProofProblem(REFERENCE, "(runs)", f"the reference's grade is {result['status']}"))
+                proof.problem(REFERENCE, "(runs)", f"the reference's grade is {result['status']}")
             return False
     return True
 
 
-def _prove_wrong(judge: Grader, exercise: dict[str, Any], path: str, report: ProofReport) -> None:
-    text = exercise["files"][path]
+def _prove_wrong(proof: _Proof, path: str) -> None:
+    text = proof.exercise["files"][path]
     cause, must_fail = wrong_file_expectations(text)
-    result = _grade(judge, exercise, path, text, None)
-    if isinstance(result, ProofProblem):
-        report.problems.append(result)
-        report.steps.append(ProofStep(path, False, result.message))
+    result = proof.grade(path, text, None)
+    if result is None:
         return
+    report = proof.report
     failed = {c["name"] for c in _failed_checks(result)}
     causes = list(result.get("likely_causes", []))
     line = _header_line(text, "expect")
     ok = True
     if result["status"] == "passed":
-        report.problems.append(ProofProblem(path, "(grade)", "this known mistake passes every check: it is not wrong, "
-                                                             "or the exercise's checks cannot see it", line))
+        proof.problem(path, "(grade)", "this known mistake passes every check: it is not wrong, or the exercise's "
+                                       "checks cannot see it", line)
         ok = False
     elif cause is not None and cause not in causes:
         found = ", ".join(causes) or "none"
-        report.problems.append(ProofProblem(path, "# expect", f"declares the likely cause {cause!r}, the grader "
-                                                              f"names {found}", line))
+        proof.problem(path, "# expect", f"declares the likely cause {cause!r}, the grader names {found}", line)
         ok = False
     missing = [name for name in must_fail if name not in failed]
     if missing:
-        report.problems.append(ProofProblem(path, "# fails", f"declares that {', '.join(missing)} fail, but "
-                                                             f"{'they pass' if len(missing) > 1 else 'it passes'}",
-                                            _header_line(text, "fails")))
+        proof.problem(path, "# fails", f"declares that {', '.join(missing)} fail, but "
+                                       f"{'they pass' if len(missing) > 1 else 'it passes'}", _header_line(text, "fails"))
         ok = False
     report.steps.append(ProofStep(path, ok, _outcome(result)))
 
 
-def _prove_starter(judge: Grader, exercise: dict[str, Any], report: ProofReport) -> None:
-    result = _grade(judge, exercise, STARTER, exercise["files"][STARTER], None)
-    if isinstance(result, ProofProblem):
-        report.problems.append(result)
-        report.steps.append(ProofStep(STARTER, False, result.message))
+def _prove_starter(proof: _Proof) -> None:
+    result = proof.grade(STARTER, proof.exercise["files"][STARTER], None)
+    if result is None:
         return
     problem = None
     gates = {c["name"]: c for c in result.get("checks", []) if c["name"] in ("parses", "entry_point")}
+    error = result.get("error") or {}
     for name in ("parses", "entry_point"):
         if name in gates and not gates[name]["passed"]:
             must = "parse" if name == "parses" else "define the entry point"
-            problem = ProofProblem(STARTER, f"check {name}", f"the starter must {must}: {gates[name].get('message', '')}")
+            problem = proof.problem(STARTER, f"check {name}", f"the starter must {must}: {gates[name].get('message', '')}",
+                                    error.get("line") if isinstance(error.get("line"), int) else None)
             break
     if problem is None and result["status"] not in ("passed", "failed"):
-        problem = ProofProblem(STARTER, "(runs)", f"the starter must load and run to a verdict; it ends in {result['status']}")
+        problem = proof.problem(STARTER, "(runs)", f"the starter must load and run to a verdict; it ends in "
+                                                   f"{result['status']}")
     if problem is None and result["status"] == "passed":
-        problem = ProofProblem(STARTER, "(grade)", "the starter already passes every check: it gives the answer away")
-    if problem is not None:
-        report.problems.append(problem)
-    report.steps.append(ProofStep(STARTER, problem is None, _outcome(result)))
+        problem = proof.problem(STARTER, "(grade)", "the starter already passes every check: it gives the answer away")
+    proof.report.steps.append(ProofStep(STARTER, problem is None, _outcome(result)))
 
 
 def _header_line(text: str, key: str) -> int | None:
@@ -184,30 +202,60 @@ def _header_line(text: str, key: str) -> int | None:
     return None
 
 
-def prove(judge: Grader | None, exercise: dict[str, Any]) -> ProofReport:
+def prove(judge: Grader | None, exercise: dict[str, Any], *, spec_text: str | None = None) -> ProofReport:
     """The proof of one exercise whose format is valid ({"slug", "spec", "files"}, as a version
-    stores it). A code exercise needs the judge; a quiz does not (None is fine)."""
+    stores it). A code exercise needs the judge; a quiz does not (None is fine). `spec_text`:
+    exercise.toml as written, to give a problem in it its line."""
     started = time.perf_counter()
-    report = ProofReport()
+    proof = _Proof(judge, exercise, spec_text)
     spec = exercise["spec"]
     if spec.get("kind") == "code":
         if judge is None:
             raise ValueError("a code exercise is proven in the sandbox: give a judge")
-        if _prove_reference(judge, exercise, report):
+        if _prove_reference(proof):
             for path in sorted(p for p in exercise["files"] if p.startswith("wrong/")):
-                _prove_wrong(judge, exercise, path, report)
-            _prove_starter(judge, exercise, report)
+                _prove_wrong(proof, path)
+            _prove_starter(proof)
     else:
-        report.problems += quiz_consistency(spec)
-    report.ms = (time.perf_counter() - started) * 1000.0
-    return report
+        for field_name, message in quiz_consistency(spec):
+            proof.problem(SPEC_FILE, field_name, message)
+        found = len(proof.report.problems)
+        proof.report.steps.append(ProofStep("answers", not found, "consistent" if not found else
+                                            f"{found} answer{'s' if found > 1 else ''} contradict the item"))
+    proof.report.ms = (time.perf_counter() - started) * 1000.0
+    return proof.report
 
 
-def quiz_consistency(spec: Mapping[str, Any]) -> list[ProofProblem]:
-    """Answers that contradict each other: a listed wrong answer the item accepts as right."""
+def quiz_consistency(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Answers that contradict each other (field, message): a listed wrong answer the item accepts
+    as right, an accepted answer given twice."""
     from ..quiz import QUIZ_KINDS
 
     kind = QUIZ_KINDS.get(spec.get("kind", ""))
-    check = getattr(kind, "consistency_problems", None)
-    found: Iterable[tuple[str, str]] = check(spec) if check is not None else ()
-    return [ProofProblem("exercise.toml", where, message) for where, message in found]
+    return kind.consistency_problems(spec) if kind is not None else []
+
+
+def format_report(problems: Iterable[CatalogProblem]) -> ProofReport:
+    """An exercise that does not load (the format check's problems) as a failed proof: nothing of
+    it ran. The report a version whose files are invalid stores."""
+    return ProofReport([ProofProblem(p.file, p.field, p.message, p.line) for p in problems],
+                       [ProofStep("format", False, "the files do not make a valid exercise: nothing was run")])
+
+
+def prove_files(judge: Grader | None, slug: str, files: Mapping[str, bytes]) -> tuple[ExerciseFile | None, ProofReport]:
+    """The whole proof of an exercise given as its files (a folder, an upload, a git tree): the
+    format check (loader.exercise_from_files), then, when the files make an exercise, `prove`."""
+    exercise, problems = exercise_from_files(slug, files)
+    if exercise is None:
+        return None, format_report(problems)
+    spec_text = files[SPEC_FILE].decode("utf-8")
+    return exercise, prove(judge, {"slug": exercise.slug, **exercise.content}, spec_text=spec_text)
+
+
+def prove_many(judge: Grader | None, exercises: Sequence[tuple[str, Mapping[str, bytes]]],
+               *, slots: int = 1) -> dict[str, tuple[ExerciseFile | None, ProofReport]]:
+    """`prove_files` of each (slug, files), `slots` at a time (the judge's slots: each proof
+    grades one file at a time), by slug."""
+    with ThreadPoolExecutor(max_workers=max(1, slots), thread_name_prefix="proof") as pool:
+        done = pool.map(lambda item: (item[0], prove_files(judge, item[0], item[1])), exercises)
+        return dict(done)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
@@ -30,6 +30,17 @@ class SyncReport:
         text += f", {len(self.kept)} kept at their last valid version" if self.kept else ""
         return text + (f", {len(self.taken)} skipped (slug held by a course): {', '.join(self.taken)}"
                        if self.taken else "")
+
+
+def known_content(session: Session, sources: Iterable[ExerciseFile]) -> set[str]:
+    """The slugs of `sources` whose content the database holds already (a version with its
+    digest): proven when it was synced, so not proven again."""
+    by_slug = {source.slug: source.digest for source in sources}
+    if not by_slug:
+        return set()
+    rows = session.execute(select(Exercise.slug, ExerciseVersion.digest).join(
+        ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id).where(Exercise.slug.in_(by_slug)))
+    return {slug for slug, digest in rows if by_slug[slug] == digest}
 
 
 def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> ExerciseVersion:

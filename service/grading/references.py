@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cases import Case, diff_inputs, task_cases
-from .errors import BadOutput, GraderFault
+from .errors import BadOutput, GraderFault, ReferenceFault, ReferenceProblem
 from .plan import base_cases, canonical, complete_cases
 from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
 from .reports import Report, parse_report
@@ -152,16 +152,19 @@ def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:
     except BadOutput as exc:
         raise GraderFault(f"exercise {slug}: reference report invalid: {exc}") from exc
     if rep.load_error is not None:
-        raise GraderFault(f"exercise {slug}: reference.py raised on load: {rep.load_error.message}")
+        message = f"reference.py raised on load: {rep.load_error.message}"
+        raise ReferenceFault(slug, message, [ReferenceProblem("(load)", message, rep.load_error.line)])
     if rep.entry is None or not rep.entry.is_function:
-        raise GraderFault(f"exercise {slug}: reference.py lacks the entry point")
+        raise ReferenceFault(slug, "reference.py lacks the entry point",
+                             [ReferenceProblem("(entry point)", "reference.py lacks the entry point")])
     for c in rep.cases:
         errors = [("forward", c.forward.error), *(("backward", vr.error) for vr in c.vjps),
                   ("gradcheck", c.gradcheck.error if c.gradcheck and not c.gradcheck.ok else None),
                   ("gradgrad", c.gradgrad.error if c.gradgrad else None)]
         for what, error in errors:
             if error is not None:
-                raise GraderFault(f"exercise {slug}: reference {what} raised on {c.id}: {error.message}")
+                message = f"reference {what} raised on {c.id}: {error.message}"
+                raise ReferenceFault(slug, message, [ReferenceProblem(f"({what})", message, error.line)])
     return rep
 
 
@@ -171,8 +174,9 @@ def _check_reference_passes(slug: str, code: CodeSpec, cases: list[Case], ref: R
     verdict.run()
     summary = assemble(code, verdict.results, verdict.diagnostics, "")
     if summary["score"] < 1.0:
-        failed = [f"{c['name']}: {c['message']}" for c in summary["checks"] if not c["passed"]]
-        raise GraderFault(f"exercise {slug}: the reference fails its own checks: {failed[:3]}")
+        failed = [ReferenceProblem(f"check {c['name']}", c["message"]) for c in summary["checks"] if not c["passed"]]
+        texts = [f"{p.field.removeprefix('check ')}: {p.message}" for p in failed]
+        raise ReferenceFault(slug, f"the reference fails its own checks: {texts[:3]}", failed)
     return verdict
 
 
@@ -187,5 +191,13 @@ def _check_expected_gradients(slug: str, code: CodeSpec, cases: list[Case], verd
         for pos, arg_i in enumerate(diff_inputs(case.args)):
             want = eg.get(names[arg_i])
             if want is not None and rv[pos] != want and not all(abs(a - b) <= 1e-9 for a, b in zip(rv[pos] or [], want)):
-                raise GraderFault(f"exercise {slug}: reference gradient {rv[pos]} at {case.name} differs "
-                                  f"from expected_grad {want}")
+                message = f"the reference's gradient {rv[pos]} at {case.name!r} differs from expected_grad {want}"
+                raise ReferenceFault(slug, message, [ReferenceProblem(_expected_grad_field(case, names[arg_i]), message)])
+
+
+def _expected_grad_field(case: Case, input_name: str | None) -> str:
+    """The field of exercise.toml a boundary case's expected gradient is written in (plan.py names
+    the j-th [[code.boundary]] case `boundary-<j + 1>`)."""
+    number = case.id.removeprefix("boundary-")
+    where = f"code.boundary[{int(number) - 1}]" if number.isdigit() else "code.boundary"
+    return f"{where}.expected_grad.{input_name}"

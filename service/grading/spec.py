@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import keyword
 import math
 import re
@@ -95,6 +96,8 @@ DEFAULT_TIMEOUT = 10.0
 MEMORY_RANGE_MB = (64, 4096)
 DEFAULT_MEMORY_MB = 1024
 
+#: How a problem about a code file that does not parse starts (the loader gives it the error's line).
+SYNTAX_ERROR = "syntax error"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXPECT = re.compile(r"^#\s*expect:\s*([a-z0-9_]+)\s*$")
 _FAILS = re.compile(r"^#\s*fails:\s*([a-z0-9_,\s]+)$")
@@ -552,7 +555,7 @@ class _InputField(fields.Field[InputSpec]):
             messages: dict[str, Any] = exc.normalized_messages()  # type: ignore[no-untyped-call]
             for key, msgs in messages.items():
                 if msgs == ["Unknown field."]:
-                    messages[key] = [f"not a field of a {typ} input"]
+                    messages[key] = [_unknown_field(str(key), sorted(_INPUT_SCHEMAS[typ].fields), f"a {typ} input")]
             raise ValidationError(messages) from None
         return InputSpec(**loaded)
 
@@ -606,6 +609,12 @@ _CODE_TABLE = _CodeTableSchema()
 _RUN_INPUTS = fields.List(_InputField(), validate=validate.Length(1, 16, error="one to 16 input specs"))
 
 
+def _unknown_field(key: str, known: list[str], holder: str) -> str:
+    """What to say of a key a table does not take: the near miss it may be a typo of."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"unknown field (did you mean {close[0]}?)" if close else f"unknown field ({holder} takes {', '.join(known)})"
+
+
 def _problems(messages: Any, where: str) -> list[Problem]:
     """marshmallow's nested messages as (field path, message) pairs: code.inputs[0].shape."""
     if isinstance(messages, Mapping):
@@ -617,7 +626,7 @@ def _problems(messages: Any, where: str) -> list[Problem]:
                 out += _problems(sub, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
         return out
     if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
-        return [(where, m) for m in messages]
+        return [(where, "unknown field" if m == "Unknown field." else m) for m in messages]
     if isinstance(messages, list):
         return [p for m in messages for p in _problems(m, where)]
     return [(where, str(messages))]
@@ -688,9 +697,10 @@ def _nest(flat: list[Any], shape: list[int]) -> Any:
 
 
 def _cases(raw_cases: list[dict[str, Any]], key: str, inputs: tuple[InputSpec, ...], all_names: set[str],
-           problems: list[Problem]) -> tuple[CaseSpec, ...]:
+           problems: list[Problem], *, complete: bool = True) -> tuple[CaseSpec, ...]:
     """Variants or boundary cases. `all_names`: every input's name as written, loaded or not (an
-    input that failed to load has its own problems; a case that changes it is not checked again)."""
+    input that failed to load has its own problems; a case that changes it is not checked again).
+    `complete`: whether every input loaded (else a case's rules over all its inputs are not checked)."""
     by_name = {str(inp.name): i for i, inp in enumerate(inputs)}
     cases = []
     for j, raw in enumerate(raw_cases):
@@ -707,22 +717,23 @@ def _cases(raw_cases: list[dict[str, Any]], key: str, inputs: tuple[InputSpec, .
                 case_inputs[by_name[iname]] = _override(inputs[by_name[iname]], ov, f"{where}.set.{iname}", problems)
         expected = None
         if "expected_grad" in raw:
-            expected = _expected_grad(raw["expected_grad"], key, where, case_inputs, by_name, problems)
-        if key == "boundary" and not any(inp.requires_grad for inp in case_inputs):
+            expected = _expected_grad(raw["expected_grad"], key, where, case_inputs, by_name, all_names, problems)
+        if complete and key == "boundary" and not any(inp.requires_grad for inp in case_inputs):
             problems.append((where, "a boundary case needs an input that requires grad"))
         cases.append(CaseSpec(raw["name"], tuple(case_inputs), expected))
     return tuple(cases)
 
 
 def _expected_grad(eg: Any, key: str, where: str, case_inputs: list[InputSpec], by_name: dict[str, Any],
-                   problems: list[Problem]) -> dict[str, tuple[float, ...]] | None:
+                   all_names: set[str], problems: list[Problem]) -> dict[str, tuple[float, ...]] | None:
     if key != "boundary" or not isinstance(eg, Mapping):
         problems.append((f"{where}.expected_grad", "a table input name -> gradient (boundary cases only)"))
         return None
     out = {}
     for iname, g in eg.items():
         if iname not in by_name:
-            problems.append((f"{where}.expected_grad.{iname}", "no input has this name"))
+            if iname not in all_names:  # an input that did not load has its own problem
+                problems.append((f"{where}.expected_grad.{iname}", "no input has this name"))
             continue
         target, gshape = case_inputs[by_name[iname]], nested_shape(g)
         if gshape is None or (target.shape is not None and numel(list(gshape)) != numel(list(target.shape))):
@@ -744,6 +755,10 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
     except ValidationError as exc:
         data = exc.valid_data if isinstance(exc.valid_data, dict) else {}
         problems += _problems(exc.messages, "code")
+    # When an input did not load, the rules across the inputs (one requires grad, a boundary case
+    # has one that does, its expected gradient names one) are not checked on what is left: they
+    # would blame fields that are right. The input's own problem is the one to fix.
+    complete = not any(f == "code.inputs" or f.startswith(("code.inputs[", "code.inputs.")) for f, _ in problems)
     inputs: tuple[InputSpec, ...] = tuple(data.get("inputs", ()))
     raw_inputs = table.get("inputs")
     if not isinstance(raw_inputs, list):
@@ -755,15 +770,15 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
             problems.append((f"code.inputs[{i}].name", "must be a Python identifier"))
         elif names.index(n) != i:
             problems.append((f"code.inputs[{i}].name", f"duplicate name {n!r}"))
-    if inputs and not any(inp.requires_grad for inp in inputs):
+    if complete and inputs and not any(inp.requires_grad for inp in inputs):
         problems.append(("code.inputs", "at least one input must be a float tensor that requires grad"))
     columns = sum(numel(list(inp.shape or ())) for inp in inputs if inp.type == "tensor" and inp.requires_grad)
-    if data.get("differentiable", True) and columns > MAX_JACOBIAN_SIDE:
+    if complete and data.get("differentiable", True) and columns > MAX_JACOBIAN_SIDE:
         # a grade's gradcheck compares the whole Jacobian: every element that requires grad is a column
         problems.append(("code.inputs", f"gradcheck's Jacobian is made for at most {MAX_JACOBIAN_SIDE} input elements "
                                         f"that require grad; these inputs have {columns}"))
-    variants = _cases(data.get("variants", []), "variants", inputs, all_names, problems)
-    boundary = _cases(data.get("boundary", []), "boundary", inputs, all_names, problems)
+    variants = _cases(data.get("variants", []), "variants", inputs, all_names, problems, complete=complete)
+    boundary = _cases(data.get("boundary", []), "boundary", inputs, all_names, problems, complete=complete)
     if problems:
         return None, problems
     has_float64 = any(inp.type == "tensor" and inp.dtype == "float64" for inp in inputs)
@@ -828,7 +843,7 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
         try:
             tree = ast.parse(text, filename=name)
         except SyntaxError as exc:
-            problems.append((name, f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
+            problems.append((name, f"{SYNTAX_ERROR} at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
             continue
         if ep and ep not in _top_level_classes(tree):
             problems.append((name, f"does not define class {ep}"))
@@ -845,7 +860,7 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
         try:
             ast.parse(text, filename=path)
         except SyntaxError as exc:
-            problems.append((path, f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
+            problems.append((path, f"{SYNTAX_ERROR} at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
         cause, fails = wrong_file_expectations(text)
         if cause is None:
             problems.append((path, "first lines must include '# expect: <likely cause>'"))

@@ -227,14 +227,17 @@ class Worker:
             idle = min(idle * 2, IDLE_SLEEP_MAX)
 
 
-def open_judge(settings: Settings) -> Any:
-    """A warm judge (its zygote started) with the settings' limits and sandbox layers."""
+def open_judge(settings: Settings, *, slots: int = 1) -> Any:
+    """A warm judge (its zygote started) with the settings' limits and sandbox layers, grading
+    `slots` submissions at once (a worker process grades one; `flask exercises validate` proves
+    on every core)."""
     from ..grading.judge import (
         Judge,  # starts the zygote; the web process never gets here
     )
 
-    return Judge(settings.grading_seed, timeout=settings.grading_timeout_seconds, memory_mb=settings.grading_memory_mb,
-                 output_limit=settings.grading_output_kib * 1024, layers=settings.wanted_layers)
+    return Judge(settings.grading_seed, slots=slots, timeout=settings.grading_timeout_seconds,
+                 memory_mb=settings.grading_memory_mb, output_limit=settings.grading_output_kib * 1024,
+                 layers=settings.wanted_layers)
 
 
 def missing_sandbox_layers(settings: Settings, sandbox: dict[str, Any]) -> list[str]:

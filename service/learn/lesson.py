@@ -10,6 +10,7 @@ The content is read once per process (it changes with a deploy, as the code does
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -82,6 +83,42 @@ def load_lesson(folder: Path = LESSON_DIR) -> Lesson:
         return Lesson(title=data["title"], intro=_read(folder, data["intro"]), concepts=tuple(concepts))
     except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError) as exc:
         raise LessonError(f"lesson/lesson.toml: {exc!r}") from exc
+
+
+@dataclass(frozen=True)
+class PlacementProblem:
+    """An exercise of the catalog the lesson does not place once, or a slug it names in vain."""
+
+    slug: str
+    message: str
+    #: The line of lesson.toml naming the slug, where it names it.
+    line: int | None = None
+
+
+def placement_problems(lesson_file: Path, slugs: Iterable[str]) -> list[PlacementProblem]:
+    """Every exercise of the built-in catalog (`slugs`) is placed under exactly one concept of the
+    lesson (`[[concepts]] exercises = [...]`), which names no other: otherwise the lesson page
+    lists it under "More exercises", after the concepts, or names nothing."""
+    text = lesson_file.read_text(encoding="utf-8")
+    try:
+        concepts = tomllib.loads(text).get("concepts", [])
+    except tomllib.TOMLDecodeError as exc:
+        return [PlacementProblem("(lesson)", f"lesson.toml does not parse: {exc}")]
+    lines = text.splitlines()
+
+    def line_of(slug: str) -> int | None:
+        return next((n for n, line in enumerate(lines, start=1) if f'"{slug}"' in line), None)
+
+    placed = [slug for concept in concepts if isinstance(concept, dict)
+              for slug in concept.get("exercises", []) if isinstance(slug, str)]
+    wanted = set(slugs)
+    problems = [PlacementProblem(slug, "not placed in lesson/lesson.toml: add its slug to a concept's exercises")
+                for slug in sorted(wanted - set(placed))]
+    problems += [PlacementProblem(slug, "placed under more than one concept: keep it under one", line_of(slug))
+                 for slug in sorted({s for s in placed if placed.count(s) > 1})]
+    problems += [PlacementProblem(slug, "lesson/lesson.toml names it, but no exercise has this slug", line_of(slug))
+                 for slug in sorted(set(placed) - wanted)]
+    return problems
 
 
 @lru_cache(maxsize=1)

@@ -101,10 +101,10 @@ def test_validate_fails_on_bad_content_and_sync_takes_only_the_valid_exercises(b
     spec_file.write_text(spec_file.read_text().replace("difficulty = 2", "difficulty = 7"))
     result = run(bare_app, "exercises", "validate", "--dir", str(root))
     assert result.exit_code == 1
-    assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in result.output
+    assert f"{SLUG}/exercise.toml:5: difficulty: required, an integer from 1 to 5" in result.output
     synced = run(bare_app, "exercises", "sync", "--dir", str(root))
     assert synced.exit_code == 0, synced.output  # `make run` goes on
-    assert f"{SLUG}/exercise.toml: difficulty: required, an integer from 1 to 5" in synced.output
+    assert f"{SLUG}/exercise.toml:5: difficulty: required, an integer from 1 to 5" in synced.output
     assert "1 created" in synced.output and f"{SLUG}: invalid, not synced (no valid version yet)" in synced.output
     with bare_app.app_context():
         assert [e.slug for e in db_session().scalars(select(Exercise))] == ["squarefn-gradient-at-four"]
@@ -144,13 +144,6 @@ def test_sync_refuses_a_catalog_folder_that_is_not_there(bare_app, tmp_path):
     result = run(bare_app, "exercises", "sync", "--dir", str(tmp_path / "nowhere"))
     assert result.exit_code == 1 and "not a directory: nothing synced" in result.output
     assert bare_app.test_client().get(f"/api/v1/exercises/{SLUG}").status_code == 200
-
-
-def test_validate_passes_on_the_repository(bare_app):
-    result = run(bare_app, "exercises", "validate")
-    assert result.exit_code == 0, result.output
-    exercises, _ = load_catalog(SOURCE)
-    assert f"{len(exercises)} exercises valid" in result.output
 
 
 def test_sync_in_code_matches_the_cli(bare_app):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.grading.support import SECRET, load_exercise
+from tests.grading.support import EXERCISES, SECRET, load_exercise
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +18,13 @@ def judge():
 @pytest.fixture(scope="session")
 def clamp_exercise() -> dict:
     return load_exercise("clamp-function")
+
+
+@pytest.fixture(scope="session")
+def catalog_proofs(judge) -> dict:
+    """The proof of every exercise of exercises/, once per session: slug -> (ExerciseFile or
+    None, ProofReport). The per-exercise tests assert on it."""
+    from service.catalog.loader import exercise_folders, read_files
+    from service.catalog.proof import prove_many
+
+    return prove_many(judge, [(folder.name, read_files(folder)) for folder in exercise_folders(EXERCISES)])

@@ -48,3 +48,83 @@ class ClampFn(torch.autograd.Function):
         (x,) = ctx.saved_tensors
         return -grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
 '''
+
+
+# A small sound code exercise to break one file at a time (the issue's SinFn): the proof's tests
+# and the command line's take it from here.
+SIN_TOML = '''title = "SinFn: sine with its own backward"
+kind = "code"
+prompt = """
+Write `SinFn`, a `torch.autograd.Function` computing `sin(x)`, with its own backward.
+"""
+topics = ["custom-function", "backward"]
+difficulty = 1
+explanation = """
+The derivative of sin is cos: `backward` returns `grad_output * torch.cos(x)`.
+"""
+
+[code]
+entry_point = "SinFn"
+
+[[code.inputs]]
+name = "x"
+type = "tensor"
+shape = [5]
+range = [-3.0, 3.0]
+description = "a float64 tensor"
+
+[[code.boundary]]
+name = "at zero"
+set = { x = { value = [0.0] } }
+expected_grad = { x = [1.0] }
+'''
+
+SIN_REFERENCE = '''import torch
+
+
+class SinFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.cos(x)
+'''
+
+SIN_STARTER = '''import torch
+
+
+class SinFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ...
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ...
+'''
+
+SIN_FORGOT_GRAD_OUTPUT = '''# expect: forgot_grad_output
+# fails: gradcheck, gradient
+''' + SIN_REFERENCE.replace("return grad_output * torch.cos(x)", "return torch.cos(x)")
+
+
+def sin_exercise(changes: dict[str, str | None] | None = None) -> dict[str, bytes]:
+    """The SinFn exercise's files (path -> bytes), with `changes` made (path -> new text, or None
+    to remove the file)."""
+    files: dict[str, str | None] = {"exercise.toml": SIN_TOML, "reference.py": SIN_REFERENCE,
+                                    "starter.py": SIN_STARTER, "wrong/forgot_grad_output.py": SIN_FORGOT_GRAD_OUTPUT}
+    files.update(changes or {})
+    return {path: text.encode() for path, text in files.items() if text is not None}
+
+
+def write_exercise(root: pathlib.Path, slug: str, files: dict[str, bytes]) -> pathlib.Path:
+    """An exercise folder `root/slug` holding `files`."""
+    for path, data in files.items():
+        target = root / slug / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return root / slug

@@ -1,14 +1,15 @@
-"""Every code exercise: the reference scores 1.0, each known mistake fails with its named cause."""
+"""Every exercise of exercises/ passes the proof (the reference scores 1.0, each known mistake fails
+with its named cause, ...); every code exercise's format and public view."""
 
 from __future__ import annotations
 
 import pytest
 
-from service.grading.spec import public_code_view, validate_code_exercise, wrong_file_expectations
-from tests.grading.support import code_exercise_slugs, load_exercise
+from service.grading.spec import public_code_view, validate_code_exercise
+from tests.grading.support import EXERCISES, code_exercise_slugs, load_exercise
 
 SLUGS = code_exercise_slugs()
-WRONG = [(slug, path) for slug in SLUGS for path in sorted(load_exercise(slug)["files"]) if path.startswith("wrong/")]
+ALL_SLUGS = sorted(p.name for p in EXERCISES.iterdir() if (p / "exercise.toml").is_file())
 
 
 def test_there_are_enough_code_exercises():
@@ -37,26 +38,19 @@ def test_public_view_hides_reference_and_hidden_values(slug):
         assert not {"value", "range", "avoid"} & set(item)
 
 
-@pytest.mark.parametrize("slug", SLUGS)
-def test_reference_scores_one(judge, slug):
-    ex = load_exercise(slug)
-    result = judge.grade(ex, ex["files"]["reference.py"])
-    assert result["status"] == "passed", result["checks"]
-    assert result["score"] == 1.0
-    assert all(c["passed"] for c in result["checks"])
-    assert result["diagnostics"] == [] and result["likely_causes"] == []
-
-
-@pytest.mark.parametrize("slug,path", WRONG, ids=[f"{s}:{p}" for s, p in WRONG])
-def test_wrong_version_fails_with_named_cause(judge, slug, path):
-    ex = load_exercise(slug)
-    cause, must_fail = wrong_file_expectations(ex["files"][path])
-    result = judge.grade(ex, ex["files"][path])
-    failed = {c["name"] for c in result["checks"] if not c["passed"]}
-    assert result["status"] == "failed"
-    assert result["score"] < 1.0
-    assert cause in result["likely_causes"], (result["likely_causes"], result["checks"])
-    assert set(must_fail) <= failed, (must_fail, result["checks"])
+@pytest.mark.parametrize("slug", ALL_SLUGS)
+def test_every_exercise_passes_the_proof(catalog_proofs, slug):
+    """The reference passes its own checks on the shared cases and two learner variants, each
+    wrong/*.py fails with its declared cause and checks, the starter runs and does not pass; a
+    quiz's answers are consistent (service/catalog/proof.py)."""
+    exercise, report = catalog_proofs[slug]
+    assert exercise is not None and report.passed, [str(p) for p in report.problems]
+    if exercise.spec["kind"] == "code":
+        wrong = sorted(p for p in exercise.files if p.startswith("wrong/"))
+        proven = [s.subject for s in report.steps if s.passed]
+        assert proven[:3] == ["reference.py (shared cases)", "reference.py (learner variant 1)",
+                              "reference.py (learner variant 2)"]
+        assert proven[3:] == [*wrong, "starter.py"]
 
 
 @pytest.mark.parametrize("slug", [s for s in SLUGS if load_exercise(s)["spec"]["code"].get("differentiable") is False])

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from service.catalog import load_catalog
-from service.catalog.loader import content_digest, read_exercise
+from service.catalog.loader import content_digest, read_exercise, toml_field_line
 from service.config import PROJECT_ROOT
 from service.quiz import QUIZ_KINDS
 from tests.helpers import correct_answer
@@ -72,7 +72,19 @@ def test_each_problem_names_file_and_field(tmp_path, edit, field):
     assert problems, "the broken exercise was accepted"
     assert all(p.path == "broken-one/exercise.toml" for p in problems)
     assert field in [p.field for p in problems], [str(p) for p in problems]
-    assert str(problems[0]).startswith("broken-one/exercise.toml: ")
+    first = problems[0]
+    where = f"broken-one/exercise.toml:{first.line}: " if first.line else "broken-one/exercise.toml: "
+    assert str(first).startswith(where)
+
+
+def test_a_problem_in_exercise_toml_carries_the_line_of_its_field(tmp_path):
+    text = VALID.replace("difficulty = ", "difficulty = 9 # was ")
+    _, problems = read_exercise(write(tmp_path, "broken-one", text))
+    line = next(n for n, t in enumerate(text.splitlines(), start=1) if t.startswith("difficulty = 9"))
+    assert [(p.field, p.line) for p in problems] == [("difficulty", line)]
+    broken = VALID.replace('title = "Which value"', 'title = "Which value')
+    _, problems = read_exercise(write(tmp_path, "broken-two", broken))
+    assert [(p.field, p.line) for p in problems] == [("(syntax)", 1 + broken.splitlines().index('title = "Which value'))]
 
 
 def test_bad_folder_name_and_missing_spec(tmp_path):
@@ -169,3 +181,10 @@ def test_each_declared_wrong_answer_earns_feedback_not_credit(repo_catalog):
                 grade = kind[spec["kind"]].grade(spec, answer)
                 assert not grade.correct, (exercise.slug, answer)
                 assert grade.feedback and grade.feedback[0]["feedback"] == wrong["feedback"], (exercise.slug, answer)
+
+
+def test_a_field_line_is_never_found_inside_a_multi_line_string():
+    text = 'title = "t"\nprompt = """\nSet\ndifficulty = 2\n[code]\n"""\ndifficulty = 9\n\n[code]\nentry_point = "A"\n'
+    assert (toml_field_line(text, "difficulty"), toml_field_line(text, "code.entry_point")) == (7, 10)
+    assert toml_field_line(text, "code.inputs[0].range_") == 9  # the nearest table holding it
+    assert toml_field_line(text, "(top level)") is None
