@@ -43,7 +43,7 @@ from .errors import GraderFault
 
 ZYGOTE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
 OUTPUT_LIMIT = 64 * 1024
-#: The wall-clock limit of a trusted run (the reference), and the floor of the CPU-time limit.
+#: The floor of every child's CPU-time limit (each task's wall clock is its own, see Session).
 TRUSTED_TIMEOUT = 60.0
 SPAWN_TIMEOUT = 30.0
 #: How long closing the pool waits for each slot's spare child still being forked.
@@ -406,6 +406,7 @@ class ChildPool:
             raise ValueError("slots must be at least 1")
         self.output_limit = int(output_limit)
         self.memory_mb = int(memory_mb)
+        self.timeout = float(timeout)
         # The interpreter of this venv (torch lives in its site-packages).
         self._python = python or sys.executable
         self._zygote_lock = threading.Lock()

@@ -1,8 +1,8 @@
 """The reference cache: each exercise version's plan and reference results per learner's variant,
 computed once.
 
-Preparing an exercise version for a variant runs its reference.py twice in trusted children of the
-pool: once forward-only on the drawn inputs (a probe, to learn the outputs' shapes), then on the
+Preparing an exercise version for a variant runs its reference.py twice in children of the pool,
+sandboxed like a learner's code and under the learner's limits (a course's author wrote it): once forward-only on the drawn inputs (a probe, to learn the outputs' shapes), then on the
 completed plan (grad_outputs, finite-difference points). The reference must pass its own grade;
 otherwise the exercise (or the grader) is broken and every grade of it raises GraderFault. The
 result is cached by the exercise's slug, [code] table and reference source and by the variant
@@ -23,7 +23,7 @@ from typing import Any
 from .cases import Case, diff_inputs, task_cases
 from .errors import BadOutput, GraderFault, ReferenceFault, ReferenceProblem
 from .plan import base_cases, canonical, complete_cases
-from .pool import TRUSTED_TIMEOUT, ChildPool, Slot
+from .pool import ChildPool, Slot
 from .reports import Report, parse_report
 from .spec import CodeSpec, load_code_spec
 from .verdict import Verdict, assemble
@@ -107,10 +107,13 @@ class ReferenceCache:
                     self._bytes -= self._cache.popitem(last=False)[1].footprint
             return prepared, True
 
-    def _trusted_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case]) -> Any:
+    def _reference_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case], limit: float,
+                       memory_mb: int) -> Any:
+        """The reference's report on `cases`. The reference is author code: it runs in a child of the
+        sandbox like a learner's, with the learner's wall-clock and memory limits."""
         task = json.dumps({"op": "grade", "source": source, "entry_point": entry_point, "module_name": "reference",
-                           "cases": task_cases(cases)}, separators=(",", ":")).encode()
-        session, _, _ = self._pool.execute(task, TRUSTED_TIMEOUT, slot)
+                           "memory_mb": memory_mb, "cases": task_cases(cases)}, separators=(",", ":")).encode()
+        session, _, _ = self._pool.execute(task, limit, slot)
         try:
             if not session.frames:
                 reason = "timed out" if session.timed_out else (session.bad or "ended without a result")
@@ -131,14 +134,14 @@ class ReferenceCache:
             raise GraderFault(f"exercise {slug}: no reference.py")
         ep = code.entry_point
         cases0 = base_cases(code, self._secret, slug, variant)
-        probe = _check_reference(slug, self._trusted_run(slot, reference, ep, cases0), cases0)
+        limit, memory_mb = min(code.timeout, self._pool.timeout), min(code.memory_mb, self._pool.memory_mb)
+        probe = _check_reference(slug, self._reference_run(slot, reference, ep, cases0, limit, memory_mb), cases0)
         cases = complete_cases(code, cases0, probe, self._secret, slug, variant=variant)
-        ref_frame = self._trusted_run(slot, reference, ep, cases)
+        ref_frame = self._reference_run(slot, reference, ep, cases, limit, memory_mb)
         ref = _check_reference(slug, ref_frame, cases)
         verdict = _check_reference_passes(slug, code, cases, ref, reference)
         _check_expected_gradients(slug, code, cases, verdict)
         cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
-        memory_mb = min(code.memory_mb, self._pool.memory_mb)
         prefix = (f'{{"op":"grade","entry_point":{json.dumps(ep)},"module_name":"submission","torch_checks":"wait",'
                   f'"memory_mb":{memory_mb},"cases":{cases_json},"source":').encode()
         footprint = ENTRY_OVERHEAD + BYTES_PER_WIRE_BYTE * (len(prefix) + len(json.dumps(ref_frame, separators=(",", ":"))))

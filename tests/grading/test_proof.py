@@ -215,3 +215,18 @@ def test_a_reference_that_raises_is_refused_naming_the_step_and_line(judge):
     _, report = prove_files(judge, "sin-function", sin_exercise({"reference.py": raising}))
     assert problems_of(report) == [("reference.py", "(backward)", line)]
     assert "not written yet" in report.problems[0].message
+
+
+def test_a_reference_is_held_to_the_learners_time_limit(judge):
+    """Author code is learner code to the sandbox: a reference that outruns the exercise's timeout is
+    stopped there (it had 60 s before), and the proof says so."""
+    import time
+
+    toml = SIN_TOML.replace('entry_point = "SinFn"', 'entry_point = "SinFn"\ntimeout = 1.0')
+    slow = SIN_REFERENCE.replace("        return torch.sin(x)", "        import time\n        time.sleep(20)\n"
+                                                                 "        return torch.sin(x)")
+    started = time.monotonic()
+    _, report = prove_files(judge, "sin-function", sin_exercise({"exercise.toml": toml, "reference.py": slow}))
+    assert time.monotonic() - started < 10
+    assert [p.file for p in report.problems] == ["reference.py"]
+    assert "timed out" in report.problems[0].message
