@@ -164,7 +164,8 @@ def exercises_sync(folder: str | None) -> None:
     for slug in sorted(failed):
         for problem in proven[slug][1].problems:
             click.echo(_problem_line(root / slug, problem), err=True)
-    report = sync_catalog(session, [e for e in sources if e.slug not in failed], invalid=invalid | failed)
+    report = sync_catalog(session, [e for e in sources if e.slug not in failed], invalid=invalid | failed,
+                          proofs={slug: report.to_json() for slug, (_, report) in proven.items() if report.passed})
     session.commit()
     click.echo(f"exercises: {report}" + (f"; {len(proven)} proven" if proven else ""))
     for slug in sorted(invalid | failed):

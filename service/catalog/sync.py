@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -43,8 +44,10 @@ def known_content(session: Session, sources: Iterable[ExerciseFile]) -> set[str]
     return {slug for slug, digest in rows if by_slug[slug] == digest}
 
 
-def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> ExerciseVersion:
-    """The version holding this content: an existing one with the same digest, or a new one."""
+def _version_for(session: Session, exercise: Exercise, source: ExerciseFile,
+                 proof: Mapping[str, Any] | None) -> ExerciseVersion:
+    """The version holding this content: an existing one with the same digest, or a new one, with
+    its proof (`flask exercises sync` proves new content before it syncs it)."""
     version = session.scalar(
         select(ExerciseVersion).where(
             ExerciseVersion.exercise_id == exercise.id, ExerciseVersion.digest == source.digest
@@ -54,10 +57,10 @@ def _version_for(session: Session, exercise: Exercise, source: ExerciseFile) -> 
         last = session.scalar(
             select(func.max(ExerciseVersion.number)).where(ExerciseVersion.exercise_id == exercise.id)
         )
-        # The catalog's exercises are proven by its tests and `make validate` (service/catalog/proof.py).
         version = ExerciseVersion(
             exercise_id=exercise.id, number=(last or 0) + 1, digest=source.digest, content=source.content,
-            source="catalog", proof_status="passed",
+            source="catalog", proof_status="passed", proof=None if proof is None else dict(proof),
+            proven_at=None if proof is None else utcnow(),
         )
         session.add(version)
         session.flush()
@@ -75,14 +78,16 @@ def _copy_listing_fields(exercise: Exercise, source: ExerciseFile) -> None:
 
 
 def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_missing: bool = True,
-                 invalid: Collection[str] = ()) -> SyncReport:
+                 invalid: Collection[str] = (), proofs: Mapping[str, Mapping[str, Any]] | None = None) -> SyncReport:
     """Create or update one exercise per source, in one transaction the caller commits.
 
     Exercises whose folder is gone are unpublished, not deleted: their attempts stay. One that
     staff unpublished (`unpublished_by`) stays unpublished while its content is synced. `invalid`
     names exercises whose folder is there but whose files are not valid now: one already in the
     database is left as it is, serving its last valid version, until its files are mended.
+    `proofs`: each new content's passed proof (ProofReport.to_json()) by slug, stored on its version.
     """
+    proofs = proofs or {}
     report = SyncReport()
     # The catalog's own: a course's exercises (course_id) are never synced, nor unpublished, here.
     existing = {e.slug: e for e in session.scalars(select(Exercise).where(Exercise.course_id.is_(None)))}
@@ -97,11 +102,11 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
             _copy_listing_fields(exercise, source)
             session.add(exercise)
             session.flush()
-            version = _version_for(session, exercise, source)
+            version = _version_for(session, exercise, source, proofs.get(source.slug))
             exercise.current_version, version.published_at = version.number, utcnow()
             report.created.append(source.slug)
             continue
-        version = _version_for(session, exercise, source)
+        version = _version_for(session, exercise, source, proofs.get(source.slug))
         # An exercise staff unpublished stays unpublished, whatever the files say.
         published = exercise.unpublished_by is None
         if version.number == exercise.current_version and exercise.published == published:

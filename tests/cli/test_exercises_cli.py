@@ -12,7 +12,7 @@ from service import create_app
 from service.catalog import load_catalog
 from service.config import PROJECT_ROOT
 from service.extensions import db_session
-from service.models import Exercise
+from service.models import Exercise, ExerciseVersion
 from tests.grading.support import SIN_REFERENCE, SIN_TOML, sin_exercise, write_exercise
 
 WRONG_SIGN = SIN_REFERENCE.replace("return grad_output * torch.cos(x)", "return -grad_output * torch.cos(x)")
@@ -84,6 +84,10 @@ def test_sync_keeps_the_last_proven_version_live_when_an_edit_fails_its_proof(ba
     first = run(bare_app, "exercises", "sync", "--dir", str(root))
     assert first.exit_code == 0, first.output
     assert "1 created" in first.output and "1 proven" in first.output
+    with bare_app.app_context():
+        version = db_session().scalars(select(ExerciseVersion)).one()
+        assert version.proof_status == "passed" and version.proven_at is not None
+        assert version.proof["passed"] and version.proof["steps"][0]["subject"] == "reference.py (shared cases)"
 
     (folder / "reference.py").write_text(WRONG_SIGN)
     (folder / "exercise.toml").write_text(SIN_TOML.replace('title = "', 'title = "Revised: ', 1))
