@@ -95,7 +95,8 @@ def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
     code is learner code there); db_lease.complete copies the report to the version."""
     # Read once, not kept (exercise_payload's cache is for the versions learners answer again and again).
-    report = proof.prove(judge, read_payload(job, job.exercise_version_id))
+    payload = read_payload(job, job.exercise_version_id)
+    report = proof.prove(judge, payload, spec_text=payload.get("spec_text"))
     # `status`, as every job's result has (the metrics' verdict, an internal error's "internal_error").
     return {"result": {"status": "passed" if report.passed else "failed", **report.to_json()}}
 
@@ -112,7 +113,9 @@ def read_payload(job: Any, version_id: int) -> dict[str, Any]:
         slug, content = connection.execute(
             select(Exercise.slug, ExerciseVersion.content).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
             .where(ExerciseVersion.id == version_id)).one()
-    return {"slug": slug, "spec": content["spec"], "files": content["files"]}
+    # exercise.toml as written, where the version keeps it (a course's): a proof's problems get its lines.
+    spec_text = (content.get("source") or {}).get("exercise.toml")
+    return {"slug": slug, "spec": content["spec"], "files": content["files"], "spec_text": spec_text}
 
 
 HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {

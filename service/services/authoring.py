@@ -26,7 +26,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ..catalog import proof
-from ..catalog.loader import SPEC_FILE, CatalogProblem, content_digest, exercise_from_files, slug_problem
+from ..catalog.loader import SPEC_FILE, content_digest, exercise_from_files, slug_problem
 from ..models import (
     Attempt,
     Course,
@@ -151,12 +151,6 @@ def version_files(version: ExerciseVersion) -> dict[str, str]:
     return {**written, **version.content.get("files", {})}
 
 
-def _problem(slug: str, found: CatalogProblem) -> proof.ProofProblem:
-    """A format problem as a proof problem: the file relative to the exercise's folder."""
-    path = found.path.removeprefix(f"{slug}/") if found.path != slug else "(folder)"
-    return proof.ProofProblem(path, found.field, found.message)
-
-
 def _listing(raw_toml: str, slug: str) -> dict[str, Any]:
     """Listing fields read leniently from a spec that may not be valid (a new exercise's first
     draft is listed even when its format fails)."""
@@ -246,9 +240,10 @@ def save_draft(session: Session, course: Course, slug: str, files: Mapping[str, 
     session.flush()
     job = None
     if checked is None:
-        record_proof(session, version, proof.ProofReport([_problem(slug, p) for p in problems]).to_json(), now)
+        record_proof(session, version, proof.format_report(problems).to_json(), now)
     elif checked.spec["kind"] != "code":
-        record_proof(session, version, proof.prove(None, {"slug": slug, **checked.content}).to_json(), now)
+        report = proof.prove(None, {"slug": slug, **checked.content}, spec_text=files[SPEC_FILE])
+        record_proof(session, version, report.to_json(), now)
     else:
         job = queue_proof(session, course, version, requested_by=author)
     return DraftOutcome(exercise, version, created=True, proof_job=job)
@@ -272,10 +267,11 @@ def reprove(session: Session, course: Course, exercise: Exercise, version: Exerc
     if spec.get("kind") == "code":
         return queue_proof(session, course, version, requested_by=requested_by)
     if spec:
-        report = proof.prove(None, {"slug": exercise.slug, "spec": spec, "files": version.content["files"]})
+        report = proof.prove(None, {"slug": exercise.slug, "spec": spec, "files": version.content["files"]},
+                             spec_text=version_files(version).get(SPEC_FILE))
     else:
         checked, problems = exercise_from_files(exercise.slug, {p: t.encode() for p, t in version_files(version).items()})
-        report = proof.ProofReport([_problem(exercise.slug, p) for p in problems])
+        report = proof.format_report(problems)
     record_proof(session, version, report.to_json(), utcnow())
     return None
 
