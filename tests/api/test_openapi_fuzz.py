@@ -266,17 +266,24 @@ BETWEEN_FIELDS = "JSON Schema compares no two values"
 # The rules' two forms of attempt penalty exclude each other: a "not" in the component (tried) makes
 # schemathesis take a nested body of any type as valid.
 ONE_PENALTY_FORM = "attempt_penalty or attempt_maxima, not both: a rule between two fields"
+# What an attempt's body and a learner's query take depends on the exercise and the credential.
+SUBMISSION_RULES = [
+    Rule(422, INVALID_ANSWER, r"json\.answer", "whether an answer fits depends on the exercise the slug "
+         "names: its kind (quiz or code) and its choices are rows, not schema"),
+    Rule(422, VALIDATION_ERROR, r"json\.learner", "learner is required with an API key and implied by a "
+         "learner token: a body's schema cannot depend on the credential"),
+]
+LEARNER_QUERY_RULES = [
+    Rule(422, VALIDATION_ERROR, r"query\.learner", "learner is required with an API key and implied by a "
+         "learner token: a query's schema cannot depend on the credential"),
+]
 STORED_DATA_RULES: dict[str, list[Rule]] = {
-    "POST /api/v1/exercises/{slug}/attempts": [
-        Rule(422, INVALID_ANSWER, r"json\.answer", "whether an answer fits depends on the exercise the slug "
-             "names: its kind (quiz or code) and its choices are rows, not schema"),
-        Rule(422, VALIDATION_ERROR, r"json\.learner", "learner is required with an API key and implied by a "
-             "learner token: a body's schema cannot depend on the credential"),
-    ],
-    "GET /api/v1/exercises/{slug}/standing": [
-        Rule(422, VALIDATION_ERROR, r"query\.learner", "learner is required with an API key and implied by a "
-             "learner token: a query's schema cannot depend on the credential"),
-    ],
+    "POST /api/v1/exercises/{slug}/attempts": SUBMISSION_RULES,
+    "GET /api/v1/exercises/{slug}/standing": LEARNER_QUERY_RULES,
+    # A course's URLs (issue 34) take what the catalog's take.
+    "POST /api/v1/courses/{course_id}/exercises/{slug}/attempts": SUBMISSION_RULES,
+    "GET /api/v1/courses/{course_id}/exercises/{slug}/attempts": LEARNER_QUERY_RULES,
+    "GET /api/v1/courses/{course_id}/exercises/{slug}/standing": LEARNER_QUERY_RULES,
     "GET /api/v1/admin/attempts": [
         Rule(400, VALIDATION_ERROR, r"query\.cursor", "a cursor is opaque: only a next_cursor this search "
              "returned, for the same sort, is taken"),
