@@ -42,6 +42,19 @@ def _job_columns() -> list[sa.Column]:
     ]
 
 
+def _version_columns() -> list[sa.Column]:
+    return [
+        sa.Column('author', sa.String(100), nullable=True),
+        sa.Column('source', sa.String(16), nullable=False, server_default='catalog'),
+        sa.Column('proof_status', sa.String(16), nullable=False, server_default='passed'),
+        sa.Column('proof', JSON_TYPE, nullable=True),
+        sa.Column('proven_at', sa.DateTime(timezone=True), nullable=True),
+        sa.Column('published_at', sa.DateTime(timezone=True), nullable=True),
+        sa.Column('publish_when_proven', sa.Boolean(), nullable=False, server_default=sa.false()),
+        sa.Column('note', sa.String(255), nullable=True),
+    ]
+
+
 def upgrade() -> None:
     if op.get_bind().dialect.name == 'sqlite':
         # Not a batch (a copy of the table): `exercises` is referenced by most tables.
@@ -51,16 +64,10 @@ def upgrade() -> None:
         op.add_column('exercises', sa.Column('course_id', sa.Integer(), nullable=True))
         op.create_foreign_key('fk_exercises_course_id_courses', 'exercises', 'courses', ['course_id'], ['id'])
     op.create_index('ix_exercises_course_id', 'exercises', ['course_id'])
-    with op.batch_alter_table('exercise_versions') as batch_op:
-        batch_op.add_column(sa.Column('author', sa.String(100), nullable=True))
-        batch_op.add_column(sa.Column('source', sa.String(16), nullable=False, server_default='catalog'))
-        batch_op.add_column(sa.Column('proof_status', sa.String(16), nullable=False, server_default='passed'))
-        batch_op.add_column(sa.Column('proof', JSON_TYPE, nullable=True))
-        batch_op.add_column(sa.Column('proven_at', sa.DateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column('published_at', sa.DateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column('publish_when_proven', sa.Boolean(), nullable=False,
-                                      server_default=sa.false()))
-        batch_op.add_column(sa.Column('note', sa.String(255), nullable=True))
+    # Added in place, not by a batch (a copy of the table, then DROP TABLE): attempts, runs and
+    # regrades reference the versions, so on SQLite the drop fails once they hold rows.
+    for column in _version_columns():
+        op.add_column('exercise_versions', column)
     op.execute(
         "UPDATE exercise_versions SET published_at = created_at WHERE EXISTS (SELECT 1 FROM exercises AS e "
         "WHERE e.id = exercise_versions.exercise_id AND e.published AND e.current_version = exercise_versions.number)")
@@ -99,10 +106,11 @@ def downgrade() -> None:
     op.drop_index('ix_exercise_proofs_course_created', table_name='exercise_proofs')
     op.drop_index('ix_exercise_proofs_queue', table_name='exercise_proofs')
     op.drop_table('exercise_proofs')
-    with op.batch_alter_table('exercise_versions') as batch_op:
-        for column in ('note', 'publish_when_proven', 'published_at', 'proven_at', 'proof', 'proof_status',
-                       'source', 'author'):
-            batch_op.drop_column(column)
+    for column in reversed(_version_columns()):
+        if op.get_bind().dialect.name == 'sqlite':
+            op.execute(f'ALTER TABLE exercise_versions DROP COLUMN {column.name}')
+        else:
+            op.drop_column('exercise_versions', column.name)
     op.drop_index('ix_exercises_course_id', table_name='exercises')
     if op.get_bind().dialect.name == 'sqlite':
         op.execute('ALTER TABLE exercises DROP COLUMN course_id')

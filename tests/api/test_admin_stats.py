@@ -30,7 +30,7 @@ from service.models import (
     Exercise,
     Role,
 )
-from service.models.base import utcnow
+from service.models.base import JSONType, utcnow
 from service.services import progress
 from service.services.events import record_attempt_event
 from tests.api.support import LEASE, assert_counters_equal_a_rebuild, catch_up, code_report, grade_next
@@ -505,10 +505,12 @@ def test_attempts_made_before_0007_are_counted_by_its_backfill(empty_database):
     url = Settings.from_env({}, database_url=url).sqlalchemy_url
     migrate.upgrade(url, "0006")
     engine = create_engine(url)
-    # The attempts table as it is at 0006, not as the model has it now (later columns and their
-    # defaults); its id typed as the model types it (SQLite's reflection sees a CHAR).
+    # The attempts and versions tables as they are at 0006, not as the model has them now (later
+    # columns and their defaults); typed as the model types them (SQLite's reflection sees a CHAR, a TEXT).
     tables = dict(Base.metadata.tables)
     tables["attempts"] = Table("attempts", MetaData(), Column("id", Uuid, primary_key=True), autoload_with=engine)
+    tables["exercise_versions"] = Table("exercise_versions", MetaData(), Column("content", JSONType),
+                                        autoload_with=engine)
     now = utcnow()
     try:
         with engine.begin() as conn:
