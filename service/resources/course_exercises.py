@@ -40,7 +40,7 @@ from ..services import authoring
 from .blueprint import Blueprint
 from .course_scope import course_asked
 from .docs import BODY_PROBLEMS, ROW_ID, STAFF_ONLY, UNAUTHORIZED, problems
-from .exercises import AskedLearner, _detail, learner_detail
+from .exercises import _detail, learner_view
 
 blp = Blueprint("course_exercises", __name__, url_prefix="/api/v1/courses",
                 description="Course exercises: a course's staff write exercises of their own (JSON files or an "
@@ -223,7 +223,7 @@ class CourseExercise(MethodView):
         GET /api/v1/exercises/{slug} gives it, once published."""
         scope = learner_scope()
         if scope is not None:
-            return _learner_view(scope, course_id, slug)
+            return learner_view(course_id, slug, {})
         if course_staff() is None and not current_client().is_staff:
             problem_abort(403, "This endpoint is for the course's staff and learners.")
         course = _course(course_id)
@@ -261,20 +261,6 @@ class CourseExercise(MethodView):
             session.rollback()
             problem_abort(409, str(exc))
         session.commit()
-
-
-def _learner_view(scope: Any, course_id: int, slug: str) -> Any:
-    """A course's learner reads the course's published exercise (anyone else: 404, as for no exercise)."""
-    exercise = db_session().scalar(select(Exercise).where(Exercise.slug == slug, Exercise.course_id == course_id,
-                                                          Exercise.published.is_(True)))
-    if scope.course_id != course_id or exercise is None:
-        problem_abort(404, f"No exercise with slug {slug!r}.")
-    if not scope.allows(slug):
-        problem_abort(403, f"This learner token is not for exercise {slug!r}.")
-    detail = learner_detail(slug, AskedLearner(scope.client_id, scope.learner, scope))
-    response = current_app.response_class(current_app.json.dumps(detail), mimetype="application/json")
-    response.headers["Cache-Control"] = "private, no-store"
-    return response
 
 
 @blp.route(f"{EXERCISE}/versions")

@@ -177,6 +177,7 @@ def _learner_asked(query: dict[str, Any], slug: str, named_course: int | None) -
     if scope is None:
         return DetailAsked(audience, AskedLearner(client.id, query["learner"]) if "learner" in query else None)
     if not scope.allows(slug):
+        _exercise(slug, audience)  # one the caller cannot see is not there (404), not refused (403)
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
     learner = query.get("learner", scope.learner)
     if learner != scope.learner and not scope.is_instructor:
