@@ -199,7 +199,7 @@ class CourseExercises(MethodView):
             except ValidationError as exc:
                 problem_abort(422, "The body is not a new exercise: see `errors`.",
                               errors=flatten_messages({"json": exc.messages}))
-            outcomes = _save(course, {payload["slug"]: payload["files"]}, "api", new=True)
+            outcomes = _save(course, {payload["slug"]: payload["files"]}, payload["source"], new=True)
         return {"exercises": [_draft(outcome.exercise, outcome.version) for outcome in outcomes]}
 
 
@@ -243,7 +243,7 @@ class CourseExercise(MethodView):
         """A new draft version of the exercise from its files (proven as on POST); the same files as an existing
         version answer that version (200). Learners keep the published version until another is published."""
         course = _course(course_id)
-        outcome = _save(course, {slug: payload["files"]}, "api", new=False)[0]
+        outcome = _save(course, {slug: payload["files"]}, payload["source"], new=False)[0]
         return _draft(outcome.exercise, outcome.version), 201 if outcome.created else 200
 
     @blp.doc(security=BEARER)

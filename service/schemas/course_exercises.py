@@ -23,6 +23,13 @@ def _files_field(**kwargs) -> fields.Dict:
 
 
 FILES_JSON_SCHEMA = {"properties": {"files": {"propertyNames": {"pattern": FILE_NAME_PATTERN}}}}
+#: What a JSON body may say saved it, for the version history (an archive is always "upload", a sync "git").
+JSON_SOURCES = ("api", "dashboard")
+
+
+def _source_field() -> fields.String:
+    return fields.String(load_default="api", validate=validate.OneOf(JSON_SOURCES), metadata={
+        "description": "What saved the version, shown in its history: `api` (default) or `dashboard`"})
 
 
 class NewExerciseSchema(RequestSchema):
@@ -31,11 +38,13 @@ class NewExerciseSchema(RequestSchema):
         "description": "The exercise's name in URLs: 3-64 lowercase letters, digits and hyphens, unique across the "
                        "service (the catalog's and every course's)"})
     files = _files_field(required=True)
+    source = _source_field()
 
 
 class ExerciseFilesSchema(RequestSchema):
     JSON_SCHEMA = FILES_JSON_SCHEMA
     files = _files_field(required=True)
+    source = _source_field()
 
 
 class PublishSchema(RequestSchema):

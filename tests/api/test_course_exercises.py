@@ -52,7 +52,8 @@ def test_a_quiz_is_proven_at_once_published_and_versioned(client, course):
 
     again = client.put(draft["url"], headers=bearer(course["key"]), json={"files": quiz_files()})
     assert (again.status_code, again.json["version"]) == (200, 1)
-    second = client.put(draft["url"], headers=bearer(course["instructor"]), json={"files": quiz_files("Revised")})
+    second = client.put(draft["url"], headers=bearer(course["instructor"]),
+                        json={"files": quiz_files("Revised"), "source": "dashboard"})
     assert (second.status_code, second.json["version"]) == (201, 2)
 
     published = client.post(f"{draft['url']}/publish", headers=bearer(course["key"]), json={"version": 1})
@@ -61,7 +62,7 @@ def test_a_quiz_is_proven_at_once_published_and_versioned(client, course):
         "published", 1, 2)
     versions = client.get(f"{draft['url']}/versions", headers=bearer(course["key"])).json
     assert [(v["version"], v["author"], v["source"], v["current"], v["published_at"] is not None) for v in versions] == [
-        (2, "prof", "api", False, False), (1, "course key 'script'", "api", True, True)]
+        (2, "prof", "dashboard", False, False), (1, "course key 'script'", "api", True, True)]
     assert all(v["created_at"] and v["proof_status"] == "passed" for v in versions)
 
     diff = client.get(f"{draft['url']}/diff", headers=bearer(course["key"]), query_string={"from": 1, "to": 2}).json

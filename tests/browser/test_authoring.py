@@ -157,6 +157,7 @@ def test_authoring_a_code_exercise_from_template_to_published(page, live_server,
     history = page.locator("#history")
     expect(history.locator("tbody tr")).to_have_count(2)
     expect(history.locator('tr[data-version="2"]')).to_contain_text("current")
+    expect(history.locator('tr[data-version="2"]')).to_contain_text("dashboard")
     expect(history.locator('tr[data-version="1"]')).to_contain_text("failed")
     history.get_by_label("From").select_option("1")
     history.get_by_label("To").select_option("2")

@@ -523,7 +523,7 @@ export async function viewExerciseEditor(root, ctx, courseId, slug, kind) {
 
   /** Save the files as a new draft version (POST for a new exercise, PUT after): the draft as answered. */
   async function save() {
-    const body = { files: editors.files() };
+    const body = { files: editors.files(), source: "dashboard" };
     let answer;
     if (!state.slug) {
       const wanted = slugInput.value.trim();
