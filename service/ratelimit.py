@@ -143,7 +143,7 @@ def rate_limited(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any
                 return view(*args, **kwargs)
             retry = exceeded.retry_after_seconds
             return problem_response(429, "Too Many Requests",
-                                    f"Too many {scope}: at most {exceeded.limit}. Retry in {retry} s.",
+                                    f"Too many {scope.replace('_', ' ')}: at most {exceeded.limit}. Retry in {retry} s.",
                                     headers={"Retry-After": str(retry)})
 
         return wrapper
@@ -160,7 +160,7 @@ def refuse_past_limit(scope: str, caller: str, hits: int = 1) -> None:
         exceeded = rate_limits.exceeded(limits, scope, caller)
         if exceeded is not None:
             retry = exceeded.retry_after_seconds
-            problem_abort(429, f"Too many {scope}: at most {exceeded.limit}. Retry in {retry} s.",
+            problem_abort(429, f"Too many {scope.replace('_', ' ')}: at most {exceeded.limit}. Retry in {retry} s.",
                           title="Too Many Requests", headers={"Retry-After": str(retry)})
 
 

@@ -69,7 +69,7 @@ def test_authoring_a_code_exercise_from_template_to_published(page, live_server,
     sign_in(page, course["key"])
     page.get_by_role("link", name="Authoring", exact=True).click()
     expect(page).to_have_url(re.compile(rf"#/courses/{course['id']}/authoring$"))
-    expect(page.locator(".empty")).to_contain_text("No exercise of this course's own yet")
+    expect(page.get_by_text("No exercise of this course's own yet")).to_be_visible()
     # A template of each kind.
     new = page.locator("#new-exercise a")
     expect(new).to_have_count(5)

@@ -134,6 +134,7 @@ def test_pushes_are_rate_limited_per_course(make_app, course):
     http = limited.test_client()
     secret = _configure(http, course)["webhook_secret"]
     push = b'{"ref": "refs/heads/main"}'
-    statuses = [http.post(f"/api/v1/git-webhooks/{course.course_id}", data=push,
-                          headers=signed(secret, push)).status_code for _ in range(3)]
-    assert statuses == [202, 202, 429]
+    answers = [http.post(f"/api/v1/git-webhooks/{course.course_id}", data=push, headers=signed(secret, push))
+               for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [202, 202, 429]
+    assert answers[2].json["detail"].startswith("Too many git webhooks: at most 2 per 1 minute.")
