@@ -46,23 +46,33 @@ EXIT_SANDBOX_MISSING = 3
 
 #: Exercise versions' payloads kept per process (a version is immutable: content-addressed).
 PAYLOAD_CACHE_SIZE = 256
-_payloads: OrderedDict[int, dict[str, Any]] = OrderedDict()
+#: version id -> (its digest, its payload)
+_payloads: OrderedDict[int, tuple[str, dict[str, Any]]] = OrderedDict()
 _payloads_lock = threading.Lock()
 
 
 def exercise_payload(attempt: Attempt | PreviewAttempt) -> dict[str, Any]:
     """What the judge needs of the version the attempt answered (not the current one), read once
     per version and process: a version never changes, and reading it (its whole content, as JSON)
-    with every claimed attempt cost more CPU than the rest of the claim. The judge only reads it."""
+    with every claimed attempt cost more CPU than the rest of the claim. The judge only reads it.
+
+    A hit is checked against the version's digest (one indexed read): a deleted course exercise's
+    version id is given again to a new version on SQLite (its rowids restart past the highest kept),
+    and the process must not grade the new one with the old one's files."""
     version_id = attempt.exercise_version_id
     with _payloads_lock:
-        payload = _payloads.get(version_id)
-        if payload is not None:
-            _payloads.move_to_end(version_id)
-            return payload
-    payload = read_payload(attempt, version_id)
+        kept = _payloads.get(version_id)
+    if kept is not None:
+        with _read_only(attempt) as connection:
+            digest = connection.scalar(select(ExerciseVersion.digest).where(ExerciseVersion.id == version_id))
+        if digest == kept[0]:
+            with _payloads_lock:
+                if version_id in _payloads:
+                    _payloads.move_to_end(version_id)
+            return kept[1]
+    digest, payload = _read_version(attempt, version_id)
     with _payloads_lock:
-        _payloads[version_id] = payload
+        _payloads[version_id] = (digest, payload)
         while len(_payloads) > PAYLOAD_CACHE_SIZE:
             _payloads.popitem(last=False)
     return payload
@@ -101,21 +111,30 @@ def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     return {"result": {"status": "passed" if report.passed else "failed", **report.to_json()}}
 
 
-def read_payload(job: Any, version_id: int) -> dict[str, Any]:
-    """What the judge needs of a version ({"slug", "spec", "files"}), read for a job the worker's
-    session loaded, on a connection of its own that reads without a lock: in the session it would
-    open a transaction, which on SQLite holds the database's write lock through the whole grade."""
+def _read_only(job: Any) -> Any:
+    """A connection of its own that reads without a lock, for a job the worker's session loaded: in
+    the session it would open a transaction, which on SQLite holds the database's write lock through
+    the whole grade."""
     session = object_session(job)
     assert session is not None  # the job was loaded by the worker's session
     engine = session.get_bind()
     assert isinstance(engine, Engine)
-    with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
-        slug, content = connection.execute(
-            select(Exercise.slug, ExerciseVersion.content).join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id)
-            .where(ExerciseVersion.id == version_id)).one()
+    return engine.execution_options(**{READ_ONLY: True}).connect()
+
+
+def _read_version(job: Any, version_id: int) -> tuple[str, dict[str, Any]]:
+    with _read_only(job) as connection:
+        slug, digest, content = connection.execute(
+            select(Exercise.slug, ExerciseVersion.digest, ExerciseVersion.content)
+            .join(ExerciseVersion, ExerciseVersion.exercise_id == Exercise.id).where(ExerciseVersion.id == version_id)).one()
     # exercise.toml as written, where the version keeps it (a course's): a proof's problems get its lines.
     spec_text = (content.get("source") or {}).get("exercise.toml")
-    return {"slug": slug, "spec": content["spec"], "files": content["files"], "spec_text": spec_text}
+    return digest, {"slug": slug, "spec": content["spec"], "files": content["files"], "spec_text": spec_text}
+
+
+def read_payload(job: Any, version_id: int) -> dict[str, Any]:
+    """What the judge needs of a version ({"slug", "spec", "files"}), read for a job."""
+    return _read_version(job, version_id)[1]
 
 
 HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {

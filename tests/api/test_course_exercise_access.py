@@ -273,3 +273,36 @@ def test_a_preview_runs_a_draft_version_for_its_courses_staff_alone(app, client,
     assert client.post("/api/v1/runs", headers=bearer(world.x_learner), json=body).status_code == 403
     assert client.post("/api/v1/runs", headers=bearer(world.x_key), json={"version": 1, "code": "print(1)"}
                        ).status_code == 422
+
+
+@pytest.mark.backends("sqlite")
+def test_a_version_id_given_again_after_a_delete_is_graded_with_its_own_files(app, world):
+    """SQLite gives a deleted exercise's version id to the next version: a worker that kept the old
+    version's files must not grade the new one with them (service/jobs/worker.py exercise_payload)."""
+    from service.jobs.worker import exercise_payload
+    from service.services import authoring
+
+    with app.app_context():
+        session = db_session()
+        old = session.scalar(select(Exercise).where(Exercise.slug == OTHERS_QUIZ))  # the last one made
+        old_version_id = old.version.id
+
+        def preview_of(version_id: int) -> PreviewAttempt:
+            row = PreviewAttempt(course_id=world.y, client_id=session.get_one(Course, world.y).client_id,
+                                 exercise_version_id=version_id, actor="prof", code="", status="queued")
+            session.add(row)
+            session.commit()
+            return row
+
+        assert exercise_payload(preview_of(old_version_id))["slug"] == OTHERS_QUIZ  # kept by this process
+        session.execute(update(Exercise).where(Exercise.id == old.id).values(published=False))
+        session.query(PreviewAttempt).delete()
+        authoring.delete_exercise(session, old)
+        session.commit()
+        files = {path: text for path, text in authoring.version_files(
+            session.scalar(select(Exercise).where(Exercise.slug == QUIZ)).version).items()}
+        new = authoring.save_draft(session, session.get_one(Course, world.y), "y-new-quiz", files, author="prof",
+                                   source="api")
+        session.commit()
+        assert new.version.id == old_version_id  # the id came back
+        assert exercise_payload(preview_of(new.version.id))["slug"] == "y-new-quiz"
