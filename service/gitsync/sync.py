@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import background
 from ..catalog.loader import exercise_from_files
+from ..catalog.proof import ProofProblem, ProofReport, format_report
 from ..config import Settings
 from ..database import engine_for
 from ..models import Course, CourseGitRepo, Exercise, ExerciseProof, ExerciseVersion, GitSync, GitSyncStatus
@@ -55,21 +56,13 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Problem:
-    file: str
-    field: str
-    message: str
-    line: int | None = None
-
-
-@dataclass(frozen=True)
 class ExerciseOutcome:
     """What one sync did with one exercise folder (stored as JSON in git_syncs.exercises)."""
 
     slug: str
     outcome: str
     version: int | None = None
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[ProofProblem] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,14 +81,14 @@ def queue_sync(session: Session, course_id: int, requested_by: str) -> GitSync:
     return sync
 
 
-def _problems(found: list[Any]) -> list[Problem]:
-    return [Problem(p.path, p.field, p.message) for p in found]
+def _problems(found: list[Any]) -> list[ProofProblem]:
+    """Format problems as a proof names them: the file in the exercise's folder, with its line."""
+    return format_report(found).problems
 
 
-def _report_problems(report: dict[str, Any] | None) -> list[Problem]:
-    """A version's proof problems (the ProofReport's JSON, service/catalog/proof.py)."""
-    return [Problem(str(p.get("file", "")), str(p.get("field", "")), str(p.get("message", "")), p.get("line"))
-            for p in (report or {}).get("problems", [])]
+def _report_problems(report: dict[str, Any] | None) -> list[ProofProblem]:
+    """A version's proof problems (the ProofReport's JSON)."""
+    return ProofReport.from_json(report or {}).problems
 
 
 def _apply_folder(session: Session, course: Course, folder: ExerciseFolder, commit: str,
@@ -106,7 +99,7 @@ def _apply_folder(session: Session, course: Course, folder: ExerciseFolder, comm
 
     if folder.refused:
         return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[
-            Problem(f"{folder.slug}/{rel}", "(file)", "a symbolic link or submodule: only plain files are read")
+            ProofProblem(rel, "(file)", "a symbolic link or submodule: only plain files are read")
             for rel in folder.refused])
     exercise_file, problems = exercise_from_files(folder.slug, folder.files)
     if exercise_file is None:
@@ -123,8 +116,8 @@ def _apply_folder(session: Session, course: Course, folder: ExerciseFolder, comm
         draft = authoring.save_draft(session, course, folder.slug, files, author=ACTOR, source="git",
                                      note=f"git {commit}", publish_when_proven=True)
     except authoring.SlugTaken:
-        return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[Problem(
-            folder.slug, "(folder name)", "this slug is taken by another exercise: rename the folder")])
+        return ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[ProofProblem(
+            "", "(folder name)", "this slug is taken by another exercise: rename the folder")])
     if draft.proof_job is not None:
         proof_jobs.append(draft.proof_job)
     version = draft.version
@@ -165,7 +158,7 @@ def apply_folders(session: Session, course: Course, folders: list[ExerciseFolder
             savepoint.rollback()
             log.exception("git sync of course %s: exercise %s failed", course.id, folder.slug)
             outcomes.append(ExerciseOutcome(folder.slug, Outcome.INVALID, problems=[
-                Problem(folder.slug, "(sync)", f"could not be saved ({type(exc).__name__}): try again")]))
+                ProofProblem("", "(sync)", f"could not be saved ({type(exc).__name__}): try again")]))
     outcomes += _removed(session, course, {folder.slug for folder in folders})
     return outcomes
 
