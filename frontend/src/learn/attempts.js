@@ -36,7 +36,7 @@ function attemptItem(attempt, number, detail, restore) {
     panel.hidden = expanded;
     if (!expanded && !panel.childElementCount) panel.append(...attemptDetail(attempt, number, detail, restore));
   });
-  return el("li", {}, open, panel);
+  return el("li", { dataset: { attempt: attempt.id } }, open, panel);
 }
 
 // The count from the X-Pagination header, or `fallback` without one.
@@ -48,16 +48,32 @@ function totalOf(headers, fallback) {
   }
 }
 
-// The section of earlier attempts; load() (again after each submission) fills it for the learner.
+// Whether an attempt's answer says the explanation is shown to the learner now (its standing says
+// so; an answer without one: its explanation, or a right choice named that the learner missed).
+function explanationShown(attempt) {
+  if (attempt.standing && typeof attempt.standing.explanation_shown === "boolean") return attempt.standing.explanation_shown;
+  return Boolean(attempt.explanation) || (attempt.feedback || []).some((f) => f.choice !== undefined && f.selected === false);
+}
+
+// The section of earlier attempts; load() fills it for the learner, add(attempt) puts a submission's
+// answer on top without asking again (one request fewer per submission), except when that answer
+// shows the explanation and the listed attempts were loaded without it: then it loads them again,
+// as the earlier grades may now show their explanation and the right choices.
 // restore(attempt) puts an attempt's answer back where the learner writes one.
 export function earlierAttempts({ api, session, detail, restore, preview = false }) {
   const list = el("ul", { class: "attempts" });
   const status = el("p", { class: "muted" });
   let loads = 0; // only the latest load fills the list
+  let loaded = null; // after a load: {total, shown} (how many, and whether the explanation was shown)
+
+  function describe(total) {
+    status.textContent = total ? `${total} attempt${total === 1 ? "" : "s"}, newest first.` : "No attempts yet.";
+  }
 
   async function load() {
     if (preview) return; // preview attempts are nobody's: there is no history to list
     const current = ++loads;
+    loaded = null;
     clear(list);
     if (session.state !== "active") {
       status.textContent = "Sign in to see your earlier attempts.";
@@ -74,12 +90,28 @@ export function earlierAttempts({ api, session, detail, restore, preview = false
       if (current !== loads) return;
       const attempts = data.attempts || [];
       const total = totalOf(headers, attempts.length);
-      status.textContent = attempts.length ? `${total} attempt${total === 1 ? "" : "s"}, newest first.` : "No attempts yet.";
+      describe(total);
       attempts.forEach((attempt, index) => list.append(attemptItem(attempt, total - index, detail, restore)));
+      loaded = { total, shown: attempts.some(explanationShown) };
     } catch (error) {
       status.textContent = `Your earlier attempts could not be loaded. ${errorText(error)}`;
     }
   }
 
-  return { element: preview ? null : section("Your earlier attempts", status, list), load };
+  async function add(attempt) {
+    if (preview) return;
+    const shown = explanationShown(attempt);
+    if (!loaded || !attempt || !attempt.id || (shown && !loaded.shown && loaded.total > 0)) {
+      await load();
+      if (loaded && shown) loaded.shown = true; // loaded as it is shown now (an exercise with no explanation text too)
+      return;
+    }
+    if (list.querySelector(`li[data-attempt="${CSS.escape(String(attempt.id))}"]`)) return; // listed already
+    loaded.total += 1;
+    loaded.shown = loaded.shown || shown;
+    describe(loaded.total);
+    list.prepend(attemptItem(attempt, loaded.total, detail, restore));
+  }
+
+  return { element: preview ? null : section("Your earlier attempts", status, list), load, add };
 }

@@ -87,7 +87,7 @@ export function codeAnswer({ api, detail, exercise, input, status, actions, afte
       actions.showStanding(attempt.standing);
       status.textContent = attempt.status === "graded" ? `Graded: score ${percent(attempt.score ?? 0)}.` : "The grader failed: try again later.";
     }
-    afterSubmit(); // not awaited: the buttons come back at once
+    afterSubmit(attempt); // the history takes the attempt as it stands (not awaited: the buttons come back at once)
   }));
 
   return section("Your answer", ...input.elements, el("div", { class: "buttons" }, runButton, submitButton, resetButton),

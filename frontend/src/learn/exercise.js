@@ -161,7 +161,7 @@ function renderExercise({ api, session, detail, exercise, root, problem }) {
   const isCode = detail.kind === "code";
   const input = isCode ? codeInput({ session, detail, exercise, status }) : quizInput({ detail, status });
   const attempts = earlierAttempts({ api, session, detail, restore: input.restore, preview: exercise.preview });
-  const parts = { api, detail, exercise, input, status, actions, afterSubmit: attempts.load };
+  const parts = { api, detail, exercise, input, status, actions, afterSubmit: attempts.add };
   append(root, [
     previewBanner(exercise),
     notice,

@@ -128,6 +128,7 @@ export function quizAnswer({ api, detail, exercise, input, status, actions, afte
     event.preventDefault();
     const answer = input.read();
     if (answer.problem) {
+      clear(resultBox); // an old grade never sits under the new answer's problem
       status.textContent = answer.problem;
       answer.focus?.focus();
       return;
@@ -139,7 +140,7 @@ export function quizAnswer({ api, detail, exercise, input, status, actions, afte
       resultBox.append(renderQuizGrade(data, choiceTextOf(detail)));
       actions.showStanding(data.standing);
       status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${percent(data.score ?? 0)}.`;
-      afterSubmit(); // not awaited: the buttons come back at once
+      afterSubmit(data); // the history takes the POST's answer (not awaited: the buttons come back at once)
     });
   });
   return section("Your answer", input.element, status, resultBox);

@@ -1,43 +1,62 @@
-// Results as the learner reads them: a run's output, values and numerical check, and a grade's
-// score, checks, worst element, likely cause and explanation. Everything from the server is text.
+// Results as the learner reads them, a tutor's answer first: ONE verdict line (the score and the
+// headline of a grade), then, when something failed, the likely cause in plain words with what to
+// do and the one failing case that shows it; then what the learner's code raised. Everything else
+// (the check list with its weights, the tables of values, what the code printed) is folded under
+// <details>. Names of checks, causes and error stages come from the terms table (terms.js), never
+// from identifiers. Everything from the server is text.
+//
+// DOM hooks: .verdict (the heading line), .capped (why a score is capped), .cause (.cause-title,
+// .cause-advice), .example, .error-block, details.all-checks, details.values, details.output.
+// The server's `diagnosis` ({headline, cause: {title, advice}, example, failed_checks}) drives the
+// first lines; without one (an older server, a quiz) they are made from the report.
 
 import { penaltyNote } from "./standing.js";
 import { el } from "../dom.js";
 import { num, percent, values } from "../format.js";
 import { markdownBlock } from "./markdown.js";
+import { causeTerm, checkTitle, stageWords, statusVerdict } from "./terms.js";
 
+// A report's status in words, for a server whose terms table does not say it.
 const VERDICTS = {
-  passed: "every check passed",
-  failed: "some checks failed",
-  syntax_error: "the code does not parse",
-  too_large: "the code is too large",
-  timeout: "the code ran too long and was stopped",
-  memory_limit: "the code ran out of memory",
-  output_limit: "the code printed far too much",
-  forbidden: "the code tried something the sandbox forbids",
-  crashed: "the code crashed before it reported",
-  bad_output: "the code sent back something that is not a result",
-  internal_error: "the grader failed (not your code): try again later",
+  passed: "Every check passed.",
+  failed: "Some checks failed.",
+  syntax_error: "Your code does not parse.",
+  too_large: "Your code is too large.",
+  timeout: "Your code ran too long and was stopped.",
+  memory_limit: "Your code ran out of memory.",
+  output_limit: "Your code printed far too much.",
+  forbidden: "Your code tried something the sandbox forbids.",
+  crashed: "Your code crashed before it reported.",
+  bad_output: "Your code sent back something that is not a result.",
+  internal_error: "The grader failed (not your code): try again later.",
 };
 
-function checkName(name) {
-  return String(name).replace(/_/g, " ");
+function verdictOf(status) {
+  return statusVerdict(status) || VERDICTS[status] || "Some checks failed.";
 }
 
 function mark(passed) {
   return el("span", { class: passed ? "mark ok" : "mark bad" }, passed ? "✓ passed" : "✗ failed");
 }
 
+function fold(className, summary, children, open = false) {
+  const parts = [children].flat(Infinity).filter(Boolean);
+  if (!parts.length) return null;
+  return el("details", { class: `more ${className}`, open }, el("summary", {}, summary), ...parts);
+}
+
 function pre(label, text, className = "output") {
   return [el("h4", {}, label), el("pre", { class: className, tabindex: "0" }, String(text))];
 }
 
+// "Your code raised ZeroDivisionError while backward ran: division by zero", and its traceback.
 export function errorBlock(error) {
   if (!error) return null;
-  const where = error.where ? ` in ${error.where}` : "";
+  const words = error.where ? stageWords(error.where) : null;
+  const message = String(error.message ?? "");
   return el("div", { class: "error-block" },
-    el("p", {}, el("strong", {}, `${error.type || "Error"}${where}: `), String(error.message ?? "")),
-    error.traceback ? el("pre", { class: "output", tabindex: "0" }, String(error.traceback)) : null);
+    el("p", {}, el("strong", {}, `Your code raised ${error.type || "an exception"}${words ? ` ${words}` : ""}`), message ? `: ${message}` : "."),
+    error.traceback ? el("pre", { class: "output", tabindex: "0", "aria-label": "Traceback" }, String(error.traceback)) : null);
 }
 
 function outputBlocks(output) {
@@ -50,11 +69,14 @@ function outputBlocks(output) {
   return blocks;
 }
 
+// A table whose cells carry their column's header (data-label): on a phone each row reads as a block.
 function table(caption, head, rows) {
-  return el("div", { class: "table-wrap" }, el("table", {},
+  return el("div", { class: "table-wrap" }, el("table", { class: "blocks" },
     el("caption", {}, caption),
     el("thead", {}, el("tr", {}, head.map((cell) => el("th", { scope: "col" }, cell)))),
-    el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) => (i === 0 ? el("th", { scope: "row" }, cell) : el("td", {}, cell))))))));
+    el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) => (i === 0
+      ? el("th", { scope: "row", "data-label": head[i] }, cell)
+      : el("td", { "data-label": head[i] }, cell))))))));
 }
 
 function inputValue(input) {
@@ -66,7 +88,7 @@ function inputValue(input) {
 function diagnosticsTable(diagnostics, caption) {
   if (!diagnostics || !diagnostics.length) return null;
   const rows = diagnostics.map((d) => [
-    checkName(d.check || ""),
+    checkTitle(d.check) || "",
     [d.case, d.input].filter(Boolean).join(", "),
     d.index !== undefined ? values(d.index) : "",
     d.input_value !== undefined ? num(d.input_value) : "",
@@ -75,70 +97,120 @@ function diagnosticsTable(diagnostics, caption) {
     d.expected !== undefined ? values(d.expected) : "",
   ]);
   const head = ["check", "input", "worst element", "input value", "your backward", "finite differences", "expected"];
-  const used = head.map((_, i) => i < 2 || rows.some((row) => row[i] !== "")); // no empty column
+  const used = head.map((_, i) => (i === 1 || rows.some((row) => row[i] !== ""))); // no empty column
   return table(caption, head.filter((_, i) => used[i]), rows.map((row) => row.filter((_, i) => used[i])));
 }
 
-function causeList(items) {
-  const unique = [...new Set((items || []).filter(Boolean))];
-  if (!unique.length) return null;
-  return el("div", { class: "causes" }, el("h4", {}, "Likely cause"), el("ul", {}, unique.map((text) => el("li", {}, text))));
+// One check of the list: its mark, its title (when the terms table names it), its message, its weight.
+function checkItem(c) {
+  const title = checkTitle(c.name);
+  const message = String(c.message ?? "");
+  return el("li", { class: c.passed ? "ok" : "bad" }, mark(c.passed), " ",
+    title ? el("strong", {}, title) : null, title && message ? ": " : "", message,
+    c.weight ? el("span", { class: "muted" }, ` (${percent(c.weight, 1)} of the score)`) : null);
 }
 
-// POST /api/v1/runs' result.
+function checkList(checks) {
+  if (!checks || !checks.length) return null;
+  return el("ul", { class: "checks" }, checks.map(checkItem));
+}
+
+// The likely cause: the diagnosis's, else the first the report names (by name from the terms table,
+// or as the report's advice text). Returns {title, advice} or null.
+function causeOf(diagnosis, names, texts) {
+  if (diagnosis && diagnosis.cause && (diagnosis.cause.title || diagnosis.cause.advice)) return diagnosis.cause;
+  if (diagnosis) return null; // the server has looked: no cause it can name
+  for (const name of names || []) {
+    const term = causeTerm(name);
+    if (term) return { title: term.title, advice: term.advice };
+  }
+  const text = (texts || []).find((t) => typeof t === "string" && t.trim());
+  return text ? { title: null, advice: text } : null;
+}
+
+// The first lines after the verdict: the cause and what to do, and the example that shows it.
+function causeBlock(cause, example) {
+  if (!cause && !example) return null;
+  const box = el("div", { class: "cause" });
+  if (cause) {
+    box.append(el("p", { class: "cause-title" },
+      el("strong", {}, cause.title ? `Likely cause: ${cause.title}.` : "Likely cause:"), " ",
+      cause.advice ? el("span", { class: "cause-advice" }, String(cause.advice)) : null));
+  }
+  if (example) box.append(el("p", { class: "example" }, String(example)));
+  return box;
+}
+
+// Why a score is capped (attempt.scoring, the gate policy), in one line; null when it is not.
+export function cappedNote(attempt) {
+  const scoring = attempt && attempt.scoring;
+  if (!scoring || !scoring.capped) return null;
+  const earned = scoring.checks_score !== undefined && scoring.checks_score !== null ? `the checks give ${percent(scoring.checks_score)}, but ` : "";
+  return el("p", { class: "capped" },
+    `Capped at ${percent(scoring.cap)}: ${earned}no attempt scores more while its gradients are wrong.`);
+}
+
+// The verdict heading: "Score: 58%. Not yet: your backward's gradients are wrong."
+function verdictLine(className, text) {
+  return el("h3", { class: `verdict ${className}`, tabindex: "-1" }, text);
+}
+
+// POST /api/v1/runs' answer: the run, its result and (a newer server's) diagnosis.
 export function renderRun(run) {
   const r = run.result || {};
   const box = el("div", { class: "run-result" });
-  box.append(el("h3", {}, "Run result"));
   if (run.status === "error") {
-    box.append(el("p", { class: "bad" }, "The sandbox failed to run the code (not your code's fault): try again."));
+    box.append(verdictLine("bad", "Run: the sandbox failed to run the code (not your code's fault): try again."));
     return box;
   }
   if (run.status !== "finished") {
-    box.append(el("p", {}, `The run is ${run.status}.`));
+    box.append(verdictLine("", `Run: the run is ${run.status}.`));
     return box;
   }
-  if (r.status && r.status !== "ok") box.append(el("p", { class: "bad" }, `Verdict: ${VERDICTS[r.status] || r.status}.`));
-  const err = errorBlock(r.error);
-  if (err) box.append(el("h4", {}, "Your code raised an exception"), err);
-  box.append(...outputBlocks(r.output));
+  const diagnosis = run.diagnosis || null;
+  const checks = r.checks || [];
+  const diags = checks.flatMap((c) => c.diagnostics || []);
+  let headline;
+  let passed = r.passed === true;
+  if (diagnosis && diagnosis.headline) {
+    headline = diagnosis.headline;
+    passed = Boolean(diagnosis.passed);
+  } else if (r.status && r.status !== "ok" && r.status !== "error") headline = verdictOf(r.status);
+  else if (r.error) headline = "Your code raised an exception.";
+  else if (checks.length) headline = passed ? "Every check passed on these inputs." : "Some checks failed on these inputs.";
+  else headline = "Your code ran.";
+  box.append(verdictLine(passed ? "ok" : (r.error || checks.length || (r.status && r.status !== "ok") ? "bad" : ""), `Run: ${headline}`));
+  const cause = causeOf(diagnosis, r.likely_causes || checks.map((c) => c.likely_cause).filter(Boolean), diags.map((d) => d.hint));
+  const block = causeBlock(passed ? null : cause, diagnosis && !passed ? diagnosis.example : null);
+  if (block) box.append(block);
+  box.append(errorBlock(r.error) || []);
+  if (r.forward && !r.gradcheck && !checks.length && !r.error) {
+    const returned = (r.forward.outputs || []).map((o) => (o.kind === "tensor" ? "a tensor" : o.type || o.kind)).join(", ");
+    box.append(el("p", { class: "notice" }, `No gradients and no numerical check: forward returned ${returned || "nothing"}, not a tensor that requires grad.`));
+  }
+
+  const listed = [checkList(checks)];
+  if (r.gradcheck && r.gradcheck.note) listed.push(el("p", { class: "muted" }, String(r.gradcheck.note)));
+  box.append(fold("all-checks", "All checks", listed) || []);
+
+  const tables = [];
   if (r.inputs && r.inputs.length) {
-    box.append(table("Inputs", ["input", "type", "values"], r.inputs.map((i) => [i.name,
+    tables.push(table("Inputs", ["input", "type", "values"], r.inputs.map((i) => [i.name,
       i.type === "tensor" ? `tensor ${values(i.shape || [])} ${i.dtype}` : i.type, inputValue(i)])));
   }
   if (r.forward && r.forward.outputs) {
-    box.append(table("Forward", ["output", "shape and dtype", "values"], r.forward.outputs.map((o, i) => [
+    tables.push(table("Forward", ["output", "shape and dtype", "values"], r.forward.outputs.map((o, i) => [
       `output ${i}`, o.kind === "tensor" ? `${values(o.shape || [])} ${o.dtype}${o.requires_grad ? ", requires grad" : ""}` : String(o.type || o.kind || ""),
       o.values !== undefined ? values(o.values) : (o.value !== undefined ? values(o.value) : "")])));
   }
   if (r.gradients) {
-    box.append(table("Gradients (of y.sum(), grad_output = ones)", ["input", "gradient"],
+    tables.push(table("Gradients (of y.sum(), grad_output = ones)", ["input", "gradient"],
       Object.entries(r.gradients).map(([name, g]) => [name, values(g)])));
   }
-  if (r.forward && !r.gradcheck && !(r.checks && r.checks.length) && !r.error) {
-    const returned = (r.forward.outputs || []).map((o) => (o.kind === "tensor" ? "a tensor" : o.type || o.kind)).join(", ");
-    box.append(el("p", { class: "notice" }, `No gradients and no numerical check: forward returned ${returned || "nothing"}, not a tensor that requires grad.`));
-  }
-  if (r.gradcheck) {
-    const g = r.gradcheck;
-    box.append(el("div", { class: "gradcheck" },
-      el("h4", {}, "Numerical check (gradcheck): ", mark(g.passed)),
-      g.message ? el("p", {}, String(g.message)) : null,
-      g.note ? el("p", { class: "muted" }, String(g.note)) : null));
-  }
-  if (r.checks && r.checks.length) {
-    box.append(el("h4", {}, "Checks"), el("ul", { class: "checks" }, r.checks.map((c) => el("li", { class: c.passed ? "ok" : "bad" },
-      mark(c.passed), " ", el("strong", {}, checkName(c.name)), ": ", String(c.message ?? "")))));
-    const diags = r.checks.flatMap((c) => c.diagnostics || []);
-    const t = diagnosticsTable(diags, "Where it went wrong (the worst element of each failed check)");
-    if (t) box.append(t);
-    const causes = causeList(diags.map((d) => d.hint));
-    if (causes) box.append(causes);
-  }
-  if (r.passed !== undefined && r.checks) {
-    box.append(el("p", { class: r.passed ? "ok summary" : "bad summary" },
-      r.passed ? "Every check passed on these inputs." : "Some checks failed on these inputs."));
-  }
+  tables.push(diagnosticsTable(diags, "Where it went wrong (the worst element of each failed check)"));
+  box.append(fold("values", "Values", tables) || []);
+  // A plain script (no Function to check): what it printed is the whole answer, shown open.
+  box.append(fold("output", "Output", outputBlocks(r.output), !checks.length && !r.error) || []);
   return box;
 }
 
@@ -148,47 +220,58 @@ export function renderCodeGrade(attempt) {
   const box = el("div", { class: "grade" });
   const report = attempt.report || {};
   if (attempt.status === "error" || report.status === "internal_error") {
-    box.append(el("h3", {}, "Not graded"), el("p", { class: "bad" }, VERDICTS.internal_error));
+    box.append(verdictLine("bad", `Not graded: ${VERDICTS.internal_error}`));
     return box;
   }
-  box.append(el("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
-  const codePenalty = penaltyNote(attempt);
-  if (codePenalty) box.append(codePenalty);
-  box.append(el("p", { class: report.status === "passed" ? "ok summary" : "bad summary" },
-      report.status === "passed" ? "Every check passed." : `Not yet: ${VERDICTS[report.status] || report.status}.`));
-  if (report.checks) {
-    box.append(el("h4", {}, "Checks"), el("ul", { class: "checks" }, report.checks.map((c) => el("li", { class: c.passed ? "ok" : "bad" },
-      mark(c.passed), " ", el("strong", {}, checkName(c.name)), c.weight ? ` (${percent(c.weight, 1)} of the score)` : "", ": ",
-      String(c.message ?? "")))));
+  const diagnosis = attempt.diagnosis || null;
+  const passed = diagnosis ? Boolean(diagnosis.passed) : report.status === "passed";
+  const headline = diagnosis && diagnosis.headline ? diagnosis.headline
+    : passed ? "Every check passed." : `Not yet: ${verdictOf(report.status)}`;
+  box.append(verdictLine(passed ? "ok" : "bad", `Score: ${percent(attempt.score ?? 0)}. ${headline}`));
+  box.append(cappedNote(attempt) || [], penaltyNote(attempt) || []);
+  if (!passed) {
+    const cause = causeOf(diagnosis, report.likely_causes, report.feedback);
+    box.append(causeBlock(cause, diagnosis ? diagnosis.example : null) || []);
   }
-  const t = diagnosticsTable(report.diagnostics, "The worst element of each failed comparison");
-  if (t) box.append(t);
-  const causes = causeList(report.feedback);
-  if (causes) box.append(causes);
-  const err = errorBlock(report.error);
-  if (err) box.append(el("h4", {}, "Your code raised an exception"), err);
-  if (report.output && (report.output.stdout || report.output.stderr)) box.append(...outputBlocks(report.output));
+  box.append(errorBlock(report.error) || []);
+  box.append(fold("all-checks", "All checks", checkList(report.checks)) || []);
+  box.append(fold("values", "Values", diagnosticsTable(report.diagnostics, "The worst element of each failed comparison")) || []);
+  if (report.output && (report.output.stdout || report.output.stderr)) box.append(fold("output", "Output", outputBlocks(report.output)));
   if (attempt.explanation) box.append(el("h4", {}, "Explanation"), markdownBlock(attempt.explanation));
   return box;
+}
+
+// One choice the grade names: picked and right, picked and wrong, or right and missed (the server
+// lists a missed right choice only when the rules show the explanation).
+function choiceMark(f) {
+  if (f.selected && f.correct) return ["choice-right", "✓ Your pick is right:"];
+  if (f.selected) return ["choice-wrong", "✗ Your pick is wrong:"];
+  return ["choice-missed", "Missed: a right answer you did not pick:"];
 }
 
 // A graded quiz attempt; choiceText looks a choice id up (choice kinds).
 export function renderQuizGrade(attempt, choiceText) {
   const box = el("div", { class: "grade" });
-  box.append(el("h3", {}, `Score: ${percent(attempt.score ?? 0)}`));
-  const quizPenalty = penaltyNote(attempt);
-  if (quizPenalty) box.append(quizPenalty);
-  box.append(el("p", { class: attempt.correct ? "ok summary" : "bad summary" }, attempt.correct ? "Correct." : "Not quite."));
+  box.append(verdictLine(attempt.correct ? "ok" : "bad", `Score: ${percent(attempt.score ?? 0)}. ${attempt.correct ? "Correct." : "Not quite."}`));
+  box.append(cappedNote(attempt) || [], penaltyNote(attempt) || []);
   const feedback = attempt.feedback || [];
-  if (feedback.length) {
-    box.append(el("h4", {}, "Feedback"), el("ul", { class: "feedback" }, feedback.map((f) => {
-      let about = "";
-      if (f.choice !== undefined) {
-        about = `${f.selected ? "You chose" : "You did not choose"} ${f.correct ? "a right answer" : "a wrong answer"}: `;
-      } else if (f.answer !== undefined) about = `Your answer ${values(f.answer)}: `;
-      return el("li", {}, about, f.choice !== undefined ? el("span", { class: "choice-ref" }, choiceText(f.choice)) : null,
-        markdownBlock(f.feedback));
+  const choices = feedback.filter((f) => f.choice !== undefined);
+  if (choices.length) {
+    const missed = choices.filter((f) => !f.selected).length;
+    box.append(el("ul", { class: "feedback choice-marks" }, choices.map((f) => {
+      const [className, about] = choiceMark(f);
+      return el("li", { class: className, dataset: { choice: f.choice } },
+        el("span", { class: "choice-mark" }, about), " ", el("span", { class: "choice-ref" }, choiceText(f.choice)),
+        f.feedback ? markdownBlock(f.feedback) : null);
     })));
+    if (!attempt.correct && !missed && attempt.explanation === null) {
+      box.append(el("p", { class: "muted" }, "Which answers are right is shown with the explanation."));
+    }
+  }
+  const answers = feedback.filter((f) => f.choice === undefined);
+  if (answers.length) {
+    box.append(el("ul", { class: "feedback" }, answers.map((f) => el("li", {},
+      f.answer !== undefined ? `Your answer ${values(f.answer)}: ` : "", markdownBlock(f.feedback)))));
   }
   if (attempt.explanation) box.append(el("h4", {}, "Explanation"), markdownBlock(attempt.explanation));
   return box;
