@@ -2,12 +2,15 @@
 
 import { el } from "./dom.js";
 
-export { percent } from "/vendor/shared/format.js";
+import { percent } from "/vendor/shared/format.js";
 
+export { percent };
+
+/** A score (a fraction from 0 to 1) as the learner pages show it: a percentage ("58%", "58.3%"). */
 export function fmtScore(v) {
   if (v === null || v === undefined) return "—";
   const n = Number(v);
-  return Number.isFinite(n) ? n.toFixed(2) : String(v);
+  return Number.isFinite(n) ? percent(n, 1) : String(v);
 }
 
 const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });

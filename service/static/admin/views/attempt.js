@@ -2,16 +2,17 @@
 
 import { API, get, post, problemBox, query } from "../api.js";
 import { dl, el, empty, enc, link, section, table, toast } from "../dom.js";
-import { badge, fmtDuration, fmtNumber, fmtScore, learnerName, prettyJson, shortId, timeEl } from "../format.js";
+import { badge, fmtDuration, fmtNumber, fmtScore, learnerName, percent, prettyJson, shortId, timeEl } from "../format.js";
 import { render } from "../router.js";
 import { startRegrade } from "./regrades.js";
 import { STATUSES, VERDICTS } from "../vocabulary.js";
+import { causeTitle, checkTitle, loadTerms } from "../terms.js";
 
 export async function viewAttempt(root, ctx, id) {
   document.title = "Attempt " + shortId(id) + " · gradquiz dashboard";
   let a;
   try {
-    a = (await get(API + "/attempts/" + enc(id))).data;
+    [a] = await Promise.all([get(API + "/attempts/" + enc(id)).then((r) => r.data), loadTerms()]);
   } catch (e) {
     root.append(el("h1", {}, "Attempt"), problemBox(e, { optional: "Attempt details are not available on this server yet." }));
     return;
@@ -48,7 +49,7 @@ function facts(a) {
     ["Status", badge(a.status, STATUSES)],
     ["Verdict", badge(a.verdict, VERDICTS)],
     ["Score", el("span", {}, scoreText)],
-    ["Likely cause", a.likely_cause],
+    ["Likely cause", a.likely_cause ? el("span", { title: a.likely_cause }, causeTitle(a.likely_cause)) : null],
     a.report_status ? ["Report status", a.report_status] : null,
     a.grader_version ? ["Grader", a.grader_version] : null,
   ]));
@@ -71,10 +72,10 @@ function checks(a) {
   return section("Checks", table(["", "Check", "Weight", "Message", "Likely cause"], checks.map((c) =>
     el("tr", { class: c.passed ? "passed" : "failed", dataset: { check: c.name } },
       el("td", {}, el("span", { class: "badge " + (c.passed ? "b-passed" : "b-failed") }, c.passed ? "passed" : "failed")),
-      el("td", {}, el("code", {}, c.name)),
-      el("td", { class: "num" }, fmtNumber(c.weight)),
+      el("td", { title: c.name }, checkTitle(c.name)),
+      el("td", { class: "num" }, c.weight === null || c.weight === undefined ? "—" : percent(c.weight, 1)),
       el("td", { class: "message" }, c.message || ""),
-      el("td", {}, c.likely_cause || ""))), { class: "checks", caption: "Checks", captionHidden: true }));
+      el("td", {}, causeTitle(c.likely_cause)))), { class: "checks", caption: "Checks", captionHidden: true }));
 }
 
 /** The exception the submission raised. */
@@ -89,7 +90,7 @@ function diagnostics(a) {
   const value = (v) => v === undefined || v === null ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v);
   return section("Diagnostics",
     table(["Check", "Input", "Case", "Where", "Numerical", "Analytical", "Hint"], a.diagnostics.map((d) => el("tr", {},
-      el("td", {}, el("code", {}, value(d.check))), el("td", {}, value(d.input)), el("td", {}, value(d.case)),
+      el("td", { title: value(d.check) }, d.check ? checkTitle(d.check) : "—"), el("td", {}, value(d.input)), el("td", {}, value(d.case)),
       el("td", {}, value(d.index)), el("td", { class: "num" }, value(d.numerical)),
       el("td", { class: "num" }, value(d.analytical)), el("td", { class: "message" }, d.hint || "")))),
     el("details", { class: "chart-table" }, el("summary", {}, "Every diagnostic in full (JSON)"),
@@ -183,8 +184,8 @@ function fmtTiming(name, value) {
 
 function overrideForm(a) {
   const error = el("div", { class: "form-error", "aria-live": "assertive" });
-  const score = el("input", { id: "override-score", name: "score", type: "number", min: 0, max: 1, step: "0.01",
-    required: true, inputmode: "decimal", value: a.score === null || a.score === undefined ? "" : String(Math.round(a.score * 10000) / 10000) });
+  const score = el("input", { id: "override-score", name: "score", type: "number", min: 0, max: 100, step: "0.01",
+    required: true, inputmode: "decimal", value: a.score === null || a.score === undefined ? "" : String(Math.round(a.score * 10000) / 100) });
   const reason = el("textarea", { id: "override-reason", name: "reason", rows: 2, required: true, maxlength: 2000,
     placeholder: "Why the score changes: kept in the audit log, for staff" });
   const comment = el("textarea", { id: "override-comment", name: "learner_comment", rows: 2, maxlength: 2000,
@@ -194,7 +195,7 @@ function overrideForm(a) {
     el("h3", {}, "Override the score"),
     el("p", { class: "muted" }, "The grader's score is kept; the new score counts. The change is logged with your key's name, the time and the reason."),
     el("div", { class: "field-row" },
-      el("div", { class: "field" }, el("label", { for: "override-score" }, "New score (0–1)"), score),
+      el("div", { class: "field" }, el("label", { for: "override-score" }, "New score (%)"), score),
       el("div", { class: "field grow" }, el("label", { for: "override-reason" }, "Reason (required, staff only)"), reason),
       el("div", { class: "field grow" }, el("label", { for: "override-comment" }, "Comment for the learner (optional)"), comment),
       el("div", { class: "field buttons" }, submit)),
@@ -202,9 +203,9 @@ function overrideForm(a) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.replaceChildren();
-    const value = Number(score.value);
+    const value = Number(score.value) / 100; // typed as a percentage, sent as a fraction
     if (score.value.trim() === "" || !Number.isFinite(value) || value < 0 || value > 1) {
-      error.append(el("p", { class: "problem" }, "The score is a number from 0 to 1."));
+      error.append(el("p", { class: "problem" }, "The score is a percentage from 0 to 100."));
       score.focus();
       return;
     }

@@ -5,6 +5,7 @@ import { el, empty, enc, link } from "../dom.js";
 import { badge, learnerName, scoreCell, timeEl } from "../format.js";
 import { render } from "../router.js";
 import { DEFAULT_SORT, SORTS, STATUSES, VERDICTS } from "../vocabulary.js";
+import { causeChoices, causeTitle, loadTerms } from "../terms.js";
 
 const FILTERS = ["course", "exercise", "learner", "client", "status", "verdict", "likely_cause", "score_min",
   "score_max", "since", "until", "sort"];
@@ -28,7 +29,8 @@ function filterForm(params) {
       exerciseList.replaceChildren(...cache.exerciseSlugs.map((x) => el("option", { value: x })));
     }).catch(() => { /* suggestions only */ });
   }
-  const number = (name) => el("input", { id: "f-" + name, name, type: "number", min: 0, max: 1, step: "0.01",
+  // Scores are typed as percentages (the address keeps them so); the API takes fractions (apiFilters).
+  const number = (name) => el("input", { id: "f-" + name, name, type: "number", min: 0, max: 100, step: "any",
     value: params.get(name) || "", inputmode: "decimal" });
   const when = (name) => el("input", { id: "f-" + name, name, type: "datetime-local", value: params.get(name) || "" });
   const form = el("form", { class: "filters", id: "attempt-filters", role: "search", "aria-label": "Filter attempts" },
@@ -39,9 +41,11 @@ function filterForm(params) {
     field("client", "Client", text("client", { placeholder: "client name" })),
     field("status", "Status", select("status", STATUSES.map((s) => [s, s]), "any")),
     field("verdict", "Verdict", select("verdict", VERDICTS.map((s) => [s, s]), "any")),
-    field("likely_cause", "Likely cause", text("likely_cause", { placeholder: "e.g. wrong_sign" })),
-    field("score_min", "Score from", number("score_min")),
-    field("score_max", "Score to", number("score_max")),
+    field("likely_cause", "Likely cause", causeChoices().length
+        && (!params.get("likely_cause") || causeChoices().some(([name]) => name === params.get("likely_cause")))
+      ? select("likely_cause", causeChoices(), "any") : text("likely_cause", { placeholder: "a cause's name" })),
+    field("score_min", "Score from (%)", number("score_min")),
+    field("score_max", "Score to (%)", number("score_max")),
     field("since", "Submitted after", when("since")),
     field("until", "Submitted before", when("until")),
     field("sort", "Sort", select("sort", SORTS.filter((s) => s !== DEFAULT_SORT).map((s) => [s, SORT_LABELS[s] || s]),
@@ -73,6 +77,7 @@ function apiFilters(params) {
       const d = new Date(v);
       if (!Number.isNaN(d.getTime())) v = d.toISOString();
     }
+    if ((name === "score_min" || name === "score_max") && Number.isFinite(Number(v))) v = String(Number(v) / 100);
     out[name] = v;
   }
   return out;
@@ -87,12 +92,14 @@ function attemptRow(a) {
     el("td", {}, badge(a.status, STATUSES)),
     el("td", {}, badge(a.verdict, VERDICTS)),
     el("td", { class: "num" }, scoreCell(a)),
-    el("td", {}, a.likely_cause || ""),
+    el("td", { title: a.likely_cause || null }, causeTitle(a.likely_cause)),
     el("td", {}, link("#/attempts/" + enc(a.id), el("span", { class: "open" }, "Open"))));
 }
 
 export async function viewAttempts(root, ctx) {
   document.title = "Attempts · gradquiz dashboard";
+  await loadTerms();
+  if (!ctx.alive()) return;
   const filters = apiFilters(ctx.params);
   const exportBox = el("div", { class: "actions" },
     downloadButton("Export these as CSV", API + "/attempts.csv" + query(filters), "attempts.csv"));

@@ -6,6 +6,7 @@ import { $, card, el, empty, enc, link, loading, section, table, toast } from ".
 import { badge, fmtDuration, fmtNumber, fmtScore, percent, timeEl } from "../format.js";
 import { startRegrade } from "./regrades.js";
 import { exerciseRules } from "./rules.js";
+import { causeTitle, checkTitle, loadTerms } from "../terms.js";
 
 export async function viewExercise(root, ctx, slug) {
   document.title = slug + " · gradquiz dashboard";
@@ -56,8 +57,9 @@ export async function viewExercise(root, ctx, slug) {
       "Figures include every grade made before ", timeEl(s.counters_as_of), "; newer grades are still being counted."));
   }
   charts.append(histogram(s), attemptsByDay(s));
-  lists.append(counted(slug, "Most common failing checks", s.failing_checks, null, "Check"),
-    counted(slug, "Most common likely causes", s.likely_causes, (n) => ({ likely_cause: n }), "Likely cause"));
+  await loadTerms();
+  lists.append(counted(slug, "Most common failing checks", s.failing_checks, null, "Check", checkTitle),
+    counted(slug, "Most common likely causes", s.likely_causes, (n) => ({ likely_cause: n }), "Likely cause", causeTitle));
 }
 
 function histogram(s) {
@@ -66,7 +68,7 @@ function histogram(s) {
   if (!hist.some((b) => b.count)) histBox.append(empty("No graded attempts yet."));
   else {
     const label = (b) => fmtScore(b.from) + "–" + fmtScore(b.to);
-    const short = (b) => Number(b.from).toFixed(1) + "–" + Number(b.to).toFixed(1);
+    const short = (b) => Math.round(Number(b.from) * 100) + "–" + fmtScore(b.to);
     histBox.append(vbarChart(hist.map((b) => ({ label: label(b), short: short(b), value: b.count,
       title: label(b) + ": " + b.count + (b.count === 1 ? " learner" : " learners") })),
     { name: "histogram", caption: "Histogram of each learner's best score", axisLabel: "best score per learner",
@@ -93,10 +95,10 @@ function attemptsByDay(s) {
 }
 
 /** Names with their counts (failing checks, likely causes); `filter(name)`: the attempts with it. */
-function counted(slug, title, rows, filter, noun) {
+function counted(slug, title, rows, filter, noun, name) {
   return section(title, rows && rows.length
-    ? table([noun, "Attempts"], rows.map((r) => el("tr", {},
-      el("td", {}, filter ? link("#/attempts" + query(Object.assign({ exercise: slug }, filter(r.name))), r.name) : r.name),
+    ? table([noun, "Attempts"], rows.map((r) => el("tr", { dataset: { name: r.name } },
+      el("td", { title: r.name }, filter ? link("#/attempts" + query(Object.assign({ exercise: slug }, filter(r.name))), name(r.name)) : name(r.name)),
       el("td", { class: "num" }, fmtNumber(r.count)))))
     : empty("None."));
 }

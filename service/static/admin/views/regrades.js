@@ -7,8 +7,34 @@ import { REGRADE_STATUSES } from "../vocabulary.js";
 
 const POLL_MS = 1000;
 
-export async function startRegrade(target, button) {
+/** A regrade button's click: first asks, in the page (a dialog would block the tab), then starts the
+ * dry run. The question sits under the page's heading, the button stays off while it is asked. */
+export function startRegrade(target, button) {
+  const head = button.closest(".page-head") || button.parentElement;
+  const old = document.getElementById("regrade-ask");
+  if (old) old.remove();
+  const scope = target.attempt ? "this attempt" : target.course ? "the course's attempts of " + target.exercise : "every attempt of " + target.exercise;
+  const yes = el("button", { type: "button", id: "regrade-start" }, "Start the dry run");
+  const no = el("button", { type: "button", class: "secondary", id: "regrade-cancel" }, "Cancel");
+  const ask = el("section", { class: "card confirm", id: "regrade-ask", role: "group", "aria-labelledby": "regrade-ask-text" },
+    el("p", { id: "regrade-ask-text" }, "Grade " + scope + " again with the current version? It runs as a dry run on the grading workers; no score changes until you apply it."),
+    yes, " ", no);
   button.disabled = true;
+  no.addEventListener("click", () => {
+    ask.remove();
+    button.disabled = false;
+    button.focus();
+  });
+  yes.addEventListener("click", () => {
+    yes.disabled = true;
+    no.disabled = true;
+    runRegrade(target, button).finally(() => ask.remove());
+  });
+  head.after(ask);
+  yes.focus();
+}
+
+async function runRegrade(target, button) {
   try {
     const { data } = await post(API + "/regrades", target);
     toast("Dry run started: nothing changes until you apply it.");
@@ -82,7 +108,8 @@ function regradeView(r, onConfirm, onDone) {
       el("td", {}, link("#/attempts/" + enc(e.attempt), el("code", {}, shortId(e.attempt)))),
       el("td", {}, badge(e.status)), el("td", { class: "message" }, e.message || ""))))));
   }
-  if (r.status === "ready") parts.push(applyBox(r, onConfirm, onDone));
+  const changed = ((r.summary || {}).up || 0) + ((r.summary || {}).down || 0);
+  if (r.status === "ready" && changed > 0) parts.push(applyBox(r, onConfirm, onDone)); // nothing to apply: no button
   return parts;
 }
 
@@ -120,7 +147,7 @@ function regradeDiff(r) {
         el("td", {}, c.client || ""),
         el("td", { class: "num" }, fmtScore(c.old_score)),
         el("td", { class: "num" }, fmtScore(c.new_score)),
-        el("td", { class: "num delta" }, (delta > 0 ? "▲ +" : "▼ ") + fmtScore(delta)),
+        el("td", { class: "num delta" }, (delta > 0 ? "▲ +" : "▼ ") + Math.round(delta * 1000) / 10 + " points"),
         el("td", {}, c.overridden ? el("span", { class: "badge b-overridden", title: "The override stays; the grader's score changes" }, "overridden") : null,
           c.applied ? el("span", { class: "badge b-applied" }, "applied") : null));
     }), { class: "changes", caption: "Attempts whose score changes", captionHidden: true }));
