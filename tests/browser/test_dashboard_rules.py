@@ -173,7 +173,7 @@ def test_the_exercise_page_leads_to_its_links_rules_and_shows_the_counted_mean(p
     sign_in(page, live_server.keys["admin"])
     page.goto(f"/admin#/exercises/{QUIZ}")
     mean = page.locator(".stat", has_text="Mean best score (counted)")
-    expect(mean.locator(".stat-value")).to_have_text("0.50")
+    expect(mean.locator(".stat-value")).to_have_text("50%")
     page.click(f"#exercise-links a[href='#/links/{link_id}']")
     page.wait_for_selector("#rules-layers")
     page.set_viewport_size(PHONE)

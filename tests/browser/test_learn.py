@@ -97,7 +97,8 @@ def test_learn_single_choice_wrong_then_right(page, token_for):
     page.get_by_label("`0` (or `0.0`) for each bound".replace("`", "")).check()
     page.get_by_role("button", name="Submit").click()
     expect(status(page)).to_have_text("Graded: not quite, score 0%.")
-    expect(page.locator(".grade")).to_contain_text("You chose a wrong answer")
+    expect(page.locator(".grade .verdict")).to_have_text("Score: 0%. Not quite.")
+    expect(page.locator(".grade .choice-marks li.choice-wrong")).to_contain_text("Your pick is wrong")
     page.get_by_label("None, one for each such input").check()
     page.get_by_role("button", name="Submit").click()
     expect(status(page)).to_have_text("Graded: correct, score 100%.")
@@ -176,18 +177,20 @@ def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, l
     page.get_by_role("button", name="Run").click()
     expect(status(page)).to_have_text(re.compile(r"Run finished: the numerical check failed\."), timeout=40_000)
     run = page.locator(".run-result")
-    expect(run).to_contain_text("Forward")
-    expect(run).to_contain_text("Gradients")
-    expect(run).to_contain_text("backward ignores grad_output")  # the likely cause
+    expect(run.locator(".verdict")).to_have_text("Run finished. Some checks failed on these inputs.")
+    expect(run.locator(".verdict + .cause")).to_contain_text("backward ignores grad_output")  # the likely cause, next
+    expect(run.locator("details.values")).to_contain_text("Forward")  # the tables, folded
+    expect(run.locator("details.values")).to_contain_text("Gradients")
+    expect(run.locator("details.values")).not_to_have_attribute("open", "")
     shot(page, "learn-code-run-wrong")
 
     page.get_by_role("button", name="Submit").click()
     expect(status(page)).to_have_text(re.compile(r"Graded: score \d+%\."), timeout=40_000)
     grade = page.locator(".grade").first
-    expect(grade).to_contain_text("Not yet")
-    expect(grade).to_contain_text("gradcheck")
-    expect(grade).to_contain_text("worst element")
-    expect(grade).to_contain_text("Likely cause")
+    expect(grade.locator(".verdict")).to_have_text(re.compile(r"^Score: \d+%\. Not yet"))
+    expect(grade.locator(".verdict ~ .cause")).to_contain_text("Likely cause")
+    expect(grade.locator("details.all-checks li.bad")).not_to_have_count(0)
+    expect(grade.locator("details.values")).to_contain_text("worst element")
     expect(grade).not_to_contain_text("Explanation")  # a code exercise explains itself only to a pass
     shot(page, "learn-code-submit-wrong")
 
@@ -303,7 +306,13 @@ def test_learn_on_a_phone(page, token_for, live_worker):
     shot(page, "learn-phone-code")
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=SCREENSHOTS / "learn-phone-code-top.png")  # what a phone shows first
-    page.locator(".run-result h4", has_text="Checks").scroll_into_view_if_needed()
+    page.locator(".run-result details.values > summary").click()
+    page.locator(".run-result details.all-checks > summary").click()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    # The tables read as blocks: each value as wide as the screen lets it, never a column of letters.
+    widths = page.locator(".run-result table.blocks td").evaluate_all("tds => tds.map(td => td.getBoundingClientRect().width)")
+    assert widths and min(widths) > 250, widths
+    page.locator(".run-result details.values").scroll_into_view_if_needed()
     page.screenshot(path=SCREENSHOTS / "learn-phone-code-checks.png")
     open_exercise(page, SINGLE, token_for("pia", SINGLE))
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
@@ -536,3 +545,172 @@ def test_learn_script_never_writes_markup_from_strings():
         text = source.read_text()
         for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
             assert sink not in text, f"{source.name} uses {sink}"
+
+
+# --- results that teach: the verdict first, quiz marks, a refused answer, the history -----------
+
+# Words a learner writes (Python and torch names) may appear; no other snake_case identifier may.
+LEARNER_WORDS = {"grad_output", "grad_outputs", "save_for_backward", "needs_input_grad", "mark_non_differentiable", "setup_context",
+                 "sum_to_size"}
+# What the terms table says (service/grading/terms.py), for a page served without it (a server
+# before the table); a page that embeds one keeps its own.
+TERMS = {
+    "checks": [{"name": n, "title": t, "description": ""} for n, t in (
+        ("forward", "Forward values"), ("gradcheck", "Numerical gradient check"),
+        ("gradient", "Gradients for random grad_output"), ("grad_output_unchanged", "grad_output left unchanged"))],
+    "causes": [{"name": "forgot_grad_output", "title": "backward ignores grad_output",
+                "advice": "Multiply your local derivative by grad_output (the chain rule)."}],
+    "stages": [{"name": "backward", "words": "while backward ran"}],
+    "statuses": [{"name": "failed", "verdict": "Some checks failed."}],
+}
+HEADLINE = "Not yet: your backward's gradients are wrong."
+EXAMPLE = "For grad_output 0.37 at x[2] (x = 0.77) your backward gives 1; the chain rule gives 0.37."
+DIAGNOSIS = {"passed": False, "headline": HEADLINE,
+             "cause": TERMS["causes"][0] | {"name": "forgot_grad_output"}, "example": EXAMPLE,
+             "failed_checks": ["gradcheck", "gradient"]}
+
+
+def with_terms(page) -> None:
+    """The terms block on every learner page the tab opens, unless the server embeds one."""
+    page.add_init_script("document.addEventListener('DOMContentLoaded', () => {"
+                         " if (document.getElementById('gradquiz-terms')) return;"
+                         " const s = document.createElement('script'); s.type = 'application/json';"
+                         " s.id = 'gradquiz-terms'; s.textContent = " + json.dumps(json.dumps(TERMS)) + ";"
+                         " document.body.append(s); });")
+
+
+def identifiers(page, selector: str) -> set[str]:
+    """snake_case words in the element's visible text, every <details> opened, a learner's own words aside."""
+    page.locator(f"{selector} details").evaluate_all("ds => ds.forEach(d => { d.open = true; })")
+    text = page.locator(selector).inner_text()
+    return set(re.findall(r"\b[a-z]+(?:_[a-z0-9]+)+\b", text)) - LEARNER_WORDS
+
+
+def fake_graded_attempt(code: str) -> dict:
+    checks = [{"name": "forward", "weight": 0.2, "passed": True, "message": ""},
+              {"name": "gradcheck", "weight": 0.2, "passed": False, "message": "backward disagrees with finite differences."},
+              {"name": "gradient", "weight": 0.2, "passed": False, "message": "backward is wrong for random grad_outputs."},
+              {"name": "grad_output_unchanged", "weight": 0.05, "passed": True, "message": ""}]
+    return {"id": "00000000-0000-4000-8000-000000000035", "exercise": CODE, "status": "graded", "score": 0.3,
+            "raw_score": 0.3, "penalties": [], "late": False, "created_at": "2026-12-06T08:00:00Z", "code": code,
+            "explanation": None, "standing": None, "diagnosis": DIAGNOSIS,
+            "scoring": {"policy": "gate", "cap": 0.3, "capped": True, "checks_score": 0.58},
+            "report": {"status": "failed", "score": 0.58, "checks": checks, "likely_causes": ["forgot_grad_output"],
+                       "feedback": ["backward ignores grad_output: multiply your local derivative by grad_output."],
+                       "diagnostics": [{"check": "gradient", "case": "random inputs 1", "input": "x", "index": [2],
+                                        "analytical": 1.0, "expected": 0.37, "input_value": 0.77}],
+                       "error": None, "output": {"stdout": "", "stderr": ""}}}
+
+
+def test_learn_result_opens_with_the_verdict_the_cause_and_the_example(page, token_for):
+    """The attempt and the run as a server with diagnosis and scoring answers them (route-fulfilled:
+    no grading here): the verdict line, the capped score's reason, the cause with what to do and its
+    example come first; the checks, values and output are folded; no identifier shows."""
+    with_terms(page)
+    graded = fake_graded_attempt(WRONG)
+    page.route(f"**/api/v1/exercises/{CODE}/attempts", lambda route: route.fulfill(
+        status=201, content_type="application/json", body=json.dumps(graded)))
+    run = {"id": "r1", "status": "finished", "diagnosis": DIAGNOSIS, "result": {
+        "status": "ok", "error": None, "passed": False, "likely_causes": ["forgot_grad_output"],
+        "inputs": [{"name": "x", "type": "tensor", "shape": [3], "dtype": "float64", "values": [0.1, 0.77, 2.0]}],
+        "forward": {"outputs": [{"kind": "tensor", "shape": [3], "dtype": "float64", "requires_grad": True,
+                                 "values": [0.1, 0.77, 1.0]}]},
+        "gradients": {"x": [1.0, 1.0, 0.0]},
+        "checks": graded["report"]["checks"][1:3], "output": {"stdout": "", "stderr": ""}}}
+    page.route("**/api/v1/runs", lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(run)))
+    lists: list[str] = []
+    page.on("request", lambda r: lists.append(r.url) if "/learners/" in r.url and r.method == "GET" else None)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_exercise(page, CODE, token_for("vera", CODE))
+    expect(page.get_by_text("No attempts yet.")).to_be_visible()
+    assert len(lists) == 1
+
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Graded: score 30%.")
+    grade = page.locator(".result .grade")
+    expect(grade.locator(":scope > *").first).to_have_text(f"Score: 30%. {HEADLINE}")
+    expect(grade.locator(".verdict + .capped")).to_have_text("Capped at 30% (your checks earn 58%) until your gradients are right.")
+    expect(grade.locator(".cause .cause-title")).to_have_text(
+        "Likely cause: backward ignores grad_output. Multiply your local derivative by grad_output (the chain rule).")
+    expect(grade.locator(".cause .example")).to_have_text(EXAMPLE)
+    assert grade.locator("details[open]").count() == 0
+    assert [s.strip() for s in grade.locator("details > summary").all_inner_texts()] == ["All checks", "Values"]
+    expect(grade.locator(".cause .example")).to_be_in_viewport()  # brought into view, its first lines on top
+    page.screenshot(path=SCREENSHOTS / "learn-result-diagnosis-desktop.png")
+    assert identifiers(page, ".result .grade") == set()
+    # The history took the POST's answer: no second GET of the list.
+    expect(page.locator("ul.attempts > li")).to_have_count(1)
+    expect(page.locator("ul.attempts > li button")).to_have_text(re.compile(r"^Attempt 1: 30%"))
+    assert len(lists) == 1
+
+    page.set_viewport_size({"width": 375, "height": 740})
+    page.get_by_role("button", name="Run").click()
+    box = page.locator(".run-result")
+    expect(box.locator(".verdict")).to_have_text(f"Run finished. {HEADLINE}")
+    expect(box.locator(".verdict + .cause .example")).to_have_text(EXAMPLE)
+    expect(box.locator(".cause .cause-title")).to_be_in_viewport()
+    page.screenshot(path=SCREENSHOTS / "learn-result-diagnosis-phone.png")
+    assert identifiers(page, ".run-result") == set()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+
+
+def test_learn_quiz_marks_picks_names_missed_answers_once_allowed_and_reloads_the_history_only_then(page, token_for):
+    slug = "apply-call-forms"
+    right = correct_answer(SPECS[slug])
+    wrong = [c["id"] for c in SPECS[slug]["choices"] if c["id"] not in right]
+    lists: list[str] = []
+    page.on("request", lambda r: lists.append(r.url) if "/learners/" in r.url and r.method == "GET" else None)
+    open_exercise(page, slug, token_for("mara", slug))
+    expect(page.get_by_text("No attempts yet.")).to_be_visible()
+
+    def answer(ids):
+        for choice in SPECS[slug]["choices"]:
+            box = page.locator(f"input[value='{choice['id']}']")
+            box.check() if choice["id"] in ids else box.uncheck()
+        page.get_by_role("button", name="Submit").click()
+
+    grade = page.locator(".result .grade")
+    answer([right[0], wrong[0]])  # one right pick, one wrong: 0%, and each pick marked
+    expect(status(page)).to_have_text("Graded: not quite, score 0%.")
+    expect(grade.locator("li.choice-right")).to_have_count(1)
+    expect(grade.locator(f"li.choice-right[data-choice='{right[0]}']")).to_contain_text("Your pick is right")
+    expect(grade.locator(f"li.choice-wrong[data-choice='{wrong[0]}']")).to_contain_text("Your pick is wrong")
+    expect(grade.locator("li.choice-missed")).to_have_count(0)  # the rules hide the answer until a pass
+    expect(page.locator("ul.attempts > li")).to_have_count(1)
+    assert len(lists) == 1  # the POST's answer went into the history
+
+    answer(right)  # a pass shows the explanation: the earlier grades may show more now, so the list is read again
+    expect(status(page)).to_have_text("Graded: correct, score 100%.")
+    expect(page.locator("ul.attempts > li")).to_have_count(2)
+    assert len(lists) == 2
+
+    answer(right[:1])  # now a right choice missed is named
+    expect(status(page)).to_have_text(re.compile(r"^Graded: not quite"))
+    expect(grade.locator("li.choice-missed")).to_have_count(len(right) - 1)
+    expect(grade.locator("li.choice-missed").first).to_contain_text("Missed: a right answer you did not pick")
+    expect(page.locator("ul.attempts > li")).to_have_count(3)
+    assert len(lists) == 2
+    shot(page, "learn-quiz-marks")
+
+
+def test_learn_refused_answer_clears_the_old_grade(page, token_for):
+    slug = "builtin-clamp-forward-value"
+    open_exercise(page, slug, token_for("rufus", slug))
+    field = page.get_by_label("Your answer (a number)")
+    field.fill(str(correct_answer(SPECS[slug])))
+    page.get_by_role("button", name="Submit").click()
+    expect(page.locator(".result .grade .verdict")).to_have_text("Score: 100%. Correct.")
+    field.fill("two")  # refused in the page
+    page.get_by_role("button", name="Submit").click()
+    expect(status(page)).to_have_text("Write a number, like -0.5 or 2.")
+    expect(page.locator(".result .grade")).to_have_count(0)
+
+    field.fill(str(correct_answer(SPECS[slug])))
+    page.get_by_role("button", name="Submit").click()
+    expect(page.locator(".result .grade")).to_have_count(1)
+    page.route(f"**/api/v1/exercises/{slug}/attempts", lambda route: route.fulfill(
+        status=422, content_type="application/problem+json",
+        body=json.dumps({"title": "Unprocessable Entity", "status": 422, "detail": "The answer is not a number."})))
+    page.get_by_role("button", name="Submit").click()  # refused by the server
+    expect(status(page)).to_have_text("Submit failed. The answer is not a number.")
+    expect(page.locator(".result .grade")).to_have_count(0)

@@ -4,7 +4,7 @@
 import { el, clear, uid } from "../dom.js";
 import { percent } from "../format.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
-import { renderCodeGrade, renderRun } from "./results.js";
+import { renderCodeGrade, renderRun, reveal } from "./results.js";
 import { debounce, loadDraft, postAttempt, runCode, saveDraft, section, waitForGrade } from "./common.js";
 
 // The editor and the lines around it, with restore(attempt) for the earlier attempts' button.
@@ -44,6 +44,7 @@ function runStatus(run) {
   if (run.status !== "finished") return `The run is ${run.status}.`;
   if (r.error) return "Run finished: your code raised an exception.";
   if (r.gradcheck) return `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.`;
+  if (r.checks && r.checks.length) return `Run finished: ${r.passed ? "every check passed" : "some checks failed"}.`;
   return r.forward ? "Run finished, with no numerical check (see why below)." : "Run finished.";
 }
 
@@ -67,6 +68,7 @@ export function codeAnswer({ api, detail, exercise, input, status, actions, afte
     const target = exercise && exercise.preview && exercise.version ? { exercise: slug, version: exercise.version } : { exercise: slug };
     const run = await runCode(api, { code: input.code(), ...target });
     runBox.append(renderRun(run));
+    reveal(runBox);
     status.textContent = runStatus(run);
   }));
 
@@ -84,6 +86,7 @@ export function codeAnswer({ api, detail, exercise, input, status, actions, afte
       status.textContent = "Still grading: your attempt is stored, and its grade will show under your earlier attempts.";
     } else {
       resultBox.append(renderCodeGrade(attempt));
+      reveal(resultBox);
       actions.showStanding(attempt.standing);
       status.textContent = attempt.status === "graded" ? `Graded: score ${percent(attempt.score ?? 0)}.` : "The grader failed: try again later.";
     }

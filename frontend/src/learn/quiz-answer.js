@@ -4,7 +4,7 @@
 import { el, clear, uid } from "../dom.js";
 import { percent } from "../format.js";
 import { markdownInline } from "./markdown.js";
-import { renderQuizGrade } from "./results.js";
+import { renderQuizGrade, reveal } from "./results.js";
 import { postAttempt, section } from "./common.js";
 
 // A choice's text from its id (the grade's feedback names choices by id).
@@ -138,6 +138,7 @@ export function quizAnswer({ api, detail, exercise, input, status, actions, afte
       status.textContent = "Submitting…";
       const data = await postAttempt(api, exercise, { answer: answer.value });
       resultBox.append(renderQuizGrade(data, choiceTextOf(detail)));
+      reveal(resultBox);
       actions.showStanding(data.standing);
       status.textContent = `Graded: ${data.correct ? "correct" : "not quite"}, score ${percent(data.score ?? 0)}.`;
       afterSubmit(data); // the history takes the POST's answer (not awaited: the buttons come back at once)

@@ -145,9 +145,15 @@ function causeBlock(cause, example) {
 export function cappedNote(attempt) {
   const scoring = attempt && attempt.scoring;
   if (!scoring || !scoring.capped) return null;
-  const earned = scoring.checks_score !== undefined && scoring.checks_score !== null ? `the checks give ${percent(scoring.checks_score)}, but ` : "";
-  return el("p", { class: "capped" },
-    `Capped at ${percent(scoring.cap)}: ${earned}no attempt scores more while its gradients are wrong.`);
+  const earned = scoring.checks_score !== undefined && scoring.checks_score !== null ? ` (your checks earn ${percent(scoring.checks_score)})` : "";
+  return el("p", { class: "capped" }, `Capped at ${percent(scoring.cap)}${earned} until your gradients are right.`);
+}
+
+// Brings a result just shown into view, its first lines at the top, when they are off the screen
+// (the learner pressed Run or Submit above it). Focus stays where it is: the status line announces it.
+export function reveal(box) {
+  const top = box.getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight * 0.6) box.scrollIntoView({ block: "start" });
 }
 
 // The verdict heading: "Score: 58%. Not yet: your backward's gradients are wrong."
@@ -179,7 +185,7 @@ export function renderRun(run) {
   else if (r.error) headline = "Your code raised an exception.";
   else if (checks.length) headline = passed ? "Every check passed on these inputs." : "Some checks failed on these inputs.";
   else headline = "Your code ran.";
-  box.append(verdictLine(passed ? "ok" : (r.error || checks.length || (r.status && r.status !== "ok") ? "bad" : ""), `Run: ${headline}`));
+  box.append(verdictLine(passed ? "ok" : (r.error || checks.length || (r.status && r.status !== "ok") ? "bad" : ""), `Run finished. ${headline}`));
   const cause = causeOf(diagnosis, r.likely_causes || checks.map((c) => c.likely_cause).filter(Boolean), diags.map((d) => d.hint));
   const block = causeBlock(passed ? null : cause, diagnosis && !passed ? diagnosis.example : null);
   if (block) box.append(block);
@@ -210,7 +216,8 @@ export function renderRun(run) {
   tables.push(diagnosticsTable(diags, "Where it went wrong (the worst element of each failed check)"));
   box.append(fold("values", "Values", tables) || []);
   // A plain script (no Function to check): what it printed is the whole answer, shown open.
-  box.append(fold("output", "Output", outputBlocks(r.output), !checks.length && !r.error) || []);
+  const printed = r.output && (r.output.stdout || r.output.stderr || r.output.truncated);
+  if (printed || !checks.length) box.append(fold("output", "Output", outputBlocks(r.output), !checks.length && !r.error) || []);
   return box;
 }
 
