@@ -35,6 +35,11 @@ function verdictOf(status) {
   return statusVerdict(status) || VERDICTS[status] || "Some checks failed.";
 }
 
+// "Your code does not parse." after "Not yet: " reads "your code does not parse."
+function lowerFirst(text) {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
 function mark(passed) {
   return el("span", { class: passed ? "mark ok" : "mark bad" }, passed ? "✓ passed" : "✗ failed");
 }
@@ -233,7 +238,7 @@ export function renderCodeGrade(attempt) {
   const diagnosis = attempt.diagnosis || null;
   const passed = diagnosis ? Boolean(diagnosis.passed) : report.status === "passed";
   const headline = diagnosis && diagnosis.headline ? diagnosis.headline
-    : passed ? "Every check passed." : `Not yet: ${verdictOf(report.status)}`;
+    : passed ? "Every check passed." : `Not yet: ${lowerFirst(verdictOf(report.status))}`;
   box.append(verdictLine(passed ? "ok" : "bad", `Score: ${percent(attempt.score ?? 0)}. ${headline}`));
   box.append(cappedNote(attempt) || [], penaltyNote(attempt) || []);
   if (!passed) {
