@@ -550,8 +550,8 @@ def test_learn_script_never_writes_markup_from_strings():
 # --- results that teach: the verdict first, quiz marks, a refused answer, the history -----------
 
 # Words a learner writes (Python and torch names) may appear; no other snake_case identifier may.
-LEARNER_WORDS = {"grad_output", "grad_outputs", "save_for_backward", "needs_input_grad", "mark_non_differentiable", "setup_context",
-                 "sum_to_size"}
+LEARNER_WORDS = {"grad_output", "grad_outputs", "save_for_backward", "needs_input_grad", "mark_non_differentiable",
+                 "setup_context", "sum_to_size"}
 # What the terms table says (service/grading/terms.py), for a page served without it (a server
 # before the table); a page that embeds one keeps its own.
 TERMS = {
@@ -629,7 +629,8 @@ def test_learn_result_opens_with_the_verdict_the_cause_and_the_example(page, tok
     expect(status(page)).to_have_text("Graded: score 30%.")
     grade = page.locator(".result .grade")
     expect(grade.locator(":scope > *").first).to_have_text(f"Score: 30%. {HEADLINE}")
-    expect(grade.locator(".verdict + .capped")).to_have_text("Capped at 30% (your checks earn 58%) until your gradients are right.")
+    expect(grade.locator(".verdict + .capped")).to_have_text(
+        "Capped at 30% (your checks earn 58%) until your gradients are right.")
     expect(grade.locator(".cause .cause-title")).to_have_text(
         "Likely cause: backward ignores grad_output. Multiply your local derivative by grad_output (the chain rule).")
     expect(grade.locator(".cause .example")).to_have_text(EXAMPLE)
