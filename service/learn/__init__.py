@@ -27,7 +27,7 @@ from ..learner_tokens import LearnerScope, read_learner_token
 from ..resources.exercises import AskedLearner, learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
 from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, token_audience
-from .lesson import render_lesson_page
+from .lesson import exercise_way, render_lesson_page
 from .pages import API_BASE, page_response
 
 blp = Blueprint("learn", __name__)
@@ -58,7 +58,8 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
     or `expires_at` (epoch seconds), `exercise`, `learner`, `role`, `api` (the API's base URL) and
     `refresh` (the token refresh URL). It is embedded as JSON in the page (never in a URL), and the
     page is then sent with `Cache-Control: no-store`. A course's own exercise is embedded only for a
-    launch of that course (services/exercise_access.py).
+    launch of that course (services/exercise_access.py). The page's breadcrumb and its previous and
+    next exercise come from the lesson (lesson.exercise_way).
     """
     scope = _launch_scope(launch)
     audience = CATALOG_ONLY if scope is None else token_audience(db_session(), scope)
@@ -70,7 +71,8 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
     handoff = None
     if launch is not None:
         handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}
-    html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE)
+    html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE,
+                           way=exercise_way(exercise))
     return page_response(html, private=handoff is not None)
 
 
