@@ -255,7 +255,7 @@ def exercise_way(exercise: Exercise) -> Way:
     if cache is None:
         cache = current_app.extensions["gradquiz.lesson_order"] = TtlCache(current_app.config["SETTINGS"].exercise_cache_ttl)
     order = cache.get("order", lambda: lesson_order(the_lesson(), session.execute(
-        select(Exercise.slug, Exercise.title).where(*CATALOG).order_by(*CATALOG_ORDER)).tuples().all())) or []
+        select(Exercise.slug, Exercise.title).where(*CATALOG).order_by(*CATALOG_ORDER)).all())) or []
     way = way_in_lesson(order, exercise.slug) or Way(MORE_TITLE, MORE_ID)
     recap = the_lesson().recap
     if way.next is None and recap is not None and way.section_id != MORE_ID:
