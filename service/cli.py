@@ -244,7 +244,7 @@ def clients_dev_link(base_url: str, learner: str, hours: int) -> None:
                                 hours * 3600, settings.learner_session_max_seconds)
     link = f"{base_url.rstrip('/')}/learn#" + urlencode({"token": issued.token, "learner": learner})
     click.echo(f"Learner:      {link}")
-    click.echo(f"              (signed in as {learner} at every exercise for {issued.expires_in // 3600} hours; "
+    click.echo(f"              (signed in as {learner} at every exercise for {round(issued.expires_in / 3600)} hours; "
                "each make run prints a new link)")
 
 
