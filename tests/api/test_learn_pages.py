@@ -98,6 +98,12 @@ def test_an_exercise_page_names_its_concept_and_its_neighbours(app, client, clie
     # The lesson's last exercise leads to the recap that closes it.
     last = client.get(f"/learn/{lesson.concepts[-1].exercises[-1]}").get_data(as_text=True)
     assert 'rel="next" href="/learn#key-points"' in last and "Next: Key points" in last
+    # A launch links only the neighbours its token may answer (the LMS launched this one).
+    scoped = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                         json={"learner": "ada", "exercises": [ctx.exercises[0], ctx.exercises[1]]}).json["token"]
+    with app.test_request_context(f"/learn/{ctx.exercises[0]}"):
+        launched = render_exercise_page(ctx.exercises[0], launch={"token": scoped}).get_data(as_text=True)
+    assert 'rel="prev"' not in launched and f'rel="next" href="/learn/{ctx.exercises[1]}"' in launched
     # A course's own exercise (opened by a launch of its course) is in no lesson: its course, no neighbours.
     course = client.post("/api/v1/courses", headers=bearer(client_key), json={"external_id": "x", "title": "Autumn"}).json
     add_course_exercise(app, course["id"], "x-own-quiz", SLUG)
