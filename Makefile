@@ -27,7 +27,8 @@ $(VENV)/.installed-run: requirements.txt requirements-worker.txt | $(PY)
 
 # The first command makes the deployment's random SECRET_KEY, instance/secret_key (owner-only), and
 # every later start reads it (docs/operations.md#the-secret-key); ensure-dev prints, the first time,
-# a client key for the API and an admin key for the dashboard.
+# a client key for the API and an admin key for the dashboard; dev-link, each time, the lesson's address
+# signed in as a development learner (a learner token in the fragment; refused with ENV=production).
 run: $(VENV)/.installed-run
 	@mkdir -p -m 700 instance
 	$(FLASK) db upgrade
@@ -37,6 +38,7 @@ run: $(VENV)/.installed-run
 	@echo "API docs:     http://$(BIND)/api/docs   (OpenAPI: http://$(BIND)/api/v1/openapi.json)"
 	@echo "Dashboard:    http://$(BIND)/admin      (sign in with an admin or instructor key)"
 	@echo "Lesson:       http://$(BIND)/learn      (exercise pages at /learn/<slug>; docs/learners.md)"
+	-@$(FLASK) clients dev-link --base-url http://$(BIND)
 	@# The grading workers run beside gunicorn and stop with it (Ctrl-C stops both).
 	@$(FLASK) worker & workers=$$!; \
 	trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT INT TERM; \

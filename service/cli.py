@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import click
 from flask import Flask, current_app
@@ -20,6 +21,8 @@ from .catalog.loader import exercise_folders, exercise_from_files, read_files
 from .catalog.proof import ProofProblem, ProofReport, format_report, prove_many
 from .catalog.sync import known_content
 from .extensions import db_session
+from .learner_ids import LEARNER_ID_ERROR, is_learner_id
+from .learner_tokens import LearnerScope, mint_learner_token
 from .logs import configure_logging
 from .models import ApiClient, LtiPlatform, Role
 from .models.base import utcnow
@@ -33,6 +36,8 @@ lti_cli = AppGroup("lti", help="LTI 1.3: the LMS platforms registered, the tool'
 # `make run`'s clients: (name, role, what its key is for). "development" is the admin's name since
 # before the client key existed, so a checkout that made it keeps it.
 DEV_CLIENTS = (("development-api", Role.CLIENT, "for the API"), ("development", Role.ADMIN, "for the dashboard"))
+# `make run`'s learner link: a learner of the client key's client, signed in for a working day.
+DEV_API_CLIENT, DEV_LEARNER, DEV_LINK_HOURS = "development-api", "developer", 8
 
 
 def _settings():
@@ -208,6 +213,39 @@ def clients_ensure_dev() -> None:
         _client, key = create_client(session, name, role)
         session.commit()
         click.echo(f"development {role.value} key ({use}, shown this once): {key}")
+
+
+@clients_cli.command("dev-link")
+@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True,
+              help="The service's address as the browser reaches it (make run: http://$BIND)")
+@click.option("--learner", default=DEV_LEARNER, show_default=True, help="The learner the link signs in")
+@click.option("--hours", type=click.IntRange(1, 24), default=DEV_LINK_HOURS, show_default=True,
+              help="How long the link works (at most LEARNER_SESSION_MAX_SECONDS)")
+def clients_dev_link(base_url: str, learner: str, hours: int) -> None:
+    """Print a link to the lesson signed in as a development learner (used by `make run`): a learner
+    token of the development client, for every exercise of the catalog, in the address's fragment
+    (/learn#token=...&learner=..., which the page reads and never sends to a server). Refused when
+    ENV=production: a link that signs anyone in belongs on a development machine alone."""
+    settings = _settings()
+    if settings.env == "production":
+        raise click.ClickException("refused with ENV=production: a development learner link signs in whoever opens it. "
+                                   "Learners sign in through their LMS, or POST /api/v1/learner-tokens (docs/api.md).")
+    if not is_learner_id(learner):
+        raise click.BadParameter(LEARNER_ID_ERROR, param_hint="--learner")
+    session = db_session()
+    client = session.scalar(select(ApiClient).where(ApiClient.name == DEV_API_CLIENT))
+    if client is None:
+        client, key = create_client(session, DEV_API_CLIENT, Role.CLIENT)
+        session.commit()
+        click.echo(f"development client key (for the API, shown this once): {key}")
+    if client.revoked_at is not None:
+        raise click.ClickException(f"the client {DEV_API_CLIENT} is revoked: no learner link")
+    issued = mint_learner_token(current_app.config["SECRET_KEY"], LearnerScope(client.id, learner, None),
+                                hours * 3600, settings.learner_session_max_seconds)
+    link = f"{base_url.rstrip('/')}/learn#" + urlencode({"token": issued.token, "learner": learner})
+    click.echo(f"Learner:      {link}")
+    click.echo(f"              (signed in as {learner} at every exercise for {round(issued.expires_in / 3600)} hours; "
+               "each make run prints a new link)")
 
 
 @clients_cli.command("revoke")

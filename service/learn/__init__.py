@@ -17,6 +17,7 @@ that an LMS or a frontend may show them in a frame (`frame-ancestors`, LEARN_FRA
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -27,7 +28,7 @@ from ..learner_tokens import LearnerScope, read_learner_token
 from ..resources.exercises import AskedLearner, learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
 from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, token_audience
-from .lesson import render_lesson_page
+from .lesson import Way, exercise_way, render_lesson_page
 from .pages import API_BASE, page_response
 
 blp = Blueprint("learn", __name__)
@@ -47,6 +48,16 @@ def _exercise_detail(slug: str, scope: LearnerScope | None, audience: ExerciseAu
     return json.loads(shared_detail_json(slug, audience))
 
 
+def _launch_way(way: Way, scope: LearnerScope | None) -> Way:
+    """A launch's page links only the neighbours its token may answer: an LMS launched this exercise
+    (or an assignment's few), and a lesson neighbour beyond them would be a page its learner cannot
+    answer, out of the LMS's gradebook; the assignment page (/learn/assignment) is their way on."""
+    if scope is None or scope.exercises is None:
+        return way
+    return replace(way, previous=way.previous if way.previous and scope.allows(way.previous.slug) else None,
+                   next=way.next if way.next and scope.allows(way.next.slug) else None, end=None)
+
+
 LAUNCH_FIELDS = ("token", "expires_in", "expires_at", "exercise", "learner", "role", "api", "refresh", "refresh_url",
                  "assignment")
 
@@ -58,7 +69,8 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
     or `expires_at` (epoch seconds), `exercise`, `learner`, `role`, `api` (the API's base URL) and
     `refresh` (the token refresh URL). It is embedded as JSON in the page (never in a URL), and the
     page is then sent with `Cache-Control: no-store`. A course's own exercise is embedded only for a
-    launch of that course (services/exercise_access.py).
+    launch of that course (services/exercise_access.py). The page's breadcrumb and its previous and
+    next exercise come from the lesson (lesson.exercise_way); a launch's, only those its token may answer.
     """
     scope = _launch_scope(launch)
     audience = CATALOG_ONLY if scope is None else token_audience(db_session(), scope)
@@ -70,7 +82,8 @@ def render_exercise_page(slug: str, *, launch: dict | None = None) -> Response:
     handoff = None
     if launch is not None:
         handoff = {key: launch[key] for key in LAUNCH_FIELDS if launch.get(key) is not None}
-    html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE)
+    html = render_template("learn/exercise.html", exercise=detail, launch=handoff, api_base=API_BASE,
+                           way=_launch_way(exercise_way(exercise), scope))
     return page_response(html, private=handoff is not None)
 
 

@@ -3,25 +3,32 @@
 lesson/lesson.toml lists the concepts in teaching order; each has a Markdown text, worked examples
 (Python files the page's Run button sends to POST /api/v1/runs, with the run's entry point and
 input specs) and the slugs of the exercises that practise it. The page shows the published ones,
-in that order; a published exercise no concept names is listed at the end, never hidden.
+in that order; a published exercise no concept names is listed at the end ("More exercises"),
+never hidden. Its `[recap]` ("Key points") closes the lesson, after the last concept.
 The content is read once per process (it changes with a deploy, as the code does).
+
+The same order gives each exercise page its way (`exercise_way`): the breadcrumb names the concept
+that places the exercise (linking to its anchor on /learn), and previous and next run through the
+concept's exercises, then on to the next concept's (the lesson's order, then "More exercises"). A
+course's own exercise is in no lesson: its breadcrumb names its course, and it has no neighbours.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flask import Response, render_template, url_for
+from flask import Response, current_app, render_template, url_for
 from sqlalchemy import select
 
 from ..config import PROJECT_ROOT
 from ..extensions import db_session
-from ..models import Exercise
+from ..models import Course, Exercise
+from ..ttl_cache import TtlCache
 from .pages import API_BASE, page_response
 
 LESSON_DIR = PROJECT_ROOT / "lesson"
@@ -47,10 +54,20 @@ class Concept:
 
 
 @dataclass(frozen=True)
+class Recap:
+    """What closes the lesson: a short summary ("Key points"), Markdown."""
+
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Lesson:
     title: str
     intro: str
     concepts: tuple[Concept, ...]
+    recap: Recap | None = None
 
     @property
     def slugs(self) -> list[str]:
@@ -80,7 +97,11 @@ def load_lesson(folder: Path = LESSON_DIR) -> Lesson:
                 for e in c.get("examples", []))
             concepts.append(Concept(id=c["id"], title=c["title"], text=_read(folder, c["text"]), examples=examples,
                                     exercises=tuple(c.get("exercises", []))))
-        return Lesson(title=data["title"], intro=_read(folder, data["intro"]), concepts=tuple(concepts))
+        recap = None
+        if "recap" in data:
+            r = data["recap"]
+            recap = Recap(id=r.get("id", "key-points"), title=r.get("title", "Key points"), text=_read(folder, r["text"]))
+        return Lesson(title=data["title"], intro=_read(folder, data["intro"]), concepts=tuple(concepts), recap=recap)
     except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError) as exc:
         raise LessonError(f"lesson/lesson.toml: {exc!r}") from exc
 
@@ -126,6 +147,10 @@ def the_lesson() -> Lesson:
     return load_lesson()
 
 
+#: The anchor of the lesson page's list of the exercises no concept places.
+MORE_ID, MORE_TITLE = "more-exercises", "More exercises"
+
+
 def lesson_document(lesson: Lesson, published: list[Exercise]) -> dict[str, Any]:
     """What the page renders: the lesson, and the published exercises under their concepts."""
     by_slug = {e.slug: e for e in published}
@@ -146,12 +171,93 @@ def lesson_document(lesson: Lesson, published: list[Exercise]) -> dict[str, Any]
             "exercises": [card(by_slug[s]) for s in c.exercises if s in by_slug],
         } for c in lesson.concepts],
         "more": [card(e) for e in published if e.slug not in named],
+        "more_id": MORE_ID,
+        "recap": None if lesson.recap is None else {"id": lesson.recap.id, "title": lesson.recap.title,
+                                                    "markdown": lesson.recap.text},
     }
 
 
+#: The published built-in catalog, in its order: a course's own exercises are in that course alone
+#: (exercise_access.py).
+CATALOG = (Exercise.published.is_(True), Exercise.course_id.is_(None))
+CATALOG_ORDER = (Exercise.difficulty, Exercise.slug)
+
+
 def render_lesson_page() -> Response:
-    # The built-in catalog's: a course's own exercises are in that course alone (exercise_access.py).
-    published = list(db_session().scalars(select(Exercise).where(Exercise.published.is_(True), Exercise.course_id.is_(None))
-                                          .order_by(Exercise.difficulty, Exercise.slug)))
+    published = list(db_session().scalars(select(Exercise).where(*CATALOG).order_by(*CATALOG_ORDER)))
     lesson = the_lesson()
     return page_response(render_template("learn/lesson.html", lesson=lesson_document(lesson, published), api_base=API_BASE))
+
+
+# ------------------------------------------------------------------- an exercise page's way
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    slug: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Way:
+    """Where an exercise page sits: its breadcrumb after "Lesson" (`section_title`, linking to
+    `section_id`'s anchor on /learn; None: no anchor, a course's own exercise), and the exercises
+    before and after it in the lesson's order (None at either end, and for a course's exercise)."""
+
+    section_title: str
+    section_id: str | None
+    previous: Neighbour | None = None
+    next: Neighbour | None = None
+    # Its place among its section's exercises (1-based) and how many there are; 0 when none.
+    position: int = 0
+    count: int = 0
+    # After the lesson's last exercise: the recap that closes it, (anchor, title) on /learn.
+    end: tuple[str, str] | None = None
+
+
+def lesson_order(lesson: Lesson, published: Iterable[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
+    """The published catalog's exercises (`published`: (slug, title), in the catalog's order) as
+    the lesson page lists them: (slug, title, section id, section title), each concept's in its
+    order, then those no concept places ("More exercises")."""
+    titles = dict(published)
+    order = [(slug, titles[slug], c.id, c.title) for c in lesson.concepts for slug in c.exercises if slug in titles]
+    named = set(lesson.slugs)
+    return order + [(slug, title, MORE_ID, MORE_TITLE) for slug, title in titles.items() if slug not in named]
+
+
+def way_in_lesson(order: list[tuple[str, str, str, str]], slug: str) -> Way | None:
+    """The way of catalog exercise `slug` in `order` (lesson_order); None when it is not there."""
+    index = next((n for n, row in enumerate(order) if row[0] == slug), None)
+    if index is None:
+        return None
+    _slug, _title, section_id, section_title = order[index]
+    section = [row[0] for row in order if row[2] == section_id]
+
+    def neighbour(at: int) -> Neighbour | None:
+        return Neighbour(order[at][0], order[at][1]) if 0 <= at < len(order) else None
+
+    return Way(section_title, section_id, neighbour(index - 1), neighbour(index + 1),
+               section.index(slug) + 1, len(section))
+
+
+def course_way(course_title: str | None) -> Way:
+    """A course's own exercise: in no lesson, so named by its course, with no neighbours."""
+    return Way(f"Course: {course_title}" if course_title else "Your course's exercises", None)
+
+
+def exercise_way(exercise: Exercise) -> Way:
+    """The way of a published exercise's page (see Way): from the lesson for a catalog exercise (the
+    published catalog's order, read once per EXERCISE_CACHE_SECONDS), from its course for a course's."""
+    session = db_session()
+    if exercise.course_id is not None:
+        return course_way(session.scalar(select(Course.title).where(Course.id == exercise.course_id)))
+    cache = current_app.extensions.get("gradquiz.lesson_order")
+    if cache is None:
+        cache = current_app.extensions["gradquiz.lesson_order"] = TtlCache(current_app.config["SETTINGS"].exercise_cache_ttl)
+    order = cache.get("order", lambda: lesson_order(the_lesson(), session.execute(
+        select(Exercise.slug, Exercise.title).where(*CATALOG).order_by(*CATALOG_ORDER)).all())) or []
+    way = way_in_lesson(order, exercise.slug) or Way(MORE_TITLE, MORE_ID)
+    recap = the_lesson().recap
+    if way.next is None and recap is not None and way.section_id != MORE_ID:
+        way = replace(way, end=(recap.id, recap.title))
+    return way

@@ -24,6 +24,7 @@ from . import (
     learners,
     lti_admin,
     preview,
+    progress,
     rosters,
     rules,
     runs,
@@ -35,9 +36,9 @@ from .paths import register_converters
 def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
-    for module in (exercises, attempts, assignment, learners, learner_tokens, runs, rules, webhooks, admin, admin_attempts,
-                   admin_stats, admin_grades, admin_rules, courses, course_exercises, course_learners, preview, rosters,
-                   git, lti_admin, exercise_templates, health):
+    for module in (exercises, attempts, assignment, progress, learners, learner_tokens, runs, rules, webhooks, admin,
+                   admin_attempts, admin_stats, admin_grades, admin_rules, courses, course_exercises, course_learners, preview,
+                   rosters, git, lti_admin, exercise_templates, health):
         api.register_blueprint(module.blp)
     _document_rules_between_fields(api)
 

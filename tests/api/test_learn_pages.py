@@ -81,3 +81,34 @@ def test_the_lesson_page_is_served(client):
     response = client.get("/learn")
     assert response.status_code == 200 and response.mimetype == "text/html"
     assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+
+
+def test_an_exercise_page_names_its_concept_and_its_neighbours(app, client, client_key):
+    from service.learn.lesson import the_lesson
+    from tests.helpers import add_course_exercise, bearer
+
+    lesson = the_lesson()
+    ctx = next(c for c in lesson.concepts if c.id == "ctx")
+    html = client.get(f"/learn/{ctx.exercises[0]}").get_data(as_text=True)
+    crumbs = re.search(r'<nav class="crumbs".*?</nav>', html, re.S).group(0)
+    assert 'href="/learn#ctx"' in crumbs and ctx.title in crumbs
+    before = lesson.concepts[[c.id for c in lesson.concepts].index("ctx") - 1].exercises[-1]
+    assert f'rel="prev" href="/learn/{before}"' in html and f'rel="next" href="/learn/{ctx.exercises[1]}"' in html
+    assert f"Exercise 1 of {len(ctx.exercises)} in this part" in html
+    # The lesson's last exercise leads to the recap that closes it.
+    last = client.get(f"/learn/{lesson.concepts[-1].exercises[-1]}").get_data(as_text=True)
+    assert 'rel="next" href="/learn#key-points"' in last and "Next: Key points" in last
+    # A launch links only the neighbours its token may answer (the LMS launched this one).
+    scoped = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                         json={"learner": "ada", "exercises": [ctx.exercises[0], ctx.exercises[1]]}).json["token"]
+    with app.test_request_context(f"/learn/{ctx.exercises[0]}"):
+        launched = render_exercise_page(ctx.exercises[0], launch={"token": scoped}).get_data(as_text=True)
+    assert 'rel="prev"' not in launched and f'rel="next" href="/learn/{ctx.exercises[1]}"' in launched
+    # A course's own exercise (opened by a launch of its course) is in no lesson: its course, no neighbours.
+    course = client.post("/api/v1/courses", headers=bearer(client_key), json={"external_id": "x", "title": "Autumn"}).json
+    add_course_exercise(app, course["id"], "x-own-quiz", SLUG)
+    token = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                        json={"learner": "ada", "exercises": None, "course": "x"}).json["token"]
+    with app.test_request_context("/learn/x-own-quiz"):
+        page = render_exercise_page("x-own-quiz", launch={"token": token}).get_data(as_text=True)
+    assert '<span id="crumb-section">Course: Autumn</span>' in page and "exercise-nav" not in page

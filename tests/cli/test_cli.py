@@ -71,3 +71,37 @@ def test_revoke_stops_the_key_at_once(bare_app):
     assert client.get("/api/v1/learners/ada/attempts", headers=bearer(key)).status_code == 401
     assert "revoked" in run(bare_app, "clients", "list").output
     assert run(bare_app, "clients", "revoke", "nobody").exit_code != 0
+
+
+def _learner_link(output: str) -> tuple[str, str, str]:
+    """(address, token, learner) of the link `clients dev-link` printed ("Learner: http://.../learn#token=...")."""
+    from urllib.parse import parse_qs, urlsplit
+
+    line = next(line for line in output.splitlines() if line.startswith("Learner:"))
+    parts = urlsplit(line.split()[-1])
+    fragment = parse_qs(parts.fragment)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}", fragment["token"][0], fragment["learner"][0]
+
+
+def test_dev_link_signs_a_development_learner_in_at_once(app):
+    assert run(app, "clients", "ensure-dev").exit_code == 0
+    result = run(app, "clients", "dev-link", "--base-url", "http://127.0.0.1:8123/")
+    assert result.exit_code == 0, result.output
+    address, token, learner = _learner_link(result.output)
+    assert address == "http://127.0.0.1:8123/learn" and learner == "developer"
+    assert "gq_" not in result.output  # the client key was shown by ensure-dev, once
+    http = app.test_client()
+    run_made = http.post("/api/v1/runs", headers=bearer(token), json={"code": "print(1)", "wait": 0})
+    assert run_made.status_code == 202, run_made.json
+    progress = http.get("/api/v1/progress", headers=bearer(token)).json
+    assert progress["learner"] == "developer"
+    assert len(progress["exercises"]) == len(http.get("/api/v1/exercises?page_size=100").json)  # every exercise
+
+
+def test_dev_link_is_refused_in_production(make_app):
+    production = make_app(env="production", secret_key="s" * 32)
+    result = run(production, "clients", "dev-link")
+    assert result.exit_code != 0 and "refused with ENV=production" in result.output
+    assert "Learner:" not in result.output and "token=" not in result.output
+    with production.app_context():
+        assert db_session().scalar(select(ApiClient)) is None  # nothing made either
