@@ -262,7 +262,9 @@ def diagnose_grade(report: Any) -> dict[str, Any] | None:
                             if str(c.get("message", "")).startswith("Not run: ")), None)
         return _diagnosis(False, headline, None, example, failed)
     cause = pick_cause(failed, report.get("likely_causes") or [])
-    diagnostics = report.get("diagnostics") if isinstance(report.get("diagnostics"), list) else []
+    diagnostics = report.get("diagnostics")
+    if not isinstance(diagnostics, list):
+        diagnostics = []
     return _diagnosis(False, _headline(cause, failed, error), cause, _example(cause, failed, diagnostics, error), failed)
 
 

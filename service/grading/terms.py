@@ -15,6 +15,7 @@ Torch-free, stdlib only: imported by the web process.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,3 +233,11 @@ def terms_json() -> dict[str, Any]:
         "stages": [{"name": t.name, "words": t.words} for t in STAGES.values()],
         "statuses": [{"name": t.name, "verdict": t.verdict} for t in STATUSES.values()],
     }
+
+
+def code_names() -> re.Pattern[str]:
+    """A check's or a cause's name (those with an underscore) standing alone in a text: what no
+    learner-facing sentence may contain. Not grad_output (the learner's own argument), and not
+    ctx.needs_input_grad (torch's), though a cause has that name."""
+    names = sorted((n for n in {*CHECKS, *CAUSES} if "_" in n), key=len, reverse=True)
+    return re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")(?!\w)")

@@ -256,8 +256,8 @@ class Verdict:
         if not checked:
             self._result("backward_arity", False, "Not checked: forward did not run, so backward could not be called.", "forward_error")
         elif fails:
-            cause, message, shapes = fails[0]
-            self._result("backward_arity", False, message, cause, **({"shapes": shapes} if shapes else {}))
+            first_cause, first_message, shapes = fails[0]
+            self._result("backward_arity", False, first_message, first_cause, **({"shapes": shapes} if shapes else {}))
         else:
             self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
 
