@@ -23,9 +23,10 @@ ETAG = hashlib.sha256(json.dumps(TERMS, sort_keys=True).encode()).hexdigest()[:3
 
 @blp.route("")
 class Terms(MethodView):
-    @blp.response(200, TermsSchema, headers={"ETag": {"schema": {"type": "string"},
-                                                      "description": "Send it back in If-None-Match: 304 while unchanged"}})
-    @blp.alt_response(304, description="Not modified: the copy named by If-None-Match is current")
+    # A conditional GET (If-None-Match) answers 304 Not Modified while the words are unchanged:
+    # HTTP's own caching, left out of the document as for every static page.
+    @blp.response(200, TermsSchema, headers={"ETag": {"schema": {"type": "string"}, "description": (
+        "Send it back in If-None-Match: 304 Not Modified while unchanged")}})
     def get(self):
         """Every check's title and what it checks, every likely cause's title and advice, the words of
         each stage an error is raised at (an error's `where`), and the verdict of each report status."""
