@@ -16,6 +16,7 @@ Torch-free, stdlib only.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -115,8 +116,28 @@ def vjp_example(diag: Mapping[str, Any]) -> str:
     return f"For {which}, at {x}{where} your backward gives {_num(a)}; the chain rule gives {_num(want)}{_factor(diag)}."
 
 
+_BASIS = re.compile(r"^basis vector e\[([0-9, ]*)\]$")
+
+
+def _with_jacobian_facts(diag: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Jacobian entry of a report made before the judge gave its facts: the output element from
+    the basis grad_output's label, the dependence from the finite difference's size."""
+    if "output_index" in diag:
+        return diag
+    m = _BASIS.match(str(diag.get("grad_output", "")))
+    if m is None:
+        return diag
+    n, atol = diag.get("numerical"), diag.get("atol")
+    facts: dict[str, Any] = {"output_index": [int(i) for i in m.group(1).split(",") if i.strip()]}
+    if isinstance(n, (int, float)) and isinstance(atol, (int, float)):
+        facts["depends"] = abs(n) > atol
+    return {**diag, **facts}
+
+
 def _diag_example(diag: Mapping[str, Any]) -> str:
     check = diag.get("check")
+    if check in JACOBIAN_CHECKS:
+        diag = _with_jacobian_facts(diag)
     if check in JACOBIAN_CHECKS and "output_index" in diag:
         return jacobian_example(diag)
     if check == "gradgradcheck":

@@ -178,3 +178,12 @@ def test_the_cause_most_checks_name_wins(counts):
                                                                       "not do it: the output is marked.")
     d = diagnose_grade(_grade(dtype, technique))
     assert d["cause"]["name"] == ("not_marked_non_differentiable" if counts else "wrong_dtype")
+
+
+def test_a_report_made_before_the_facts_were_given():
+    """An attempt graded before the judge gave a Jacobian entry's facts still gets its sentence."""
+    old = {"check": "gradcheck", "case": "random inputs 1", "input": "x", "index": [1], "analytical": 1.0,
+           "input_value": 0.48, "grad_output": "basis vector e[0]", "atol": 1e-05, "rtol": 0.001,
+           "likely_cause": "forgot_grad_output", "numerical": 0.0, "output": 0}
+    d = diagnose_grade(_grade(_failed("gradcheck", "forgot_grad_output"), diagnostics=[old]))
+    assert d["example"] == "Your backward sends gradient from output[0] to x[1], but output[0] does not depend on x[1]."
