@@ -54,7 +54,7 @@ COLUMNS = ("id", "client_id", "learner", "exercise_id", "exercise_version_id", "
            "result", "created_at", "started_at", "graded_at", "code", "tries", "grader_score", "overridden", "verdict",
            "likely_cause")
 CODE_CHECKS = ("parses", "entry_point", "forward", "backward_arity", "gradcheck", "gradient")
-CODE_WEIGHT = sum(CHECKS[c][0] for c in CODE_CHECKS)
+CODE_WEIGHT = sum(CHECKS[c] for c in CODE_CHECKS)
 # The checks a likely cause makes fail.
 CAUSE_CHECKS = {"forward_wrong": ("forward",), "forward_error": ("forward", "backward_arity"),
                 "input_modified": ("forward",), "output_detached": ("forward", "gradcheck", "gradient"),
@@ -254,7 +254,7 @@ class Generator:
             verdict = rng.choices([v for v, _ in OTHER_VERDICTS], [w for _, w in OTHER_VERDICTS])[0]
             failing = ("parses",) if verdict == "syntax_error" else ()
         if verdict in ("passed", "failed"):
-            checks = [{"name": c, "weight": CHECKS[c][0], "passed": c not in failing,
+            checks = [{"name": c, "weight": CHECKS[c], "passed": c not in failing,
                        "message": "ok" if c not in failing else f"{c} differs from the reference at input 0."}
                       | ({"likely_cause": cause} if cause and c in failing else {}) for c in CODE_CHECKS]
             score = round(sum(ch["weight"] for ch in checks if ch["passed"]) / CODE_WEIGHT, 4)

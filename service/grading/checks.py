@@ -49,26 +49,13 @@ from .reports import (
     gradgrad_args,
 )
 from .spec import LIKELY_CAUSES, numel
+from .terms import CHECKS as CHECK_TERMS
 
-#: The checks of a run, in the order they are reported (grades name theirs in spec.CHECKS).
-RUN_CHECKS: dict[str, str] = {
-    "gradcheck": "torch.autograd.gradcheck's checks (fast_mode off): the full Jacobian by finite differences "
-                 "against backward for every basis grad_output, reentrancy, zero and undefined grad_outputs.",
-    "jacobian_projections": "For a Jacobian too large to compare element by element: v^T J u by finite differences "
-                            "along random input directions u against backward's v^T J times u, for random "
-                            "grad_outputs v (every pair of k directions and k grad_outputs), reentrancy, zero and "
-                            "undefined grad_outputs.",
-    "random_vjp": "backward's vector-Jacobian products for random grad_outputs match finite differences.",
-    "backward_arity": "backward returns one value per forward input, None for each input that is not a tensor, "
-                      "each gradient shaped like its input.",
-    "needs_input_grad": "backward gives the same gradient when only one input requires grad "
-                        "(ctx.needs_input_grad honoured).",
-    "inputs_unchanged": "forward leaves its inputs unchanged (unless it returns them, marked dirty).",
-    "grad_output_unchanged": "backward leaves grad_output unchanged.",
-    "gradgradcheck": "torch.autograd.gradgradcheck's checks (fast_mode off): the Jacobian of backward's gradients "
-                     "with respect to the inputs and grad_output, by finite differences of backward against double "
-                     "backward, reentrancy, zero and undefined grad_outputs (random projections when large).",
-}
+#: The checks of a run, in the order they are reported (grades name theirs in spec.CHECKS), with what
+#: each checks: a view of terms.CHECKS, where the words live.
+RUN_CHECKS: dict[str, str] = {name: CHECK_TERMS[name].description for name in (
+    "gradcheck", "jacobian_projections", "random_vjp", "backward_arity", "needs_input_grad", "inputs_unchanged",
+    "grad_output_unchanged", "gradgradcheck")}
 
 #: Random projections: k input directions and k grad_outputs (every pair compared), made when the
 #: differentiable input elements and the output elements of a Jacobian number at most
@@ -117,6 +104,8 @@ class Outcome:
     diagnostics: tuple[Diagnostic, ...] = ()
     #: the child's exception, when the check failed because code raised
     error: ChildError | None = None
+    #: a gradient of the wrong shape: {"input": name, "gradient": its shape, "expected": the input's}
+    shapes: dict[str, Any] | None = None
 
 
 PASSED = Outcome(True, "")
@@ -483,12 +472,21 @@ class _JacobianRows:
         else:
             cause, info = detect_cause([x for r in rows_i for x in r], [x for r in num_rows for x in r],
                                        None, True, self.atol, self.rtol, self.float32)
+        # The plain facts a sentence in the learner's terms needs (diagnosis.py): which output element,
+        # the shapes, whether finite differences say that element depends on this input element at
+        # all, and whether this block of the Jacobian is diagonal (an elementwise function).
+        in_shape, out_shape = list(self.args[i].shape), list(jac.out_shapes[k])
+        tiny = self.atol
+        elementwise = in_shape == out_shape and all(
+            abs(v) <= tiny for ee, row in enumerate(num_rows) for jj, v in enumerate(row) if ee != jj)
+        facts = {"output_index": unravel(e, out_shape), "output_shape": out_shape, "input_shape": in_shape,
+                 "depends": not abs(col_n[j]) <= tiny, "elementwise": elementwise}
         diag = Diagnostic(words["check"], self.names[i], unravel(j, self.args[i].shape), a[j], col_n[j],
                           self.args[i].values[j], f"basis vector e{unravel(e, jac.out_shapes[k])}", self.atol, self.rtol,
-                          cause, output=k, extra=info)
-        return Outcome(False, f"{words['mismatch']}{self.where}: d {self._out(k)}{list(unravel(e, jac.out_shapes[k]))} / "
-                              f"d {self.names[i]}{diag.index} is {fmt(a[j])} by {words['backward']} and {fmt(col_n[j])} "
-                              f"by {words['fd']}.", cause, (diag,))
+                          cause, output=k, extra={**info, **facts})
+        return Outcome(False, f"{words['mismatch']}{self.where}: the derivative of {self._out(k)}"
+                              f"{list(unravel(e, jac.out_shapes[k]))} with respect to {self.names[i]}{diag.index} is "
+                              f"{fmt(a[j])} by {words['backward']} and {fmt(col_n[j])} by {words['fd']}.", cause, (diag,))
 
 
 # --------------------------------------------------------------------------- random projections
@@ -880,12 +878,26 @@ def random_vjps(args: Sequence[Arg], jac: Jacobians | None, vsets: Sequence[Any]
                 continue
             cause, info = detect_cause(a, n, ones_num[i] if ones_num else None, False, atol, rtol, float32)
             j = worst(a, n, atol, rtol)
+            facts: dict[str, Any] = {"input_shape": list(args[i].shape)}
+            if _elementwise(jac, args, i, atol):  # then grad_output's element j is the one that reaches x[j]
+                facts.update(elementwise=True, grad_output_value=vset[0][j])
             diag = Diagnostic("random_vjp", names[i], unravel(j, args[i].shape), a[j], n[j], args[i].values[j],
-                              "random", atol, rtol, cause, extra=info)
+                              "random", atol, rtol, cause, extra={**info, **facts})
             return Outcome(False, f"For a random grad_output, backward's gradient for {names[i]} at index {diag.index} is "
                                   f"{fmt(a[j])}; finite differences give {fmt(n[j])}.", cause, (diag,))
         checked += 1
     return Outcome(True, f"backward matches finite differences for {checked} random grad_output(s).")
+
+
+def _elementwise(jac: Jacobians, args: Sequence[Arg], i: int, atol: float) -> bool:
+    """Whether, by finite differences, the one differentiable output is an elementwise function of
+    input i: the same shape, and output element e depends on no element of it but e."""
+    if len(jac.diff_outputs) != 1:
+        return False
+    k = jac.diff_outputs[0]
+    if list(jac.out_shapes[k]) != list(args[i].shape):
+        return False
+    return all(abs(v) <= atol for e, row in enumerate(jac.numerical[k][i]) for j, v in enumerate(row) if e != j)
 
 
 def uses_needs_input_grad(source: str) -> bool:
@@ -978,7 +990,8 @@ def backward_arity(args: Sequence[Arg], returned: Returned | None, names: Sequen
             if item.shape != spec.shape:
                 cause = "not_reduced" if numel(item.shape) > numel(spec.shape) else "wrong_shape"
                 return Outcome(False, f"backward returned a gradient of shape {item.shape} for {name}, whose shape is "
-                                      f"{spec.shape}.", cause)
+                                      f"{spec.shape}.", cause,
+                               shapes={"input": name, "gradient": list(item.shape), "expected": list(spec.shape)})
             if strict_none and p < len(ref_items) and ref_items[p].kind == "none":
                 return Outcome(False, f"{name} needs no gradient, but backward computed one: check ctx.needs_input_grad "
                                       "and return None.", "needs_input_grad")

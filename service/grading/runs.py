@@ -139,6 +139,8 @@ def _check_json(name: str, outcome: Outcome) -> dict[str, Any]:
         item["likely_cause"] = outcome.likely_cause
     if outcome.diagnostics:
         item["diagnostics"] = [d.to_json() for d in outcome.diagnostics]
+    if not outcome.passed and outcome.shapes:
+        item["shapes"] = outcome.shapes
     return item
 
 

@@ -26,56 +26,31 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from .technique import TECHNIQUES, missing_techniques
+from .terms import CAUSES, CHECKS as CHECK_TERMS
 
 Problem = tuple[str, str]
 
-#: name -> (default weight, what it checks; shown to learners)
-CHECKS: dict[str, tuple[float, str]] = {
-    "parses": (0.0, "The code parses as Python."),
-    "entry_point": (0.0, "The entry point exists and subclasses torch.autograd.Function."),
-    "forward": (0.20, "forward matches the reference on generated inputs."),
-    "output_shape_dtype": (0.05, "The outputs have the reference's shape, dtype and differentiability."),
-    "inputs_unchanged": (0.05, "forward leaves its inputs unchanged."),
-    "backward_arity": (0.10, "backward returns one value per forward input, None for each input that takes no gradient, each gradient shaped like its input."),
-    "gradcheck": (0.20, "backward agrees with finite differences of forward in float64 (gradcheck)."),
-    "gradient": (0.20, "backward's vector-Jacobian products match the reference for random grad_outputs."),
-    "boundary": (0.10, "The gradient at the exercise's boundary points matches the reference."),
-    "gradgradcheck": (0.15, "Double backward agrees with finite differences (gradgradcheck)."),
-    "grad_output_unchanged": (0.05, "backward leaves grad_output unchanged."),
-    "technique": (0.10, "The code uses the technique the exercise teaches."),
+#: name -> default weight, in the order a report lists them (what each checks, in words: terms.CHECKS)
+CHECKS: dict[str, float] = {
+    "parses": 0.0,
+    "entry_point": 0.0,
+    "forward": 0.20,
+    "output_shape_dtype": 0.05,
+    "inputs_unchanged": 0.05,
+    "backward_arity": 0.10,
+    "gradcheck": 0.20,
+    "gradient": 0.20,
+    "boundary": 0.10,
+    "gradgradcheck": 0.15,
+    "grad_output_unchanged": 0.05,
+    "technique": 0.10,
 }
 #: Checks that judge gradients: a submission that fakes its results must earn nothing here.
 GRADIENT_CHECKS = ("gradcheck", "gradient", "boundary", "gradgradcheck")
 
-#: Named likely causes (code -> advice shown to the learner).
-LIKELY_CAUSES: dict[str, str] = {
-    "forgot_grad_output": "backward ignores grad_output: multiply your local derivative by grad_output (the chain rule).",
-    "wrong_sign": "The gradient has the wrong sign.",
-    "constant_factor": "The gradient is off by a constant factor.",
-    "gradient_for_non_tensor": "backward returned a gradient for an input that is not a tensor (such as a bound): return None in that slot.",
-    "wrong_number_of_returns": "backward must return exactly one value per forward input, in order (None for those that take no gradient).",
-    "boundary_only": "The gradient is right except at the boundary points: check whether your mask uses >= or > (and <= or <).",
-    "float32_imprecise": "The computation runs in float32, which is too imprecise for a numerical check: keep the input's dtype (float64) throughout.",
-    "not_reduced": "A gradient has the broadcast shape instead of its input's shape: sum it over the broadcast dimensions (e.g. with .sum(dim, keepdim=True) or sum_to_size).",
-    "needs_input_grad": "Return None for inputs that need no gradient (check ctx.needs_input_grad).",
-    "grad_output_modified": "backward changes grad_output in place: compute a new tensor instead (e.g. grad_output * mask, not grad_output[...] = 0).",
-    "input_modified": "forward changes its input in place: compute a new tensor instead (e.g. x.clamp(...), not x.clamp_(...)).",
-    "forward_wrong": "forward does not compute what the exercise asks; fix forward first, gradients are checked against it.",
-    "output_detached": "The output is not connected to autograd: return the result of Function.apply's forward directly, without .detach(), .item(), .numpy() or .data.",
-    "backward_error": "backward raised an exception.",
-    "not_reentrant": "backward gives a different answer when called twice with the same grad_output (random noise, or state kept between calls): make it a pure function of what forward saved and grad_output.",
-    "forward_error": "forward raised an exception.",
-    "backward_not_differentiable": "backward is not itself differentiable: compute it with torch operations on saved tensors (no .detach(), no torch.no_grad(), no .item()), so autograd can differentiate it again.",
-    "wrong_value": "backward computes a different derivative than the one asked for.",
-    "grad_output_not_used_per_output": "backward must accept one grad_output per forward output (e.g. backward(ctx, grad_values, grad_indices)).",
-    "not_marked_non_differentiable": "An output that carries no gradient (such as indices) should be marked with ctx.mark_non_differentiable(...).",
-    "setup_context_missing": "Use torch 2's style: forward(x, ...) takes no ctx, and a static setup_context(ctx, inputs, output) saves what backward needs.",
-    "output_not_saved": "Save forward's output with ctx.save_for_backward(...) and reuse it in backward, instead of saving the input and recomputing.",
-    "wrong_dtype": "An output has a different dtype than the reference: keep the input's dtype.",
-    "wrong_shape": "An output has a different shape than the reference.",
-    "entry_point_missing": "The class named by the exercise is missing, misspelled, or does not subclass torch.autograd.Function.",
-    "load_error": "The code raised an exception while it was being loaded.",
-}
+#: Named likely causes: name -> title and advice in one line (a report's hint and feedback). A view
+#: of terms.CAUSES, where the words live.
+LIKELY_CAUSES: Mapping[str, str] = MappingProxyType({name: term.sentence for name, term in CAUSES.items()})
 
 INPUT_TYPES = ("tensor", "float", "int", "bool", "none", "ints")
 TENSOR_DTYPES = ("float64", "float32", "int64", "int32", "bool")
@@ -789,7 +764,7 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
         float32_case=has_float64 and data.get("float32_case", True), timeout=float(data["timeout"]),
         memory_mb=data["memory_mb"], tolerances=data["tolerances"], variants=variants, boundary=boundary,
         technique=tuple(dict.fromkeys(data["technique"])),
-        weights=MappingProxyType({k: w for k, (w, _) in CHECKS.items()} | data["weights"]))
+        weights=MappingProxyType(dict(CHECKS) | data["weights"]))
     checks = applicable_checks(code)
     if checks and sum(checks.values()) <= 0:
         return None, [("code.weights", "at least one applicable check needs a positive weight")]
@@ -896,7 +871,7 @@ def public_code_view(spec: dict[str, Any], files: dict[str, str]) -> dict[str, A
         "starter": files.get("starter.py", ""),
         "inputs": inputs,
         "checks": [
-            {"name": name, "weight": round(weight, 4), "description": CHECKS[name][1]}
+            {"name": name, "weight": round(weight, 4), "description": CHECK_TERMS[name].description}
             for name, weight in code.checks.items()
         ],
         "timeout": code.timeout,

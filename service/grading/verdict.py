@@ -89,6 +89,7 @@ class Verdict:
             "index": unravel(i, shape),
             "analytical": jnum(a[i]),
             "input_value": jnum(case.args[arg_i].values[i]),
+            "input_shape": list(shape),
             "grad_output": kind,
             "atol": atol,
             "rtol": rtol,
@@ -233,7 +234,7 @@ class Verdict:
             self._result("inputs_unchanged", True, "forward leaves its inputs unchanged.")
 
     def backward_arity(self) -> None:
-        fails: list[tuple[str | None, str]] = []
+        fails: list[tuple[str | None, str, dict[str, Any] | None]] = []
         checked = 0
         for case in self.cases:
             s = self.sub_cases.get(case.id)
@@ -245,17 +246,18 @@ class Verdict:
                 if vr.returned is None and vr.error is not None:
                     self._note_error(vr.error)
                     cause = _error_cause(vr.error, "backward", r.forward.count)
-                    fails.append((cause, f"backward failed: {vr.error.type}: {vr.error.message}"))
+                    fails.append((cause, f"backward failed: {vr.error.type}: {vr.error.message}", None))
                     continue
                 ref_returned = r.vjps[m].returned
                 outcome = checks.backward_arity(case.args, vr.returned, self.names, ref_items=ref_returned.items if ref_returned else (),
                                                 strict_none=self.code.strict_none)
                 if not outcome.passed:
-                    fails.append((outcome.likely_cause, outcome.message))
+                    fails.append((outcome.likely_cause, outcome.message, outcome.shapes))
         if not checked:
             self._result("backward_arity", False, "Not checked: forward did not run, so backward could not be called.", "forward_error")
         elif fails:
-            self._result("backward_arity", False, fails[0][1], fails[0][0])
+            first_cause, first_message, shapes = fails[0]
+            self._result("backward_arity", False, first_message, first_cause, **({"shapes": shapes} if shapes else {}))
         else:
             self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
 
@@ -438,7 +440,8 @@ class Verdict:
         # Read from the source by this (trusted) process: nothing the child reported counts.
         missing = missing_techniques(self.source, self.code.entry_point, list(self.code.technique))
         if missing:
-            self._result("technique", False, " ".join(TECHNIQUES[t][0] for t in missing), TECHNIQUES[missing[0]][1],
+            self._result("technique", False, "The exercise asks for this, and your code does not do it: "
+                         + " ".join(TECHNIQUES[t][0] for t in missing), TECHNIQUES[missing[0]][1],
                          **({"other_causes": [TECHNIQUES[t][1] for t in missing[1:]]} if len(missing) > 1 else {}))
         else:
             self._result("technique", True, "Uses " + ", ".join(self.code.technique) + ".")
@@ -467,8 +470,8 @@ def assemble(code: CodeSpec, results: dict[str, dict[str, Any]], diagnostics: li
             continue
         r = results.get(name) or {"passed": False, "message": f"Not run: {not_run}"}
         item = {"name": name, "weight": round(applicable[name], 6), "passed": bool(r["passed"]), "message": r["message"]}
-        for k in ("likely_cause", "torch_message"):
-            if k in r:
+        for k in ("likely_cause", "other_causes", "torch_message", "shapes"):
+            if k in r and not item["passed"]:
                 item[k] = r[k]
         if item["passed"]:
             score += applicable[name]

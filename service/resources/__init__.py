@@ -28,6 +28,7 @@ from . import (
     rosters,
     rules,
     runs,
+    terms,
     webhooks,
 )
 from .paths import register_converters
@@ -36,7 +37,7 @@ from .paths import register_converters
 def register_blueprints(api: Api) -> None:
     document_requests(api.ma_plugin.converter)
     register_converters(api)
-    for module in (exercises, attempts, assignment, progress, learners, learner_tokens, runs, rules, webhooks, admin,
+    for module in (exercises, attempts, assignment, progress, learners, learner_tokens, runs, rules, terms, webhooks, admin,
                    admin_attempts, admin_stats, admin_grades, admin_rules, courses, course_exercises, course_learners, preview,
                    rosters, git, lti_admin, exercise_templates, health):
         api.register_blueprint(module.blp)

@@ -5,6 +5,7 @@ from typing import Any
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..learner_ids import LEARNER_ID_ERROR, LEARNER_PATTERN
+from .diagnosis import DiagnosisSchema, attempt_diagnosis
 from .request import NO_NUL_PATTERN, Pattern, RequestSchema
 from .rules import PenaltySchema, StandingSchema
 
@@ -98,6 +99,10 @@ class AttemptSchema(Schema):
         "description": "Code exercises, once graded: status (passed, failed or a verdict such as timeout), "
                        "checks [{name, weight, passed, message}], diagnostics, captured output, timings. "
                        "status internal_error means the grader failed, not the submission."})
+    diagnosis = fields.Nested(DiagnosisSchema, allow_none=True, metadata={
+        "description": "Code exercises, once graded: what the result opens with, made from the report (one verdict "
+                       "line, the likely cause with what to do, one failing case in the learner's terms); null for "
+                       "quiz kinds and until graded"})
     explanation = fields.String(allow_none=True, metadata={
         "description": "Markdown, once graded and when the rules show it (standing.explanation_shown)"})
     created_at = fields.DateTime(required=True, metadata={"description": "When it was submitted (and queued)"})
@@ -108,6 +113,8 @@ class AttemptSchema(Schema):
                        "responses about one attempt; null in lists"})
 
     def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
+        if attr == "diagnosis":
+            return attempt_diagnosis(obj.attempt, obj.report)
         if attr in _OF_THE_VIEW:
             return super().get_attribute(obj, attr, default)
         return getattr(obj.attempt, attr, default)  # a column: an attribute, never a key

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import keyword
+from typing import Any
 
 from marshmallow import Schema, fields, validate
 
@@ -15,6 +16,7 @@ from ..grading.spec import (
     TENSOR_DTYPES,
 )
 from .attempts import MAX_CODE_CHARS, MAX_WAIT_SECONDS
+from .diagnosis import DiagnosisSchema, run_diagnosis
 from .request import NO_NUL_PATTERN, JsonBoolean, Pattern, RequestSchema
 
 DEFAULT_RUN_WAIT = 10
@@ -174,9 +176,17 @@ class RunSchema(Schema):
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "
                        "gradients, the checks with diagnostics (gradcheck: the full Jacobian, or "
                        "jacobian_projections for a large one; gradgradcheck when asked), passed and likely_causes"})
+    diagnosis = fields.Nested(DiagnosisSchema, allow_none=True, metadata={
+        "description": "Once finished: what the result opens with, made from it (one verdict line, the likely cause "
+                       "with what to do, one failing case in the learner's terms); null until then"})
     created_at = fields.DateTime(required=True)
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True, attribute="graded_at")
+
+    def get_attribute(self, obj: Any, attr: str, default: Any) -> Any:
+        if attr == "diagnosis":
+            return run_diagnosis(obj)
+        return super().get_attribute(obj, attr, default)
 
     @staticmethod
     def public_status(run) -> str:

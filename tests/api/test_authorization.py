@@ -256,6 +256,7 @@ MATRIX = [
     Row("GET",    "/api/v1/exercises",                                       PUBLIC,         200),
     Row("GET",    "/api/v1/exercises/{quiz}",                                PUBLIC,         200),
     Row("GET",    "/api/v1/rules",                                           PUBLIC,         200),
+    Row("GET",    "/api/v1/terms",                                           PUBLIC,         200),
     Row("POST",   "/api/v1/exercises/{quiz}/attempts",                       SUBMIT_FOR_ADA, 201,
         json={"learner": "ada", "answer": RIGHT}, headers=IDEMPOTENCY),
     Row("GET",    "/api/v1/exercises/{quiz}/standing",                       SUBMIT_FOR_ADA, 200,

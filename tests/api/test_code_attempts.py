@@ -36,6 +36,9 @@ def test_code_is_queued_then_graded(client, client_key, worker):
     assert {c["name"] for c in body["report"]["checks"]} >= {"gradcheck", "forward", "backward_arity"}
     assert body["created_at"] <= body["started_at"] <= body["graded_at"]
     assert body["explanation"] and body["code"] == REFERENCE and body["feedback"] == []
+    assert body["diagnosis"] == {"passed": True, "headline": "Every check passed.", "cause": None, "example": None,
+                                 "failed_checks": []}
+    assert queued.json["diagnosis"] is None or queued.json["status"] == "graded"
 
 
 @pytest.mark.parametrize("wrong", sorted(p.name for p in (EXERCISE_DIR / "wrong").glob("*.py")))
@@ -47,6 +50,9 @@ def test_known_wrong_versions_fail_through_the_api(client, client_key, worker, w
     assert body["status"] == "graded", body
     assert body["score"] < 1.0 and body["correct"] is False
     assert cause in body["report"]["likely_causes"], body["report"]
+    # The result opens with the diagnosis (service/grading/diagnosis.py), the declared cause's
+    assert body["diagnosis"]["cause"]["name"] == cause and body["diagnosis"]["example"]
+    assert body["diagnosis"]["headline"].startswith("Not yet")
     # The explanation walks through the reference: a failed attempt must not reveal it.
     assert body["explanation"] is None
 
@@ -147,6 +153,7 @@ def test_try_it_yourself_runs_code_with_gradcheck(client, client_key, worker):
     assert result["gradcheck"]["passed"] is True
     assert result["forward"]["outputs"][0]["values"] == [-1.0, -0.5, 0.3, 1.0]
     assert result["gradients"]["input 0"] == [0.0, 1.0, 1.0, 0.0]
+    assert body["diagnosis"]["passed"] is True and body["diagnosis"]["headline"] == "Every check passed on these inputs."
     assert client.get(response.headers["Location"], headers=bearer(client_key)).json["id"] == body["id"]
 
 
@@ -156,6 +163,8 @@ def test_run_reports_the_learners_exception(client, client_key, worker):
     assert body["status"] == "finished"
     error = body["result"]["error"]
     assert (error["type"], error["message"], error["line"]) == ("ValueError", "boom", 2)
+    assert body["diagnosis"]["headline"] == "Not yet: your file raised an exception when it was loaded."
+    assert body["diagnosis"]["example"] == "Your file raised ValueError when it was loaded: boom."
     assert "service" not in error["traceback"] and "harness" not in error["traceback"]
 
 

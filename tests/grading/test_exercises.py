@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from service.grading.spec import public_code_view, validate_code_exercise
+from service.grading.diagnosis import diagnose_grade
+from service.grading.spec import public_code_view, validate_code_exercise, wrong_file_expectations
+from service.grading.terms import code_names
 from tests.grading.support import EXERCISES, code_exercise_slugs, load_exercise
 
 SLUGS = code_exercise_slugs()
@@ -70,3 +72,37 @@ def test_clamp_reference_matches_the_lesson(judge, clamp_exercise):
                      {"type": "float", "value": 1.0}])
     assert run["forward"]["outputs"][0]["values"] == [-1.0, -0.5, 0.3, 1.0]
     assert run["gradients"] == {"input 0": [0.0, 1.0, 1.0, 0.0]}
+
+
+#: Identifiers of the code that no learner-facing sentence may contain: check and cause names with
+#: an underscore, standing alone ("grad_output" is the learner's own argument, and
+#: ctx.needs_input_grad torch's, not the cause of that name).
+CODE_NAMES = code_names()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_wrong_file_gets_a_diagnosis(catalog_grades, slug):
+    """Each known mistake's grade (from the proof's run) opens with a headline, names the cause its
+    header declares, and shows one example, with no identifier of the code in any of it."""
+    ex = load_exercise(slug)
+    for path in sorted(p for p in ex["files"] if p.startswith("wrong/")):
+        text = ex["files"][path]
+        d = diagnose_grade(catalog_grades[(slug, text)])
+        assert d is not None and d["passed"] is False and d["headline"], path
+        cause, _ = wrong_file_expectations(text)
+        if cause is not None:
+            assert d["cause"] and d["cause"]["name"] == cause, (path, d)
+            assert d["example"], (path, d)
+        words = " ".join([d["headline"], d["example"] or "", (d["cause"] or {}).get("title", ""),
+                          (d["cause"] or {}).get("advice", "")])
+        assert not CODE_NAMES.search(words), (path, words)
+        assert " in parse" not in words and "Verdict:" not in words
+
+
+def test_clampfn_forgetting_grad_output_is_told_in_its_terms(catalog_grades, clamp_exercise):
+    text = clamp_exercise["files"]["wrong/forgot_grad_output.py"]
+    d = diagnose_grade(catalog_grades[("clamp-function", text)])
+    assert d["headline"] == "Not yet: your backward's gradients are wrong."
+    assert d["cause"]["title"] == "backward ignores grad_output"
+    assert d["example"] == "Your backward sends gradient from output[0] to x[1], but output[0] does not depend on x[1]."
+    assert d["failed_checks"] == ["gradcheck", "gradient"]
