@@ -59,9 +59,11 @@ class StageTerm:
 
 @dataclass(frozen=True)
 class StatusTerm:
-    """A report's status (a grade's or a run's), as one sentence."""
+    """A report's status (a grade's or a run's): its short title (a badge, a filter's choice, an
+    attempt in a list: "Does not parse") and its verdict, one sentence ("Your code does not parse.")."""
 
     name: str
+    title: str
     verdict: str
 
 
@@ -203,20 +205,20 @@ STAGES: dict[str, StageTerm] = _table(
 
 #: A report's status: a grade's (models.attempt.VERDICTS) and a run's ("ok", "error", ...).
 STATUSES: dict[str, StatusTerm] = _table(
-    StatusTerm("passed", "Every check passed."),
-    StatusTerm("failed", "Some checks failed."),
-    StatusTerm("ok", "Your code ran."),
-    StatusTerm("error", "Your code raised an exception."),
-    StatusTerm("syntax_error", "Your code does not parse."),
-    StatusTerm("too_large", "Your code is too large."),
-    StatusTerm("timeout", "Your code ran too long and was stopped."),
-    StatusTerm("memory_limit", "Your code ran out of memory."),
-    StatusTerm("output_limit", "Your code printed far too much and was stopped."),
-    StatusTerm("forbidden", "Your code tried something the sandbox forbids and was stopped."),
-    StatusTerm("crashed", "Your code crashed before it reported."),
-    StatusTerm("bad_output", "Your code sent back something that is not a result."),
-    StatusTerm("invalid_inputs", "The inputs of the run are not valid."),
-    StatusTerm("internal_error", "The grader failed (not your code): try again later."),
+    StatusTerm("passed", "Passed", "Every check passed."),
+    StatusTerm("failed", "Failed", "Some checks failed."),
+    StatusTerm("ok", "Ran", "Your code ran."),
+    StatusTerm("error", "Raised an exception", "Your code raised an exception."),
+    StatusTerm("syntax_error", "Does not parse", "Your code does not parse."),
+    StatusTerm("too_large", "Too large", "Your code is too large."),
+    StatusTerm("timeout", "Ran too long", "Your code ran too long and was stopped."),
+    StatusTerm("memory_limit", "Out of memory", "Your code ran out of memory."),
+    StatusTerm("output_limit", "Printed too much", "Your code printed far too much and was stopped."),
+    StatusTerm("forbidden", "Forbidden by the sandbox", "Your code tried something the sandbox forbids and was stopped."),
+    StatusTerm("crashed", "Crashed", "Your code crashed before it reported."),
+    StatusTerm("bad_output", "No valid result", "Your code sent back something that is not a result."),
+    StatusTerm("invalid_inputs", "Invalid inputs", "The inputs of the run are not valid."),
+    StatusTerm("internal_error", "Grader failed", "The grader failed (not your code): try again later."),
 )
 
 
@@ -231,13 +233,13 @@ def terms_json() -> dict[str, Any]:
         "checks": [{"name": t.name, "title": t.title, "description": t.description} for t in CHECKS.values()],
         "causes": [{"name": t.name, "title": t.title, "advice": t.advice} for t in CAUSES.values()],
         "stages": [{"name": t.name, "words": t.words} for t in STAGES.values()],
-        "statuses": [{"name": t.name, "verdict": t.verdict} for t in STATUSES.values()],
+        "statuses": [{"name": t.name, "title": t.title, "verdict": t.verdict} for t in STATUSES.values()],
     }
 
 
 def code_names() -> re.Pattern[str]:
-    """A check's or a cause's name (those with an underscore) standing alone in a text: what no
-    learner-facing sentence may contain. Not grad_output (the learner's own argument), and not
-    ctx.needs_input_grad (torch's), though a cause has that name."""
-    names = sorted((n for n in {*CHECKS, *CAUSES} if "_" in n), key=len, reverse=True)
+    """A check's, a cause's or a status's name (those with an underscore) standing alone in a
+    text: what no learner-facing sentence, and no page's text, may contain. Not grad_output (the
+    learner's own argument), and not ctx.needs_input_grad (torch's), though a cause has that name."""
+    names = sorted((n for n in {*CHECKS, *CAUSES, *STATUSES} if "_" in n), key=len, reverse=True)
     return re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")(?!\w)")

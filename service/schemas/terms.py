@@ -25,6 +25,8 @@ class StageTermSchema(Schema):
 
 class StatusTermSchema(Schema):
     name = fields.String(required=True, metadata={"description": "A grade's or a run's status"})
+    title = fields.String(required=True, metadata={
+        "description": "Its short title, for a badge or a list, e.g. \"Does not parse\""})
     verdict = fields.String(required=True, metadata={"description": "What it means, as one sentence"})
 
 

@@ -19,7 +19,7 @@ from service.frontend import VENDOR_DIR
 from service.models.attempt import VERDICTS
 from service.resources.dashboard import STATIC_DIR, VOCABULARY
 from service.services.admin_search import SORTS
-from tests.browser.support import expect, sign_in, submit_attempt
+from tests.browser.support import expect, sign_in, submit_attempt, visible_identifiers
 from tests.helpers import bearer
 
 QUIZ = "backward-none-for-bounds"  # single choice; the correct choice is none-each
@@ -29,6 +29,7 @@ UNTOUCHED = "apply-call-forms"  # no attempts: published and unpublished by the 
 CODE = "clamp-function"
 HOSTILE = "<img src=x onerror=alert(1)>"
 WRONG_CODE = (PROJECT_ROOT / "exercises" / CODE / "wrong" / "forgot_grad_output.py").read_text()
+UNPARSED_CODE = "class ClampFn(torch.autograd.Function:\n    pass\n"  # a syntax_error verdict
 ADMIN = "/api/v1/admin"
 
 
@@ -51,6 +52,10 @@ def seeded(live_server, live_worker) -> dict:
     graded = api.get(f"/api/v1/attempts/{queued['id']}?wait=30", headers=bearer(key)).json
     assert graded["status"] == "graded", graded
     ids["code"] = queued["id"]
+    unparsed = submit_attempt(api, key, CODE, "gus", code=UNPARSED_CODE)
+    graded = api.get(f"/api/v1/attempts/{unparsed['id']}?wait=30", headers=bearer(key)).json
+    assert graded["status"] == "graded" and graded["report"]["status"] == "syntax_error", graded
+    ids["unparsed"] = unparsed["id"]
     live_server.wait_for_counters()
     return ids
 
@@ -216,6 +221,9 @@ def test_exercise_view_shows_histogram_attempts_over_time_and_failures(page, liv
     cause = page.locator("tr[data-name=forgot_grad_output] a")
     expect(cause).to_have_count(1)
     expect(cause).to_have_attribute("href", re.compile(r"likely_cause=forgot_grad_output"))
+    expect(cause).to_have_text("backward ignores grad_output")
+    expect(page.locator("tr[data-name=gradcheck] td").first).to_have_text("Numerical gradient check")
+    assert visible_identifiers(page) == []
 
 
 def test_publish_and_unpublish_an_exercise(page, live_server, seeded):
@@ -302,7 +310,7 @@ def test_export_the_filtered_attempts_as_csv(page, live_server, seeded, tmp_path
 
 def test_attempt_view_shows_code_checks_and_timings(page, live_server, seeded):
     sign_in(page, live_server.keys["admin"])
-    page.goto(f"/admin#/attempts?exercise={CODE}")
+    page.goto(f"/admin#/attempts?exercise={CODE}&learner=ada")
     page.click("#attempts-table tbody a >> text=Open")
     page.wait_for_selector("#attempt-code")
     assert page.inner_text("#attempt-code") == WRONG_CODE.rstrip("\n") or \
@@ -311,8 +319,77 @@ def test_attempt_view_shows_code_checks_and_timings(page, live_server, seeded):
     assert "failed" in gradcheck.inner_text()
     assert gradcheck.locator("td.message").inner_text().strip()  # the judge's message
     assert page.locator("tr[data-check=forward]").inner_text().startswith("passed")
-    assert "forgot_grad_output" in page.inner_text("#view")
+    # Causes, checks and the verdict named as the learner pages name them (GET /api/v1/terms).
+    assert "backward ignores grad_output" in page.inner_text("#view")
+    expect(page.locator("#attempt-report-status")).to_have_text("Failed")
     assert page.locator("text=The judge's timings").count() == 1
+    assert visible_identifiers(page) == []
+
+
+# ---- no identifier of the code in the dashboard's text (issue 35) ---------------------------------
+
+
+def test_visible_identifiers_reads_the_page_as_a_person_does(page):
+    """The helper finds a name of the code where a person reads it, and not in a learner's code or
+    output, nor in what is hidden; a learner's torch word (needs_input_grad) is theirs."""
+    page.set_content("""<body><h1>Attempt</h1><p>Verdict: <span>syntax_error</span></p>
+      <p>Likely cause forgot_grad_output; TypeError in parse</p>
+      <p>LinearFn: a linear layer with needs_input_grad, ctx.needs_input_grad[0]</p>
+      <pre>grad_output_unchanged = wrong_sign</pre><div class="cm-editor"><div>boundary_only</div></div>
+      <div hidden>too_large</div><details><summary>More</summary><p>memory_limit</p></details></body>""")
+    assert visible_identifiers(page) == ["Verdict:", "syntax_error", "forgot_grad_output", " in parse"]
+
+
+def test_the_attempts_of_a_cause_and_a_verdict_are_named_in_words(page, live_server, seeded):
+    """The attempt search filtered by a likely cause (as the exercise's statistics link to it) and by
+    a verdict: the filters' choices, the cause column and the verdict badges say the terms table's
+    words; the stored names stay the filters' values."""
+    sign_in(page, live_server.keys["admin"])
+    page.goto(f"/admin#/attempts?exercise={CODE}&likely_cause=forgot_grad_output")
+    expect(page.locator("#attempts-table tbody tr")).to_have_count(1)
+    row = page.locator("#attempts-table tbody tr")
+    expect(row).to_contain_text("backward ignores grad_output")
+    expect(row.locator(".badge.b-failed")).to_have_text("Failed")
+    expect(page.locator("#f-likely_cause")).to_have_value("forgot_grad_output")
+    expect(page.locator("#f-likely_cause option:checked")).to_have_text("backward ignores grad_output")
+    verdicts = page.locator("#f-verdict option").evaluate_all("os => os.map(o => [o.value, o.textContent])")
+    assert dict(verdicts)["syntax_error"] == "Does not parse" and dict(verdicts)["internal_error"] == "Grader failed"
+    assert all("_" not in label for _, label in verdicts)
+    assert all("_" not in label for label in page.locator("#f-status option").all_inner_texts())
+    assert visible_identifiers(page) == []
+
+    page.goto(f"/admin#/attempts?exercise={CODE}&verdict=syntax_error")
+    expect(page.locator("#attempts-table tbody tr")).to_have_count(1)
+    badge = page.locator("#attempts-table tbody tr .badge.b-syntax_error")
+    expect(badge).to_have_text("Does not parse")
+    expect(badge).to_have_attribute("title", "syntax_error")  # the stored name, for staff who search by it
+    assert visible_identifiers(page) == []
+
+
+def test_an_attempt_that_does_not_parse_is_told_in_words(page, live_server, seeded):
+    sign_in(page, live_server.keys["admin"])
+    page.goto(f"/admin#/attempts/{seeded['unparsed']}")
+    page.wait_for_selector("#attempt-code")
+    expect(page.locator("#attempt-report-status")).to_have_text("Does not parse")
+    expect(page.locator(".facts .badge.b-syntax_error")).to_have_text("Does not parse")
+    assert visible_identifiers(page) == []
+
+
+def test_a_regrade_of_a_wrong_clampfn_names_nothing_by_its_identifier(page, live_server, seeded):
+    """The wrong ClampFn attempt regraded (a dry run on the worker): the regrade's page and the list."""
+    sign_in(page, live_server.keys["admin"])
+    page.goto(f"/admin#/attempts/{seeded['code']}")
+    page.wait_for_selector("#attempt-code")
+    assert visible_identifiers(page) == []
+    page.click("#regrade-attempt")
+    page.click("#regrade-start")
+    page.wait_for_url(re.compile(r"#/regrades/[0-9a-f-]+$"))
+    page.wait_for_selector("#regrade-diff", timeout=30_000)
+    assert "_" not in page.inner_text("#regrade-status")
+    assert visible_identifiers(page) == []
+    page.click("nav >> text=Regrades")
+    page.wait_for_selector(f"td >> text={CODE}")
+    assert visible_identifiers(page) == []
 
 
 def test_quiz_attempt_view_shows_feedback(page, live_server, seeded):

@@ -25,7 +25,7 @@ from service.learn import render_exercise_page
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
 from service.models import ApiClient
 from tests.browser.conftest import FRONTEND, SCREENSHOTS, axe_violations
-from tests.browser.support import expect, shot
+from tests.browser.support import expect, shot, visible_identifiers
 from tests.helpers import bearer, correct_answer
 
 CODE = "square-function"
@@ -177,7 +177,8 @@ def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, l
     page.get_by_role("button", name="Run").click()
     expect(status(page)).to_have_text(re.compile(r"Run finished: the numerical check failed\."), timeout=40_000)
     run = page.locator(".run-result")
-    expect(run.locator(".verdict")).to_have_text("Run finished. Some checks failed on these inputs.")
+    # The run's diagnosis (GET /api/v1/runs' answer) gives the headline, as a grade's does.
+    expect(run.locator(".verdict")).to_have_text("Run finished. Not yet: your backward's gradients are wrong.")
     expect(run.locator(".verdict + .cause")).to_contain_text("backward ignores grad_output")  # the likely cause, next
     expect(run.locator("details.values")).to_contain_text("Forward")  # the tables, folded
     expect(run.locator("details.values")).to_contain_text("Gradients")
@@ -192,6 +193,7 @@ def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, l
     expect(grade.locator("details.all-checks li.bad")).not_to_have_count(0)
     expect(grade.locator("details.values")).to_contain_text("worst element")
     expect(grade).not_to_contain_text("Explanation")  # a code exercise explains itself only to a pass
+    assert visible_identifiers(page) == []  # the wrong submission's page names nothing by its code name
     shot(page, "learn-code-submit-wrong")
 
     replace_code(page, REFERENCE)
@@ -653,6 +655,30 @@ def test_learn_result_opens_with_the_verdict_the_cause_and_the_example(page, tok
     page.screenshot(path=SCREENSHOTS / "learn-result-diagnosis-phone.png")
     assert identifiers(page, ".run-result") == set()
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+
+
+def test_learn_an_attempt_that_does_not_parse_is_listed_and_told_in_words(page, token_for):
+    """An earlier attempt stopped by a status (syntax_error), from a server that sends no diagnosis:
+    the list says the status's short title, the grade its verdict, both from the embedded terms
+    table; the identifier shows nowhere."""
+    unparsed = fake_graded_attempt("class SquareFn(torch.autograd.Function:\n    pass\n") | {
+        "score": 0.0, "raw_score": 0.0, "diagnosis": None, "scoring": None}
+    unparsed["report"] = {"status": "syntax_error", "score": 0.0, "likely_causes": [], "feedback": [], "diagnostics": [],
+                          "checks": [{"name": "parses", "weight": 0.0, "passed": False,
+                                      "message": "Syntax error: '(' was never closed (line 1)."}],
+                          "error": {"where": "parse", "type": "SyntaxError", "message": "'(' was never closed (line 1)",
+                                    "traceback": ""}, "output": {"stdout": "", "stderr": ""}}
+    page.route("**/api/v1/learners/*/attempts*", lambda route: route.fulfill(
+        status=200, content_type="application/json", headers={"X-Pagination": json.dumps({"total": 1})},
+        body=json.dumps({"attempts": [unparsed]})))
+    open_exercise(page, CODE, token_for("ursula", CODE))
+    item = page.locator("ul.attempts > li button")
+    expect(item).to_have_text(re.compile(r"^Attempt 1: 0% · Does not parse, "))
+    item.click()
+    grade = page.locator(".attempt-detail .grade")
+    expect(grade.locator(".verdict")).to_have_text("Score: 0%. Not yet: your code does not parse.")
+    expect(grade.locator(".error-block")).to_contain_text("Your code raised SyntaxError while Python read your code")
+    assert visible_identifiers(page) == []
 
 
 def test_learn_quiz_marks_picks_names_missed_answers_once_allowed_and_reloads_the_history_only_then(page, token_for):

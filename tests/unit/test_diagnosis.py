@@ -43,6 +43,14 @@ def test_the_words_name_no_identifier_of_the_code():
         assert not stage.words.startswith(("in parse", "in load")), stage
 
 
+def test_a_learners_torch_words_are_no_code_name():
+    """What a learner writes is theirs: no name of the code is one of these words (tests/browser/support.py's
+    visible_identifiers passes needs_input_grad alone, torch's attribute and a cause's name)."""
+    for word in ("grad_output", "grad_outputs", "setup_context", "mark_non_differentiable", "save_for_backward",
+                 "saved_tensors", "mark_dirty", "set_materialize_grads", "sum_to_size", "ctx.needs_input_grad"):
+        assert not CODE_NAMES.search(word), word
+
+
 def test_terms_json_has_the_contract_shape():
     body = terms.terms_json()
     assert set(body) == {"checks", "causes", "stages", "statuses"}
@@ -51,7 +59,11 @@ def test_terms_json_has_the_contract_shape():
     assert body["causes"][0] == {"name": "forgot_grad_output", "title": "backward ignores grad_output",
                                  "advice": "Multiply your local derivative by grad_output (the chain rule)."}
     assert {"name": "parse", "words": "while Python read your code"} in body["stages"]
-    assert {"name": "syntax_error", "verdict": "Your code does not parse."} in body["statuses"]
+    assert {"name": "syntax_error", "title": "Does not parse", "verdict": "Your code does not parse."} in body["statuses"]
+    # Every status has a short title for a badge or a list, in words (no identifier, no sentence's full stop).
+    for status in body["statuses"]:
+        assert status["title"] and not status["title"].endswith("."), status
+        assert not CODE_NAMES.search(status["title"] + " " + status["verdict"]), status
     assert LIKELY_CAUSES["forgot_grad_output"] == ("backward ignores grad_output: multiply your local derivative by "
                                                    "grad_output (the chain rule).")
 

@@ -6,6 +6,7 @@ import { percent } from "../format.js";
 import { errorText, section } from "./common.js";
 import { renderCodeGrade, renderQuizGrade } from "./results.js";
 import { choiceTextOf } from "./quiz-answer.js";
+import { statusTitle } from "./terms.js";
 
 // What a finished attempt's panel shows: its answer, the button that puts it back, its grade.
 function attemptDetail(attempt, number, detail, restore) {
@@ -22,10 +23,17 @@ function attemptDetail(attempt, number, detail, restore) {
   return [answer, again, grade];
 }
 
-// One earlier attempt: a button that opens its panel (filled the first time it opens).
+// One earlier attempt: a button that opens its panel (filled the first time it opens). It reads
+// "Attempt 2: 0% · Does not parse, <when>": a code attempt that stopped short of its checks says why
+// by its status's short title from the terms table (none when the table lacks it; a passed or failed
+// one's score says enough); an attempt without a score, its state in words.
 function attemptItem(attempt, number, detail, restore) {
   const when = new Date(attempt.created_at).toLocaleString();
-  const score = attempt.score === null || attempt.score === undefined ? attempt.status : percent(attempt.score);
+  const unscored = attempt.score === null || attempt.score === undefined;
+  const reported = attempt.report && attempt.report.status;
+  const title = !unscored && reported && reported !== "passed" && reported !== "failed" ? statusTitle(reported) : null;
+  const score = unscored ? (attempt.status === "error" ? "not graded" : attempt.status)
+    : percent(attempt.score) + (title ? ` · ${title}` : "");
   const panelId = uid("attempt");
   const open = el("button", { type: "button", class: "link", "aria-expanded": "false", "aria-controls": panelId },
     `Attempt ${number}: ${score}${attempt.late ? " (late)" : ""}, ${when}`);

@@ -16,25 +16,6 @@ import { num, percent, values } from "../format.js";
 import { markdownBlock } from "./markdown.js";
 import { causeTerm, checkTitle, stageWords, statusVerdict } from "./terms.js";
 
-// A report's status in words, for a server whose terms table does not say it.
-const VERDICTS = {
-  passed: "Every check passed.",
-  failed: "Some checks failed.",
-  syntax_error: "Your code does not parse.",
-  too_large: "Your code is too large.",
-  timeout: "Your code ran too long and was stopped.",
-  memory_limit: "Your code ran out of memory.",
-  output_limit: "Your code printed far too much.",
-  forbidden: "Your code tried something the sandbox forbids.",
-  crashed: "Your code crashed before it reported.",
-  bad_output: "Your code sent back something that is not a result.",
-  internal_error: "The grader failed (not your code): try again later.",
-};
-
-function verdictOf(status) {
-  return statusVerdict(status) || VERDICTS[status] || "Some checks failed.";
-}
-
 // "Your code does not parse." after "Not yet: " reads "your code does not parse."
 function lowerFirst(text) {
   return text.charAt(0).toLowerCase() + text.slice(1);
@@ -186,7 +167,7 @@ export function renderRun(run) {
   if (diagnosis && diagnosis.headline) {
     headline = diagnosis.headline;
     passed = Boolean(diagnosis.passed);
-  } else if (r.status && r.status !== "ok" && r.status !== "error") headline = verdictOf(r.status);
+  } else if (r.status && r.status !== "ok" && r.status !== "error" && statusVerdict(r.status)) headline = statusVerdict(r.status);
   else if (r.error) headline = "Your code raised an exception.";
   else if (checks.length) headline = passed ? "Every check passed on these inputs." : "Some checks failed on these inputs.";
   else headline = "Your code ran.";
@@ -232,13 +213,16 @@ export function renderCodeGrade(attempt) {
   const box = el("div", { class: "grade" });
   const report = attempt.report || {};
   if (attempt.status === "error" || report.status === "internal_error") {
-    box.append(verdictLine("bad", `Not graded: ${VERDICTS.internal_error}`));
+    box.append(verdictLine("bad", ["Not graded.", statusVerdict("internal_error")].filter(Boolean).join(" ")));
     return box;
   }
   const diagnosis = attempt.diagnosis || null;
   const passed = diagnosis ? Boolean(diagnosis.passed) : report.status === "passed";
+  // Without a diagnosis (an older server): the status's verdict from the terms table; a status the
+  // table lacks says "Not yet." alone, and the cause, the error and the checks below tell the rest.
+  const verdict = statusVerdict(report.status);
   const headline = diagnosis && diagnosis.headline ? diagnosis.headline
-    : passed ? "Every check passed." : `Not yet: ${lowerFirst(verdictOf(report.status))}`;
+    : passed ? "Every check passed." : verdict ? `Not yet: ${lowerFirst(verdict)}` : "Not yet.";
   box.append(verdictLine(passed ? "ok" : "bad", `Score: ${percent(attempt.score ?? 0)}. ${headline}`));
   box.append(cappedNote(attempt) || [], penaltyNote(attempt) || []);
   if (!passed) {

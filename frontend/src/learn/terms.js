@@ -1,8 +1,9 @@
 // The learner-facing words about grading (service/grading/terms.py): what a check, a likely cause,
 // an error stage and a report status are called. learn/base.html embeds the table as
-// <script type="application/json" id="gradquiz-terms"> (the same as GET /api/v1/terms); it is read
-// once. A page without it (a server before the table) still works: a check or cause it cannot name
-// is shown by its message alone, never by its identifier.
+// <script type="application/json" id="gradquiz-terms"> (the same as GET /api/v1/terms) in every
+// learner page (lesson, exercise, assignment, shell; LTI launches render the same templates); it is
+// read once. A name the table lacks (a broken block, a status newer than the page) is never shown:
+// its check, cause or status is told by its message alone.
 
 let table = null;
 
@@ -47,6 +48,12 @@ export function causeTerm(name) {
 export function stageWords(name) {
   const term = terms().stages.get(name);
   return term && term.words ? term.words : null;
+}
+
+// A report status as a short title ("Does not parse"), or null.
+export function statusTitle(name) {
+  const term = terms().statuses.get(name);
+  return term && term.title ? term.title : null;
 }
 
 // A report status as a sentence ("Your code does not parse."), or null.

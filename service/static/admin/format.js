@@ -63,10 +63,14 @@ export function learnerName(person, href) {
   return parts;
 }
 
-export function badge(value, known) {
+/** A status as a badge: `label` says it (a verdict's title from the terms table), else the status
+ * itself, its underscores as spaces ("dry run"): the page shows words, never an identifier. The
+ * stored value picks the colour (b-<value>) when `known` lists it. */
+export function badge(value, known, label) {
   const text = value === null || value === undefined || value === "" ? "—" : String(value);
   const cls = known && known.includes(text) ? "b-" + text.replace(/[^a-z_]/g, "") : "b-other";
-  return el("span", { class: "badge " + cls }, text);
+  const shown = text === "—" ? text : label || text.replace(/_/g, " ");
+  return el("span", { class: "badge " + cls, title: shown === text ? null : text }, shown);
 }
 
 export function scoreCell(item) {

@@ -6,7 +6,7 @@ import { badge, fmtDuration, fmtNumber, fmtScore, learnerName, percent, prettyJs
 import { render } from "../router.js";
 import { startRegrade } from "./regrades.js";
 import { STATUSES, VERDICTS } from "../vocabulary.js";
-import { causeTitle, checkTitle, loadTerms } from "../terms.js";
+import { causeTitle, checkTitle, loadTerms, statusTitle } from "../terms.js";
 
 export async function viewAttempt(root, ctx, id) {
   document.title = "Attempt " + shortId(id) + " · gradquiz dashboard";
@@ -47,10 +47,10 @@ function facts(a) {
     a.learner_email ? ["E-mail", el("span", { id: "attempt-learner-email" }, a.learner_email)] : null,
     ["Client", a.client],
     ["Status", badge(a.status, STATUSES)],
-    ["Verdict", badge(a.verdict, VERDICTS)],
+    ["Verdict", badge(a.verdict, VERDICTS, a.verdict ? statusTitle(a.verdict) : null)],
     ["Score", el("span", {}, scoreText)],
     ["Likely cause", a.likely_cause ? el("span", { title: a.likely_cause }, causeTitle(a.likely_cause)) : null],
-    a.report_status ? ["Report status", a.report_status] : null,
+    a.report_status ? ["Report status", el("span", { id: "attempt-report-status", title: a.report_status }, statusTitle(a.report_status))] : null,
     a.grader_version ? ["Grader", a.grader_version] : null,
   ]));
 }

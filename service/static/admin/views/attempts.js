@@ -5,7 +5,7 @@ import { el, empty, enc, link } from "../dom.js";
 import { badge, learnerName, scoreCell, timeEl } from "../format.js";
 import { render } from "../router.js";
 import { DEFAULT_SORT, SORTS, STATUSES, VERDICTS } from "../vocabulary.js";
-import { causeChoices, causeTitle, loadTerms } from "../terms.js";
+import { causeChoices, causeTitle, loadTerms, statusTitle, words } from "../terms.js";
 
 const FILTERS = ["course", "exercise", "learner", "client", "status", "verdict", "likely_cause", "score_min",
   "score_max", "since", "until", "sort"];
@@ -39,8 +39,8 @@ function filterForm(params) {
     field("exercise", "Exercise", text("exercise", { list: "exercise-slugs", placeholder: "any" })), exerciseList,
     field("learner", "Learner", text("learner", { placeholder: "exact id" })),
     field("client", "Client", text("client", { placeholder: "client name" })),
-    field("status", "Status", select("status", STATUSES.map((s) => [s, s]), "any")),
-    field("verdict", "Verdict", select("verdict", VERDICTS.map((s) => [s, s]), "any")),
+    field("status", "Status", select("status", STATUSES.map((s) => [s, words(s)]), "any")),
+    field("verdict", "Verdict", select("verdict", VERDICTS.map((s) => [s, statusTitle(s)]), "any")),
     field("likely_cause", "Likely cause", causeChoices().length
         && (!params.get("likely_cause") || causeChoices().some(([name]) => name === params.get("likely_cause")))
       ? select("likely_cause", causeChoices(), "any") : text("likely_cause", { placeholder: "a cause's name" })),
@@ -90,7 +90,7 @@ function attemptRow(a) {
     el("td", { class: "learner" }, learnerName(a, "#/learners/" + enc(a.learner) + query({ client: a.client }))),
     el("td", {}, a.client || ""),
     el("td", {}, badge(a.status, STATUSES)),
-    el("td", {}, badge(a.verdict, VERDICTS)),
+    el("td", {}, badge(a.verdict, VERDICTS, a.verdict ? statusTitle(a.verdict) : null)),
     el("td", { class: "num" }, scoreCell(a)),
     el("td", { title: a.likely_cause || null }, causeTitle(a.likely_cause)),
     el("td", {}, link("#/attempts/" + enc(a.id), el("span", { class: "open" }, "Open"))));

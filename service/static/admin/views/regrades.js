@@ -4,6 +4,7 @@ import { API, get, listOf, post, problemBox } from "../api.js";
 import { dl, el, empty, enc, link, loading, section, table, toast } from "../dom.js";
 import { badge, fmtNumber, fmtScore, shortId, timeEl } from "../format.js";
 import { REGRADE_STATUSES } from "../vocabulary.js";
+import { loadTerms, statusTitle } from "../terms.js";
 
 const POLL_MS = 1000;
 
@@ -82,7 +83,7 @@ export async function viewRegrade(root, ctx, id) {
     if (!ctx.alive()) return;
     let r;
     try {
-      r = (await get(API + "/regrades/" + enc(id))).data;
+      [r] = await Promise.all([get(API + "/regrades/" + enc(id)).then((x) => x.data), loadTerms()]);
     } catch (e) {
       if (!ctx.alive()) return;
       body.replaceChildren(problemBox(e, { optional: "Regrades are not available on this server yet." }));
@@ -106,7 +107,7 @@ function regradeView(r, onConfirm, onDone) {
   if (Array.isArray(r.error_items) && r.error_items.length) {
     parts.push(section("Not regraded", table(["Attempt", "Why", "Message"], r.error_items.map((e) => el("tr", {},
       el("td", {}, link("#/attempts/" + enc(e.attempt), el("code", {}, shortId(e.attempt)))),
-      el("td", {}, badge(e.status)), el("td", { class: "message" }, e.message || ""))))));
+      el("td", {}, badge(e.status, null, e.status ? statusTitle(e.status) : null)), el("td", { class: "message" }, e.message || ""))))));
   }
   const changed = ((r.summary || {}).up || 0) + ((r.summary || {}).down || 0);
   if (r.status === "ready" && changed > 0) parts.push(applyBox(r, onConfirm, onDone)); // nothing to apply: no button
