@@ -56,9 +56,15 @@ export function standingPanel() {
 }
 
 // What the rules did to one attempt's score, or null: "Counted 80% of the grader's 100%: attempt 2
-// counts at most 80%." and "Submitted late."
+// counts at most 80%.", "Submitted late." and why the scoring policy capped it (attempt.scoring).
 export function penaltyNote(attempt) {
   const parts = [];
+  const scoring = attempt.scoring;
+  if (scoring && scoring.capped && scoring.checks_score !== null && scoring.checks_score !== undefined) {
+    parts.push(scoring.policy === "gate"
+      ? `Your backward fails a check, so this attempt scores at most ${percent(scoring.cap)}: the checks it passed add up to ${percent(scoring.checks_score)}.`
+      : `Only a fully correct answer scores here: this one would earn ${percent(scoring.checks_score)} with partial credit.`);
+  }
   if (attempt.late) parts.push("Submitted late.");
   const penalties = attempt.penalties || [];
   if (penalties.length && attempt.raw_score !== null && attempt.raw_score !== undefined) {
