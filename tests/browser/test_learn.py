@@ -188,6 +188,8 @@ def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, l
     expect(grade).to_contain_text("gradcheck")
     expect(grade).to_contain_text("worst element")
     expect(grade).to_contain_text("Likely cause")
+    # The default scoring (gate): why a wrong backward's score stops at the forward's worth.
+    expect(grade).to_contain_text("Your backward fails a check, so this attempt scores at most 30%")
     expect(grade).not_to_contain_text("Explanation")  # a code exercise explains itself only to a pass
     shot(page, "learn-code-submit-wrong")
 
