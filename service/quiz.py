@@ -83,7 +83,8 @@ class QuizGrade:
     variant: QuizVariant | None = None
 
     def as_result(self) -> dict[str, Any]:
-        return {"feedback": self.feedback, **(self.variant.as_result() if self.variant else {})}
+        # `score`: the answer's own score, before the scoring policy (service/scoring.py) makes the grader's.
+        return {"feedback": self.feedback, "score": self.score, **(self.variant.as_result() if self.variant else {})}
 
 
 def normalise_text(text: str, *, case_sensitive: bool = False) -> str:

@@ -37,6 +37,9 @@ from typing import Any
 ALWAYS, AFTER_PASS, AFTER_ATTEMPTS, AFTER_DUE = "always", "after_pass", "after_attempts", "after_due"
 # What happens to an attempt submitted after the due date (and its grace period).
 REFUSE, ACCEPT = "refuse", "accept"
+# How an attempt's checks make its score (service/scoring.py): the sum of the passed checks'
+# weights; 1 or 0; or that sum, at most `scoring_cap` when a check of backward failed.
+PARTIAL, ALL_OR_NOTHING, GATE = "partial", "all_or_nothing", "gate"
 
 # Why an attempt is refused: the last part of its problem+json type (errors.py).
 NOT_OPEN, CLOSED, NO_ATTEMPTS_LEFT, RUNS_OFF, NO_RUNS_LEFT = (
@@ -154,6 +157,18 @@ RULES: tuple[Rule, ...] = (
          choices=(Choice(True, "allowed"), Choice(False, "not allowed"))),
     Rule("max_runs", COUNT, None, "Max runs", "Runs a learner has at this exercise (null: unlimited)",
          nullable=True, none="unlimited", maximum=100_000),
+    Rule("scoring", CHOICE, GATE, "Scoring",
+         "How a code attempt's checks make its score: partial (the weights of the checks it passed, added up), "
+         "all_or_nothing (1 when every check passed, else 0), gate (partial, but an attempt whose backward "
+         "fails a check (gradcheck, gradient, boundary, gradgradcheck, grad_output_unchanged, "
+         "backward_arity) scores at most scoring_cap). Quizzes: gate is partial; all_or_nothing gives 1 "
+         "to a correct answer, else 0. An attempt keeps the policy it was submitted under, in a regrade too.",
+         choices=(Choice(PARTIAL, "partial credit"), Choice(ALL_OR_NOTHING, "all or nothing"),
+                  Choice(GATE, "partial, capped while backward is wrong"))),
+    Rule("scoring_cap", FRACTION, 0.3, "Cap while backward is wrong (0–1)",
+         "With scoring = gate: the most a code attempt whose backward fails a check scores. The default, "
+         "0.3, is what the forward checks weigh by default (forward 0.20, output_shape_dtype 0.05, "
+         "inputs_unchanged 0.05): a wrong backward earns at most what its forward is worth."),
 )
 RULE_BY_NAME = {rule.name: rule for rule in RULES}
 RULE_KEYS = frozenset(RULE_BY_NAME)
@@ -166,6 +181,7 @@ def choices_of(name: str) -> tuple[Any, ...]:
 
 SHOW_EXPLANATION = choices_of("show_explanation")
 LATE_POLICIES = choices_of("late")
+SCORING_POLICIES = choices_of("scoring")
 
 
 @dataclass(frozen=True)
@@ -193,6 +209,8 @@ class Rules:
     show_explanation: str
     runs: bool
     max_runs: int | None
+    scoring: str
+    scoring_cap: float
 
     def attempt_factor(self, number: int) -> float:
         """The most attempt `number` (1, 2, ...) counts, as a fraction of its score."""

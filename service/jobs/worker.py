@@ -32,8 +32,9 @@ from ..logs import configure_logging, request_id_context
 from ..models import Attempt, Exercise, ExerciseProof, ExerciseVersion, GradingJob, PreviewAttempt, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..rules import counted_score
+from ..scoring import policy_score
 from ..services import regrades
-from ..services.preview import preview_variant
+from ..services.preview import preview_scoring, preview_variant
 from ..variants import attempt_variant
 from . import db_lease
 from .counters import CounterFolder
@@ -82,7 +83,9 @@ def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
     """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
     # The learner's own hidden inputs (service/variants.py); a regrade passes the same variant.
     result = judge.grade(exercise_payload(attempt), attempt.code or "", variant=attempt_variant(attempt))
-    score, correct = float(result["score"]), result["status"] == "passed"
+    correct = result["status"] == "passed"
+    # Under the scoring policy the attempt was submitted with; the report keeps its checks score.
+    score = policy_score(attempt.scoring, float(result["score"]), correct, result)
     return {"score": counted_score(score, attempt.penalties), "grader_score": score, "correct": correct, "result": result,
             **grade_columns(result, correct, is_code=True)}
 
@@ -98,9 +101,12 @@ def execute_run(judge: Any, run: Run) -> dict[str, Any]:
 def grade_preview(judge: Any, preview: PreviewAttempt) -> dict[str, Any]:
     """Column values of a graded code preview (services/preview.py): graded as an attempt, in the
     previewer's own variant, with nothing of an attempt's penalties, event or passback."""
-    result = judge.grade(exercise_payload(preview), preview.code or "",
-                         variant=preview_variant(preview.client_id, preview.actor))
-    return {"score": float(result["score"]), "correct": result["status"] == "passed", "result": result}
+    payload = exercise_payload(preview)
+    result = judge.grade(payload, preview.code or "", variant=preview_variant(preview.client_id, preview.actor))
+    correct = result["status"] == "passed"
+    # The version's own scoring rules, as a learner's attempt at it would take them by default.
+    return {"score": policy_score(preview_scoring(payload["spec"]), float(result["score"]), correct, result),
+            "correct": correct, "result": result}
 def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
     code is learner code there); db_lease.complete copies the report to the version."""

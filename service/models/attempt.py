@@ -126,6 +126,9 @@ class Attempt(GradingJob, Base):
     attempt_number: Mapped[int | None]
     late: Mapped[bool] = mapped_column(default=False, server_default=false())
     penalties: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType, nullable=True)
+    # The scoring policy it was submitted under ({"policy", "cap"}: service/scoring.py), which makes
+    # `grader_score` of its grade, in a regrade too; null (made before migration 0024): partial.
+    scoring: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
 
     client: Mapped[ApiClient] = relationship()
     exercise: Mapped[Exercise] = relationship(lazy="joined", innerjoin=True)
@@ -153,6 +156,7 @@ class AttemptRow:
     attempt_number: int
     late: bool
     penalties: list[dict[str, Any]] | None
+    scoring: dict[str, Any] | None
     created_at: datetime
     request_id: str | None
     status: str

@@ -90,7 +90,7 @@ def _delete_extension(counting_scope: CountingScope, learner: str) -> None:
 
 RULES_PUT_DOC = ("Replace what staff set here (the keys given; the others come from the exercise's "
                  "defaults, and the LMS's dates win over these). Takes effect at the next attempt; attempts made "
-                 "keep the penalties they were made under.")
+                 "keep the penalties and the scoring policy they were made under.")
 
 
 @blp.route("/links")

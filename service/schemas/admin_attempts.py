@@ -5,6 +5,7 @@ from marshmallow import Schema, ValidationError, fields, pre_load, validate, val
 from ..models import AttemptStatus
 from ..scores import POLICIES
 from ..services.admin_search import DEFAULT_SORT, SORTS
+from .attempts import ScoringSchema
 from .delivery import OutboundDeliverySchema
 from .request import QueryDateTime, RequestSchema
 from .rosters import MEMBER_STATUSES
@@ -184,6 +185,8 @@ class EventSchema(Schema):
 
 
 class AttemptDetailSchema(AttemptSummarySchema):
+    scoring = fields.Nested(ScoringSchema, allow_none=True, metadata={
+        "description": "The scoring policy that made grader_score from its grade (null: made before policies, partial)"})
     exercise_kind = fields.String(required=True)
     exercise_version_digest = fields.String(required=True,
                                             metadata={"description": "SHA-256 of the exercise version's files"})

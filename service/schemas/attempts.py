@@ -5,6 +5,7 @@ from typing import Any
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from ..learner_ids import LEARNER_ID_ERROR, LEARNER_PATTERN
+from ..rules import SCORING_POLICIES
 from .diagnosis import DiagnosisSchema, attempt_diagnosis
 from .request import NO_NUL_PATTERN, Pattern, RequestSchema
 from .rules import PenaltySchema, StandingSchema
@@ -67,7 +68,25 @@ class AttemptCreateSchema(RequestSchema):
 
 
 # What an AttemptView says itself; every other field is its attempt's column.
-_OF_THE_VIEW = frozenset({"exercise.slug", "exercise_version.number", "feedback", "report", "explanation", "standing"})
+_OF_THE_VIEW = frozenset({"exercise.slug", "exercise_version.number", "feedback", "report", "explanation", "standing",
+                          "scoring"})
+
+
+class ScoringSchema(Schema):
+    """The scoring policy an attempt was graded under (the `scoring` rule when it was submitted) and
+    what it did to the score."""
+
+    policy = fields.String(required=True, validate=validate.OneOf(SCORING_POLICIES), metadata={
+        "description": "partial (the passed checks' weights added up), all_or_nothing (1 when every check "
+                       "passed or the answer is correct, else 0) or gate (partial, but at most `cap` when a "
+                       "check of backward failed)"})
+    cap = fields.Float(required=True, allow_none=True, metadata={
+        "description": "gate, code exercises: the most an attempt whose backward failed a check scores; null otherwise"})
+    capped = fields.Boolean(required=True, metadata={
+        "description": "The policy made raw_score lower than checks_score"})
+    checks_score = fields.Float(required=True, allow_none=True, metadata={
+        "description": "The score before the policy: the weights of the passed checks added up (the report's "
+                       "score), or a quiz answer's own score; null until graded"})
 
 
 class AttemptSchema(Schema):
@@ -85,13 +104,17 @@ class AttemptSchema(Schema):
         "description": "0 to 1, null until graded: the score that counts, the grader's (raw_score) with the "
                        "attempt's penalties applied, or an instructor's override"})
     raw_score = fields.Float(allow_none=True, attribute="grader_score", metadata={
-        "description": "The grader's score before any penalty (null until graded)"})
+        "description": "The grader's score before any penalty, under the attempt's scoring policy (`scoring`; "
+                       "null until graded)"})
     correct = fields.Boolean(allow_none=True)
     attempt_number = fields.Integer(allow_none=True, metadata={
         "description": "Its number among the learner's attempts in this assignment (1, 2, ...)"})
     late = fields.Boolean(metadata={"description": "Submitted after the due date and its grace period"})
     penalties = fields.List(fields.Nested(PenaltySchema), allow_none=True, metadata={
         "description": "The penalties applied to its score (null: none)"})
+    scoring = fields.Nested(ScoringSchema, allow_none=True, metadata={
+        "description": "The scoring policy that made raw_score from its grade (null: an attempt made before "
+                       "scoring policies, graded as partial)"})
     feedback = fields.List(fields.Dict(), metadata={
         "description": "Quiz kinds: per-choice or per-answer feedback (a correct choice the learner missed is "
                        "named only once the explanation is shown)"})

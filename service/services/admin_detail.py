@@ -20,6 +20,7 @@ from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from ..models import ApiClient, Attempt, AttemptEvent, GradeOverride, ScorePassback, WebhookDelivery
+from ..scoring import scoring_json
 from .names import attempt_learner
 
 T = TypeVar("T")
@@ -122,6 +123,8 @@ class AttemptDetail:
     created_at: datetime
     started_at: datetime | None
     graded_at: datetime | None
+    # The scoring policy it was graded under and what it did (service/scoring.py); None before 0024.
+    scoring: dict[str, Any] | None
     # The exercise, the grading job.
     exercise_kind: str
     exercise_version_digest: str
@@ -161,6 +164,7 @@ def attempt_detail(session: Session, attempt_id: uuid.UUID, course_id: int | Non
         AttemptDetail, attempt,
         learner_name=named.name, learner_email=named.email, learner_status=named.status,
         exercise=attempt.exercise.slug,
+        scoring=scoring_json(attempt.scoring, attempt.result, attempt.grader_score, attempt.code is not None),
         exercise_kind=attempt.exercise.kind,
         exercise_version=attempt.exercise_version.number,
         exercise_version_digest=attempt.exercise_version.digest,

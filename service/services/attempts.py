@@ -50,6 +50,7 @@ from ..outbound import outbox
 from ..outbound.outbox import NewEvent
 from ..quiz import AnswerError, QuizGrade
 from ..rules import Refusal, Standing, counted_score
+from ..scoring import policy_of, policy_score
 from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
 from .events import graded_event
@@ -190,17 +191,21 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
         raise AttemptRefused(refusal, before)
     grade = checked_and_graded(client, exercise, version, learner, answer, code)
     penalties = [p.as_json() for p in before.penalties()] or None
+    # The policy binds an instructor trying the exercise out too: they see what a learner would get.
+    scoring = policy_of(before.rules)
+    grader_score = None if grade is None else policy_score(scoring, grade.score, grade.correct)
     row = AttemptRow(
         id=submission.attempt_id, client_id=client.id, learner=learner, exercise_id=exercise.id,
         exercise_version_id=version.id, lti_link_id=assignment.link_id, course_id=assignment.course_id,
-        attempt_number=before.next_number, late=before.late_now, penalties=penalties, created_at=before.now,
+        attempt_number=before.next_number, late=before.late_now, penalties=penalties, scoring=scoring,
+        created_at=before.now,
         request_id=current_request_id(), answer=answer, code=code,  # one of the two, the other None
         # code is queued for the grading workers; a quiz answer is graded now
         status=AttemptStatus.QUEUED.value if grade is None else AttemptStatus.GRADED.value,
         result=None if grade is None else grade.as_result(),
         correct=None if grade is None else grade.correct,
-        grader_score=None if grade is None else grade.score,
-        score=None if grade is None else counted_score(grade.score, penalties),
+        grader_score=grader_score,
+        score=counted_score(grader_score, penalties),
         verdict=None if grade is None else grade_columns(None, grade.correct, is_code=False)["verdict"],
         graded_at=None if grade is None else before.now)
     return NewAttempt(row, exercise, version, before.after(row), None if grade is None else graded_event(row))
@@ -590,7 +595,7 @@ def _learner_attempts_select() -> Select[Attempt]:
                      load_only(Attempt.id, Attempt.client_id, Attempt.learner, Attempt.exercise_id,
                                Attempt.exercise_version_id, Attempt.lti_link_id, Attempt.course_id, Attempt.status,
                                Attempt.answer, Attempt.code, Attempt.result, Attempt.score, Attempt.grader_score, Attempt.correct,
-                               Attempt.attempt_number, Attempt.late, Attempt.penalties, Attempt.created_at,
+                               Attempt.attempt_number, Attempt.late, Attempt.penalties, Attempt.scoring, Attempt.created_at,
                                Attempt.started_at, Attempt.graded_at, raiseload=True),
                      defaultload(Attempt.exercise).load_only(Exercise.slug, Exercise.current_version, raiseload=True))
             .order_by(Attempt.created_at.desc(), Attempt.id.desc()))

@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 
 from ..models import ApiClient, AttemptStatus, Exercise, ExerciseVersion, PreviewAttempt
 from ..models.base import utcnow
+from ..rules import resolve
+from ..scoring import policy_of, policy_score, scoring_json
 from ..variants import variant_key
 from . import authoring
 from .attempts import ExerciseNotFound, checked_and_graded
@@ -37,6 +39,12 @@ def preview_learner(actor: str) -> str:
 def preview_variant(client_id: int, actor: str) -> str:
     """The variant a preview is shown and graded in (the judge's `variant` for code)."""
     return variant_key(client_id, preview_learner(actor))
+
+
+def preview_scoring(spec: dict[str, Any]) -> dict[str, Any]:
+    """The scoring policy a preview of a version with `spec` is graded under: its exercise.toml's
+    (the defaults otherwise), as a learner's attempt takes it where staff set none."""
+    return policy_of(resolve([spec.get("rules", {})]))
 
 
 def course_version(session: Session, course_id: int, slug: str, number: int) -> tuple[Exercise, ExerciseVersion]:
@@ -64,7 +72,8 @@ def new_preview(session: Session, client: ApiClient, course_id: int, exercise: E
                              actor=actor[:255], answer=answer, code=code, created_at=now,
                              status=AttemptStatus.QUEUED.value if grade is None else AttemptStatus.GRADED.value)
     if grade is not None:
-        preview.result, preview.score, preview.correct, preview.graded_at = grade.as_result(), grade.score, grade.correct, now
+        score = policy_score(preview_scoring(version.spec), grade.score, grade.correct)
+        preview.result, preview.score, preview.correct, preview.graded_at = grade.as_result(), score, grade.correct, now
     session.add(preview)
     return preview
 
@@ -76,6 +85,13 @@ class PreviewView(AttemptView):
     learner: str
     url: str
     preview: bool = True
+
+    @property
+    def scoring(self) -> dict[str, Any] | None:
+        """The version's scoring policy, as the preview was graded under (nothing stored)."""
+        preview = self.attempt
+        return scoring_json(preview_scoring(self.exercise_version.spec), preview.result, preview.score,
+                            preview.code is not None)
 
 
 def preview_view(preview: PreviewAttempt, exercise: Exercise, version: ExerciseVersion, url: str) -> PreviewView:

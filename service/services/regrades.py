@@ -38,6 +38,7 @@ from ..models.attempt import grade_columns
 from ..models.base import utcnow
 from ..quiz import AnswerError
 from ..rules import counted_score
+from ..scoring import policy_score
 from ..variants import regrade_quiz_answer, variant_key
 from . import progress
 from .events import record_attempt_event
@@ -127,8 +128,8 @@ def grade_item(judge: Any, item: RegradeItem) -> dict[str, Any]:
     """
     session = Session.object_session(item)
     assert session is not None  # the item was loaded by the worker's session
-    code, answer, stored, client_id, learner, version_id, digest = session.execute(
-        select(Attempt.code, Attempt.answer, Attempt.result, Attempt.client_id, Attempt.learner,
+    code, answer, stored, scoring, client_id, learner, version_id, digest = session.execute(
+        select(Attempt.code, Attempt.answer, Attempt.result, Attempt.scoring, Attempt.client_id, Attempt.learner,
                Regrade.exercise_version_id, ExerciseVersion.digest)
         .join(RegradeItem, RegradeItem.attempt_id == Attempt.id).join(Regrade, Regrade.id == RegradeItem.regrade_id)
         .join(ExerciseVersion, ExerciseVersion.id == Regrade.exercise_version_id)
@@ -138,14 +139,18 @@ def grade_item(judge: Any, item: RegradeItem) -> dict[str, Any]:
         # The attempt's own variant: the hidden inputs of its learner, as when it was first graded.
         result = judge.grade({"slug": version.slug, "spec": version.spec, "files": version.files}, code,
                              variant=variant_key(client_id, learner))
-        return {"new_score": float(result["score"]), "new_correct": result["status"] == "passed", "result": result}
-    values = _grade_quiz(version, code, answer, stored)
+        correct = result["status"] == "passed"
+        # Under the scoring policy the attempt was submitted with, as its penalties (not today's rules).
+        return {"new_score": policy_score(scoring, float(result["score"]), correct, result), "new_correct": correct,
+                "result": result}
+    values = _grade_quiz(version, code, answer, stored, scoring)
     if version.spec["kind"] != "code":
         _grade_quiz_batch(session, item, version)
     return values
 
 
-def _grade_quiz(version: _Version, code: str | None, answer: Any, stored: dict[str, Any] | None) -> dict[str, Any]:
+def _grade_quiz(version: _Version, code: str | None, answer: Any, stored: dict[str, Any] | None,
+                scoring: dict[str, Any] | None) -> dict[str, Any]:
     kind = version.spec["kind"]
     if (kind == "code") != (code is not None):
         return _not_gradable(f"the attempt is not a {kind} answer")
@@ -154,7 +159,8 @@ def _grade_quiz(version: _Version, code: str | None, answer: Any, stored: dict[s
         grade = regrade_quiz_answer(version.spec, answer, stored)
     except AnswerError as exc:
         return _not_gradable(f"the answer does not fit version {version.number}: {exc}")
-    return {"new_score": grade.score, "new_correct": grade.correct, "result": grade.as_result()}
+    return {"new_score": policy_score(scoring, grade.score, grade.correct), "new_correct": grade.correct,
+            "result": grade.as_result()}
 
 
 def _grade_quiz_batch(session: Session, item: RegradeItem, version: _Version) -> None:
@@ -162,14 +168,15 @@ def _grade_quiz_batch(session: Session, item: RegradeItem, version: _Version) ->
 
     The transaction is their lease: they go from queued to graded in it, or stay queued. A task
     the Celery backend sent for one of them finds it graded, and does nothing."""
-    stmt = (select(RegradeItem.id, Attempt.code, Attempt.answer, Attempt.result)
+    stmt = (select(RegradeItem.id, Attempt.code, Attempt.answer, Attempt.result, Attempt.scoring)
             .join(Attempt, Attempt.id == RegradeItem.attempt_id)
             .where(RegradeItem.regrade_id == item.regrade_id, RegradeItem.status == QUEUED).limit(QUIZ_BATCH))
     if _postgresql(session):
         stmt = stmt.with_for_update(of=RegradeItem.__table__, skip_locked=True)
     now = utcnow()
     graded = [{"id": item_id, "status": GRADED, "started_at": now, "graded_at": now, "tries": 1,
-               **_grade_quiz(version, code, answer, stored)} for item_id, code, answer, stored in session.execute(stmt)]
+               **_grade_quiz(version, code, answer, stored, scoring)}
+              for item_id, code, answer, stored, scoring in session.execute(stmt)]
     if graded:
         session.execute(update(RegradeItem), graded)
 
@@ -429,7 +436,8 @@ def _store(session: Session, item: RegradeItem, now: datetime) -> None:
     for name, value in grade_columns(item.result, item.new_correct, attempt.code is not None).items():
         setattr(attempt, name, value)
     if not attempt.overridden:
-        # Under the penalties the attempt was submitted with (its number, lateness), not today's rules.
+        # Under the penalties the attempt was submitted with (its number, lateness), not today's rules;
+        # new_score is under its stored scoring policy already (grade_item), as old_score was.
         attempt.score = counted_score(item.new_score, attempt.penalties)
     item.applied_at = now
     record_attempt_event(session, attempt_id=attempt.id, client_id=attempt.client_id, lti_link_id=attempt.lti_link_id,

@@ -28,6 +28,7 @@ from ..models import (
 from ..models.base import utcnow
 from ..models.rules import AssessmentRules
 from ..rules import Standing, layers, resolve
+from ..scoring import scoring_json
 
 
 def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
@@ -187,6 +188,12 @@ class AttemptView:
     def report(self) -> dict[str, Any] | None:
         """The code grader's report (quiz kinds have feedback instead)."""
         return self.attempt.result if self.attempt.code is not None else None
+
+    @property
+    def scoring(self) -> dict[str, Any] | None:
+        """The scoring policy its grade was made under, and what the policy did (service/scoring.py)."""
+        attempt = self.attempt
+        return scoring_json(attempt.scoring, attempt.result, attempt.grader_score, attempt.code is not None)
 
     @property
     def explanation(self) -> str | None:

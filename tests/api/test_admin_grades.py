@@ -407,12 +407,21 @@ def test_items_are_made_by_one_insert_for_every_graded_attempt(app, client_key, 
 
 
 def test_a_code_regrade_end_to_end_with_the_real_judge(app, client, client_key, staff_key, worker, tmp_path):
+    # Submitted under partial credit (staff's rules), regraded once the rules are back to the default
+    # gate: the regrade keeps the attempt's policy, so the new grader's score shows (under gate this
+    # wrong backward would stay at the cap, 0.3, and the regrade would change nothing).
+    with app.app_context():
+        client_id = db_session().scalar(select(ApiClient.id).where(ApiClient.name == "lms-one"))
+    rules = f"/api/v1/admin/exercises/{CLAMP}/clients/{client_id}/rules"
+    assert client.put(rules, headers=bearer(staff_key), json={"scoring": "partial"}).status_code == 200
     right, wrong = submit_code(client, client_key, "ada", REFERENCE), submit_code(client, client_key, "bob", WRONG)
     for attempt_id in (right, wrong):
         graded = client.get(f"/api/v1/attempts/{attempt_id}?wait=30", headers=bearer(client_key)).json
         assert graded["status"] == "graded", graded
     before = attempt_row(app, wrong)
-    assert before.score < 1.0 and "gradcheck" in [c["name"] for c in before.result["checks"] if not c["passed"]]
+    assert before.score == before.result["score"] == pytest.approx(11 / 19)  # partial: the checks score
+    assert "gradcheck" in [c["name"] for c in before.result["checks"] if not c["passed"]]
+    assert client.delete(rules, headers=bearer(staff_key)).status_code == 204
 
     # The grader changes: gradcheck no longer counts (a weight of 0 drops the check).
     root, spec = copy_exercise(tmp_path, CLAMP)

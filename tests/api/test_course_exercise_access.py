@@ -19,6 +19,7 @@ QUIZ = "backward-none-for-bounds"  # single choice; "none-each" is right
 RIGHT = "none-each"
 CODE = "clamp-function"
 REFERENCE = (PROJECT_ROOT / "exercises" / CODE / "reference.py").read_text()
+FORGOT_GRAD_OUTPUT = (PROJECT_ROOT / "exercises" / CODE / "wrong" / "forgot_grad_output.py").read_text()
 OWN_QUIZ, OWN_CODE, OTHERS_QUIZ = "x-own-quiz", "x-own-code", "y-own-quiz"
 
 
@@ -197,7 +198,12 @@ def test_preview_attempts_are_graded_and_never_counted(app, client, world, worke
     assert queued.status_code == 202 and queued.headers["Location"] == queued.json["url"]
     done = client.get(queued.json["url"] + "?wait=20", headers=staff).json
     assert done["status"] == "graded" and done["score"] == 1.0 and done["report"]["status"] == "passed"
-    assert _nothing_counted(app) == before and count_rows(app, PreviewAttempt) == 2
+    # Under the version's scoring rules (the default gate), as its learners' attempts: a wrong backward is capped.
+    wrong = client.post(f"{base}/{OWN_CODE}/versions/1/preview/attempts", headers=staff, json={"code": FORGOT_GRAD_OUTPUT})
+    capped = client.get(wrong.json["url"] + "?wait=20", headers=staff).json
+    assert (capped["score"], capped["scoring"]) == (0.3, {"policy": "gate", "cap": 0.3, "capped": True,
+                                                          "checks_score": capped["report"]["score"]})
+    assert _nothing_counted(app) == before and count_rows(app, PreviewAttempt) == 3
     standing = client.get(f"{base}/{OWN_CODE}/standing", headers=bearer(world.x_learner)).json
     assert standing["attempts_used"] == 0
     # Another course's staff, and a learner, reach none of it.

@@ -403,3 +403,64 @@ def test_a_code_attempt_graded_by_a_worker_counts_under_its_penalties(app, clien
         bodies.append(client.get(queued.headers["Location"] + "?wait=20", headers=bearer(client_key)).json)
     assert [(b["status"], b["raw_score"], b["score"]) for b in bodies] == [("graded", 1.0, 1.0), ("graded", 1.0, 0.6)]
     assert bodies[1]["penalties"] == [{"reason": "attempt", "factor": 0.6}]
+
+
+def test_the_scoring_policy_makes_the_grade_of_a_wrong_backward(app, client, client_key, staff_key, client_id, worker):
+    """Issue 35: ClampFn whose backward forgets grad_output scored 58%, one that overwrites it in place
+    95%. Under the default gate a wrong backward earns at most the forward's weight (0.3); staff's
+    rules for the assignment switch the policy to partial credit, or to all or nothing."""
+    from service.config import PROJECT_ROOT
+
+    wrong = PROJECT_ROOT / "exercises" / "clamp-function" / "wrong"
+
+    def graded(learner, name):
+        queued = client.post("/api/v1/exercises/clamp-function/attempts", headers=bearer(client_key),
+                             json={"learner": learner, "code": (wrong / f"{name}.py").read_text()})
+        assert queued.status_code == 202, queued.json
+        body = client.get(queued.headers["Location"] + "?wait=30", headers=bearer(client_key)).json
+        assert (body["status"], body["correct"]) == ("graded", False), body
+        return body
+
+    forgot, inplace = graded("ada", "forgot_grad_output"), graded("ada", "inplace_grad_output")
+    assert (forgot["raw_score"], forgot["score"], forgot["report"]["score"]) == (0.3, 0.3, pytest.approx(11 / 19))
+    assert forgot["scoring"] == {"policy": "gate", "cap": 0.3, "capped": True, "checks_score": pytest.approx(11 / 19)}
+    assert (inplace["raw_score"], inplace["scoring"]["capped"], inplace["scoring"]["checks_score"]) == (
+        0.3, True, pytest.approx(18 / 19))
+
+    set_rules(client, staff_key, client_id, "clamp-function", scoring="partial")
+    partial = graded("bob", "forgot_grad_output")  # the score it had before policies
+    assert (partial["raw_score"], partial["score"]) == (pytest.approx(11 / 19), pytest.approx(11 / 19))
+    assert partial["scoring"] == {"policy": "partial", "cap": None, "capped": False,
+                                  "checks_score": pytest.approx(11 / 19)}
+
+    set_rules(client, staff_key, client_id, "clamp-function", scoring="all_or_nothing")
+    nothing = graded("cy", "forgot_grad_output")
+    assert (nothing["raw_score"], nothing["score"], nothing["scoring"]["policy"], nothing["scoring"]["capped"]) == (
+        0.0, 0.0, "all_or_nothing", True)
+    # Each attempt keeps the policy it was submitted under.
+    again = client.get(f"/api/v1/attempts/{forgot['id']}", headers=bearer(client_key)).json
+    assert (again["raw_score"], again["scoring"]["policy"]) == (0.3, "gate")
+
+
+def test_a_quiz_scores_all_or_nothing_and_a_regrade_keeps_the_attempts_policy(app, client, client_key, staff_key,
+                                                                              client_id, database_url):
+    """A multiple-choice answer with two of the right choices: half credit under partial (and under
+    gate: a quiz has no backward), 0 under all_or_nothing; a regrade after the rules changed scores
+    it under the policy it was submitted under."""
+    slug, half = "gradcheck-what-it-needs", ["finite-differences", "double"]
+    set_rules(client, staff_key, client_id, slug, scoring="all_or_nothing")
+    strict = answer(client, client_key, choice=half, slug=slug).json
+    assert (strict["raw_score"], strict["score"], strict["correct"]) == (0.0, 0.0, False)
+    assert strict["scoring"] == {"policy": "all_or_nothing", "cap": None, "capped": True, "checks_score": 0.5}
+    client.delete(rules_url(client_id, slug), headers=bearer(staff_key))
+    gated = answer(client, client_key, learner="bob", choice=half, slug=slug).json
+    assert (gated["raw_score"], gated["scoring"]) == (0.5, {"policy": "gate", "cap": None, "capped": False,
+                                                            "checks_score": 0.5})
+
+    regrade = client.post("/api/v1/admin/regrades", headers=bearer(staff_key), json={"attempt": strict["id"]}).json
+    grade_regrade_items(database_url)
+    ready = client.get(f"/api/v1/admin/regrades/{regrade['id']}", headers=bearer(staff_key)).json
+    assert (ready["status"], ready["summary"]) == ("ready", {"up": 0, "down": 0, "unchanged": 1})
+    assert client.post(f"/api/v1/admin/regrades/{regrade['id']}/apply", headers=bearer(staff_key)).status_code == 200
+    after = client.get(f"/api/v1/attempts/{strict['id']}", headers=bearer(client_key)).json
+    assert (after["raw_score"], after["scoring"]["policy"]) == (0.0, "all_or_nothing")

@@ -192,6 +192,8 @@ def test_learn_code_edited_run_and_submitted_wrong_then_right(page, token_for, l
     expect(grade.locator(".verdict ~ .cause")).to_contain_text("Likely cause")
     expect(grade.locator("details.all-checks li.bad")).not_to_have_count(0)
     expect(grade.locator("details.values")).to_contain_text("worst element")
+    # The default scoring (gate): why a wrong backward's score stops at the forward's worth.
+    expect(grade.locator(".capped")).to_contain_text("at most 30%")
     expect(grade).not_to_contain_text("Explanation")  # a code exercise explains itself only to a pass
     assert visible_identifiers(page) == []  # the wrong submission's page names nothing by its code name
     shot(page, "learn-code-submit-wrong")
@@ -632,7 +634,7 @@ def test_learn_result_opens_with_the_verdict_the_cause_and_the_example(page, tok
     grade = page.locator(".result .grade")
     expect(grade.locator(":scope > *").first).to_have_text(f"Score: 30%. {HEADLINE}")
     expect(grade.locator(".verdict + .capped")).to_have_text(
-        "Capped at 30% (your checks earn 58%) until your gradients are right.")
+        "Your backward fails a check, so this attempt scores at most 30%: the checks it passed add up to 58%.")
     expect(grade.locator(".cause .cause-title")).to_have_text(
         "Likely cause: backward ignores grad_output. Multiply your local derivative by grad_output (the chain rule).")
     expect(grade.locator(".cause .example")).to_have_text(EXAMPLE)

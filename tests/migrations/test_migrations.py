@@ -130,3 +130,61 @@ def test_versions_before_0022_are_the_catalogs_proven_and_the_current_published(
             conn.execute(exercises.delete())
         engine.dispose()
         migrate.downgrade(url, "base")
+
+
+def test_attempts_made_before_0024_have_no_scoring_policy(empty_database):
+    """0024 adds the scoring policy an attempt was submitted under: attempts already made keep every
+    value and have none (null: partial, what they were graded under); a downgrade keeps them."""
+    import uuid
+
+    from sqlalchemy import MetaData, Table, select
+
+    from service.models.base import utcnow
+
+    _backend, url = empty_database
+    url = Settings.from_env({}, database_url=url).sqlalchemy_url
+    migrate.downgrade(url, "base")
+    migrate.upgrade(url, "0023")
+    engine = create_engine(url)
+    attempt_id, now = uuid.uuid4(), utcnow()
+    try:
+        clients, exercises, versions = (Table(name, MetaData(), autoload_with=engine)
+                                        for name in ("api_clients", "exercises", "exercise_versions"))
+        attempts = _attempts_table(engine)
+        with engine.begin() as conn:
+            client_id = conn.execute(clients.insert().values(
+                name="lms", role="client", key_hash="0" * 64, key_prefix="gq_x", created_at=now)).inserted_primary_key[0]
+            conn.execute(exercises.insert().values(id=1, slug="clamp", kind="code", title="clamp", difficulty=1,
+                                                   published=True, current_version=1, created_at=now, updated_at=now))
+            version_id = conn.execute(versions.insert().values(
+                exercise_id=1, number=1, digest="d1", content={"spec": {}, "files": {}},
+                created_at=now)).inserted_primary_key[0]
+            conn.execute(attempts.insert().values(
+                id=attempt_id, client_id=client_id, learner="ada", exercise_id=1, exercise_version_id=version_id,
+                code="pass", status="graded", result={"score": 0.58}, score=0.58, grader_score=0.58, correct=False,
+                overridden=False, late=False, attempt_number=1, created_at=now, tries=1))
+        migrate.upgrade(url, "0024")
+        upgraded = _attempts_table(engine)
+        with engine.connect() as conn:
+            row = conn.execute(select(upgraded).where(upgraded.c.id == attempt_id)).one()
+        assert (row.scoring, row.grader_score, row.score, row.learner) == (None, 0.58, 0.58, "ada")
+        migrate.downgrade(url, "0023")
+        with engine.connect() as conn:
+            assert conn.execute(select(attempts.c.score).where(attempts.c.id == attempt_id)).scalar_one() == 0.58
+        assert "scoring" not in {c["name"] for c in inspect(engine).get_columns("attempts")}
+    finally:
+        with engine.begin() as conn:  # the older migrations' downgrades expect no rows
+            conn.execute(_attempts_table(engine).delete())
+            for table in ("exercise_versions", "exercises", "api_clients"):
+                conn.execute(Table(table, MetaData(), autoload_with=engine).delete())
+        engine.dispose()
+        migrate.downgrade(url, "base")
+
+
+def _attempts_table(engine):
+    """attempts as the database has it now (its expression index, which reflection skips, left out)."""
+    from sqlalchemy import Column, MetaData, Table, Uuid
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
+        return Table("attempts", MetaData(), Column("id", Uuid, primary_key=True), autoload_with=engine)

@@ -188,3 +188,13 @@ def test_a_field_line_is_never_found_inside_a_multi_line_string():
     assert (toml_field_line(text, "difficulty"), toml_field_line(text, "code.entry_point")) == (7, 10)
     assert toml_field_line(text, "code.inputs[0].range_") == 9  # the nearest table holding it
     assert toml_field_line(text, "(top level)") is None
+
+
+def test_the_scoring_rules_in_exercise_toml_are_checked_with_a_clear_message(tmp_path):
+    rules = '\n[rules]\nscoring = "{}"\nscoring_cap = {}\n'
+    exercise, problems = read_exercise(write(tmp_path, "scored-one", VALID + rules.format("partial", 0.5)))
+    assert problems == [] and exercise.spec["rules"] == {"scoring": "partial", "scoring_cap": 0.5}
+    _, problems = read_exercise(write(tmp_path, "scored-two", VALID + rules.format("partial_credit", 1.5)))
+    assert [(p.field, p.message) for p in problems] == [
+        ("rules.scoring", "Must be one of: partial, all_or_nothing, gate."),
+        ("rules.scoring_cap", "Must be greater than or equal to 0 and less than or equal to 1.")]

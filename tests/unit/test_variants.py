@@ -216,7 +216,7 @@ def test_the_answer_for_the_learners_own_values_is_right_and_anothers_is_wrong()
     bob_answer = 2 * bob_params["x"] * bob_params["g"]
     right = grade_quiz("numeric", SQUARE, ada_answer, ada_variant)
     assert (right.score, right.correct) == (1.0, True)
-    assert right.as_result() == {"feedback": right.feedback, "params": ada_params}
+    assert right.as_result() == {"feedback": right.feedback, "score": right.score, "params": ada_params}
     assert right.feedback[0]["params"] == ada_params and f"x = {ada_params['x']}" in right.feedback[0]["feedback"]
     wrong = grade_quiz("numeric", SQUARE, bob_answer, ada_variant)
     assert (wrong.score, wrong.correct) == (0.0, False)

@@ -127,12 +127,13 @@ function causeBlock(cause, example) {
   return box;
 }
 
-// Why a score is capped (attempt.scoring, the gate policy), in one line; null when it is not.
+// Why the scoring policy capped a score (attempt.scoring), in one line; null when it did not.
 export function cappedNote(attempt) {
   const scoring = attempt && attempt.scoring;
-  if (!scoring || !scoring.capped) return null;
-  const earned = scoring.checks_score !== undefined && scoring.checks_score !== null ? ` (your checks earn ${percent(scoring.checks_score)})` : "";
-  return el("p", { class: "capped" }, `Capped at ${percent(scoring.cap)}${earned} until your gradients are right.`);
+  if (!scoring || !scoring.capped || scoring.checks_score === null || scoring.checks_score === undefined) return null;
+  return el("p", { class: "capped" }, scoring.policy === "gate"
+    ? `Your backward fails a check, so this attempt scores at most ${percent(scoring.cap)}: the checks it passed add up to ${percent(scoring.checks_score)}.`
+    : `Only a fully correct answer scores here: this one would earn ${percent(scoring.checks_score)} with partial credit.`);
 }
 
 // Brings a result just shown into view, its first lines at the top, when they are off the screen

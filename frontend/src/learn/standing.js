@@ -56,7 +56,7 @@ export function standingPanel() {
 }
 
 // What the rules did to one attempt's score, or null: "Counted 80% of the grader's 100%: attempt 2
-// counts at most 80%." and "Submitted late."
+// counts at most 80%." and "Submitted late." (a scoring policy's cap: results.js, cappedNote).
 export function penaltyNote(attempt) {
   const parts = [];
   if (attempt.late) parts.push("Submitted late.");

@@ -297,7 +297,7 @@ function staffForm(where, d, show) {
   const clear = el("button", { type: "button", class: "secondary", id: "rules-clear", disabled: !d.assignment }, "Remove staff's rules");
   const form = el("form", { class: "rules-form", id: "rules-form", novalidate: true },
     el("p", { class: "muted" }, "An empty field is not set here: the exercise's default applies. Dates are in your time zone, ",
-      zone(), ". Attempts already made keep the penalties they were made under."),
+      zone(), ". Attempts already made keep the penalties and the scoring they were made under."),
     el("div", { class: "filters" }, RULES.map((rule) => ruleField("rule-", rule, staff[rule.name]))),
     box,
     el("div", { class: "actions" }, save, clear));
