@@ -69,7 +69,9 @@ export function createEditor(host, { doc, label, onChange, language = python(), 
         theme,
         replaceMultiLineSelection,
         extensions,
-        EditorView.contentAttributes.of({ "aria-label": label }),
+        // tabindex: the content is focusable already (contenteditable); saying so lets a checker see
+        // that a scrolled editor (long lines on a phone) is reached and scrolled by the keyboard.
+        EditorView.contentAttributes.of({ "aria-label": label, tabindex: "0" }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged && onChange) onChange(update.state.doc.toString());
         }),
