@@ -12,13 +12,12 @@ not to be changed. Torch-free, like the rest of the judge.
 
 from __future__ import annotations
 
-import random
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .spec import numel
+from .draws import jacobian_mode, numel, seeded_vectors
 
 #: The kinds of case: drawn inputs, an exercise's variants and boundary points, the float32 copy
 #: of the first random case (grades), and the one case of a "Try it yourself" run.
@@ -75,7 +74,7 @@ def all_points(args: Sequence[Arg]) -> list[list[int]]:
 @dataclass(frozen=True, slots=True)
 class ProjectionPlan:
     """Random projections of a Jacobian: k input directions and k grad_outputs drawn from `seed`
-    (checks.projection_vectors), made when inputs and outputs number at most `max_elements`."""
+    (draws.projection_vectors), made when inputs and outputs number at most `max_elements`."""
 
     seed: int
     k: int
@@ -106,17 +105,12 @@ class JacobianPlan:
     def mode(self, args: Sequence[Arg], out_shapes: Sequence[Sequence[int]]) -> str:
         """How the plan is carried out once forward's outputs are known: "full" (every element, as
         torch.autograd.gradcheck), "projections" (the Jacobian is too large to send), or
-        "too_large" (not even projections fit a result frame). The child applies the same rule
-        (harness._jacobian_mode); the judge refuses a report that chose otherwise."""
+        "too_large" (not even projections fit a result frame): draws.jacobian_mode, the rule the
+        child applies too; the judge refuses a report that chose otherwise."""
         points = self.points_of(args)
-        width = sum(numel(list(s)) for s in out_shapes)
-        side = self.max_side
-        if points is not None and (side is None or (len(points) <= side and width <= side)):
-            return "full"
-        n_in = sum(args[i].numel for i in diff_inputs(args))
-        if self.projections is not None and n_in + width <= self.projections.max_elements:
-            return "projections"
-        return "too_large"
+        return jacobian_mode(None if points is None else len(points), sum(numel(s) for s in out_shapes),
+                             sum(args[i].numel for i in diff_inputs(args)), self.max_side,
+                             None if self.projections is None else self.projections.max_elements)
 
     def torch_options(self) -> dict[str, Any]:
         """Keyword arguments of torch's own check (its message is shown beside ours)."""
@@ -133,13 +127,6 @@ class JacobianPlan:
         return out
 
 
-def seeded_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
-    """The grad_outputs a run's child draws from `seed` for gradgradcheck (harness._gradgrad), one
-    per differentiable output: magnitudes in [0.25, 2] with random signs."""
-    gen = random.Random(seed)
-    return [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(n)] for n in sizes]
-
-
 @dataclass(frozen=True, slots=True)
 class GradgradPlan:
     """torch.autograd.gradgradcheck's numbers: `jacobian` of the function (inputs, grad_outputs)
@@ -154,7 +141,7 @@ class GradgradPlan:
 
     def grad_outputs(self, sizes: Sequence[int]) -> list[list[float]]:
         """The grad_outputs the child must have used, for outputs of these sizes."""
-        return self.v if self.v is not None else seeded_grad_outputs(self.v_seed or 0, sizes)
+        return self.v if self.v is not None else seeded_vectors(self.v_seed or 0, sizes)
 
     def to_wire(self) -> dict[str, Any]:
         jac = self.jacobian.to_wire()

@@ -16,7 +16,7 @@ what it checks.
 
 ``projections`` is the Jacobian check for Jacobians too large to send element by element: numbers
 for k random input directions u and k random grad_outputs v, drawn from a seed of the judge
-(``projection_vectors``, the same generator in the child), the judge comparing v·(f(x+eps u) -
+(``draws.projection_vectors``, shared with the child), the judge comparing v·(f(x+eps u) -
 f(x-eps u))/(2 eps) with (v^T J)·u for every pair. Its escape probability is bounded in
 ``projection_escape_bound`` (derived in docs/grading.md).
 
@@ -28,15 +28,14 @@ f(x-eps u))/(2 eps) with (v^T J)·u for every pair. Its escape probability is bo
 from __future__ import annotations
 
 import ast
-import functools
 import math
 import operator
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Arg, GradgradPlan, JacobianPlan, diff_inputs
+from .draws import numel, projection_vectors
 from .reports import (
     ChildError,
     GradcheckNumbers,
@@ -48,7 +47,7 @@ from .reports import (
     Vjp,
     gradgrad_args,
 )
-from .spec import LIKELY_CAUSES, numel
+from .spec import LIKELY_CAUSES
 from .terms import CHECKS as CHECK_TERMS
 
 #: The checks of a run, in the order they are reported (grades name theirs in spec.CHECKS), with what
@@ -203,18 +202,6 @@ def error_cause(err: ChildError, where: str, n_outputs: int) -> str:
     if err.type == "TypeError" and "positional argument" in msg and n_outputs > 1 and err.where == "backward":
         return "grad_output_not_used_per_output"
     return "forward_error" if where == "forward" else "backward_error"
-
-
-@functools.lru_cache(maxsize=16)
-def projection_vectors(seed: int, kind: str, k: int, n: int) -> tuple[tuple[float, ...], ...]:
-    """k standard Gaussian vectors of n elements: input directions (kind "u") or grad_outputs
-    ("v") of a projection check. harness._projection_vectors draws the same numbers (a string seed
-    is hashed with SHA-512 by random.Random, so both processes agree whatever PYTHONHASHSEED)."""
-    out = []
-    for j in range(k):
-        gen = random.Random(f"{seed}/{kind}/{j}")
-        out.append(tuple(gen.gauss(0.0, 1.0) for _ in range(n)))
-    return tuple(out)
 
 
 def projection_escape_bound(t: float, k: int = 1) -> float:

@@ -16,7 +16,9 @@ honest submission's numbers easy to collect:
   learner; informative only).
 
 Loaded by the zygote as a plain module (not as part of the `service` package) and imported only in
-the zygote and its children; it imports torch. Stdlib + torch only.
+the zygote and its children; it imports torch, and from its folder `protocol` (frames) and `draws`
+(the choices it shares with the judge: the Jacobian mode, projection vectors, seeded grad_outputs).
+Stdlib + torch only.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ import builtins
 import linecache
 import math
 import os
-import random
 import sys
 import time
 import traceback
 import types
 from typing import Any
 
-import protocol  # loaded from this folder by the zygote
+import draws  # loaded from this folder by the zygote, as protocol is
+import protocol
 import torch
 
 FILENAME = "submission.py"
@@ -218,11 +220,8 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
         rep["diff_outputs"] = diff_out_idx
         vsets = []
         if diff_out_idx and diff_in:
-            gen = random.Random(case.get("vjp_seed", 0))
-            vsets.append([[1.0] * outs[k].numel() for k in diff_out_idx])
-            for _ in range(case.get("random_vjps", 2)):
-                vsets.append([[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(outs[k].numel())]
-                              for k in diff_out_idx])
+            vsets = draws.run_grad_outputs(case.get("vjp_seed", 0), [outs[k].numel() for k in diff_out_idx],
+                                           case.get("random_vjps", 2))
         rep["vjp_sets"] = vsets
     rep["returned_inputs"] = [i for i, a in enumerate(args) if any(o is a for o in outs)]
     vjps = []
@@ -272,36 +271,6 @@ def _flat_out(o: Any) -> list[Any]:
     return _flat(o) or []
 
 
-def _jacobian_mode(plan: dict[str, Any], specs: list[Any], points: list[Any] | None, out_shapes: list[Any]) -> str:
-    """checks.jacobian_mode, in the child: "full", "projections" or "too_large" (the judge refuses a
-    report whose mode is not the one this rule gives for the shapes it reports)."""
-    width = sum(_numel(s) for s in out_shapes)
-    side = plan.get("max_side")
-    if points is not None and (side is None or (len(points) <= side and width <= side)):
-        return "full"
-    proj = plan.get("projections")
-    n_in = sum(_numel(a["shape"]) for a in specs if a["t"] == "tensor" and a.get("rg"))
-    if proj is not None and n_in + width <= proj["max_elements"]:
-        return "projections"
-    return "too_large"
-
-
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _projection_vectors(seed: int, kind: str, k: int, n: int) -> list[list[float]]:
-    """checks.projection_vectors, in the child: the judge draws the same numbers from the same seed."""
-    out = []
-    for j in range(k):
-        gen = random.Random(f"{seed}/{kind}/{j}")
-        out.append([gen.gauss(0.0, 1.0) for _ in range(n)])
-    return out
-
-
 def _split(flat: list[Any], like: list[Any]) -> list[Any]:
     """Tensors shaped and typed like the tensors of `like`, from one flat list of numbers."""
     out, off = [], 0
@@ -325,7 +294,7 @@ def _gradcheck_numbers(fn: Any, specs: list[Any], plan: dict[str, Any]) -> dict[
        grad_output), twice (torch calls a backward that answers differently "not reentrant");
     4. backward for zero grad_outputs (torch: "backward not multiplied by grad_output");
     5. backward with undefined grad_outputs, all at once, then one output at a time.
-    When the Jacobian is too large to send (mode "projections", decided by _jacobian_mode from the
+    When the Jacobian is too large to send (mode "projections", decided by draws.jacobian_mode from the
     outputs of step 1), steps 2 and 3 are made along the plan's k random directions u instead: all
     inputs set to x -/+ eps u at once, and backward for k random grad_outputs v (the first twice),
     both drawn from the plan's seed. The first exception stops the list; the judge knows the stage it
@@ -342,8 +311,12 @@ def _gradcheck_numbers(fn: Any, specs: list[Any], plan: dict[str, Any]) -> dict[
         points = plan.get("points")
         if points == "all":
             points = [[i, j] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")
-                      for j in range(_numel(a["shape"]))]
-        mode = rep["mode"] = _jacobian_mode(plan, specs, points, rep["out_shapes"])
+                      for j in range(draws.numel(a["shape"]))]
+        proj = plan.get("projections")
+        mode = rep["mode"] = draws.jacobian_mode(
+            None if points is None else len(points), sum(draws.numel(s) for s in rep["out_shapes"]),
+            sum(draws.numel(a["shape"]) for a in specs if a["t"] == "tensor" and a.get("rg")), plan.get("max_side"),
+            None if proj is None else proj["max_elements"])
         if mode == "too_large":
             return rep
         stage = "numerical"
@@ -405,7 +378,7 @@ def _numerical_rows(fn: Any, args: list[Any], diff: list[Any], plan: dict[str, A
         return
     proj = plan["projections"]
     datas = [torch.Tensor.reshape(d.data, (-1,)) for d in diff]
-    for u in _projection_vectors(proj["seed"], "u", proj["k"], sum(d.numel() for d in datas)):
+    for u in draws.projection_vectors(proj["seed"], "u", proj["k"], sum(d.numel() for d in datas)):
         deltas = [du * eps for du in _split(u, datas)]
         origs = [d.clone() for d in datas]
 
@@ -439,7 +412,7 @@ def _analytical_rows(output: Any, diff: list[Any]) -> list[Any]:
 def _projected_grads(outputs: list[Any], diff: list[Any], proj: dict[str, Any], grads_all: list[Any], grads2: list[Any]) -> None:
     """Step 3 by projections: backward for the plan's k random grad_outputs v, the first twice
     (reentrancy: one more backward per pair would grow the report by a third for what one pair shows)."""
-    for k, v in enumerate(_projection_vectors(proj["seed"], "v", proj["k"], sum(o.numel() for o in outputs))):
+    for k, v in enumerate(draws.projection_vectors(proj["seed"], "v", proj["k"], sum(o.numel() for o in outputs))):
         vs = _split(v, outputs)
         for rows in (grads_all, grads2) if k == 0 else (grads_all,):
             grads = torch.autograd.grad(outputs, diff, vs, retain_graph=True, allow_unused=True)
@@ -520,8 +493,7 @@ def _gradgrad(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
         if "v" in gg:
             values = gg["v"]
         else:
-            gen = random.Random(gg["v_seed"])
-            values = [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(o.numel())] for o in outs]
+            values = draws.seeded_vectors(gg["v_seed"], [o.numel() for o in outs])
     except BaseException as exc:  # noqa: BLE001
         return {"ok": False, "error": _error(exc, "forward")}
     try:

@@ -23,8 +23,9 @@ from typing import Any
 
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
+from .draws import numel
 from .reports import Output, Report
-from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec, numel
+from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec
 
 
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
@@ -141,7 +142,8 @@ def run_cases(inputs: list[InputSpec], source: str) -> list[Case]:
 
 
 def _random_vector(rng: random.Random, n: int, dtype: str) -> list[float]:
-    # magnitudes in [0.25, 2] with random signs: far from "all ones" and from zero
+    # magnitudes in [0.25, 2] with random signs: far from "all ones" and from zero. Not draws._signed:
+    # another sign draw (rng.random()) from the grade's shared rng, judge-only, rounded for float32.
     out = [rng.uniform(0.25, 2.0) * (1 if rng.random() < 0.5 else -1) for _ in range(n)]
     return [to_float32(v) for v in out] if dtype == "float32" else out
 

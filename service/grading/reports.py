@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, diff_inputs, to_float32
+from .draws import numel
 from .errors import BadOutput
-from .spec import numel
 
 Grads = list["list[Any] | None"]  # one backward's gradients, one per input requiring grad (None: undefined)
 

@@ -7,8 +7,9 @@ functions the grades use. Torch-free.
 
 The case sent to the child:
 - forward on the inputs as given (float32 stays float32: the learner sees their own values);
-- grad_outputs drawn by the child from a seed of ours (it alone knows the outputs' shapes): ones
-  first (the gradients shown, as after ``y.sum().backward()``), then two random ones;
+- grad_outputs drawn by the child from a seed of ours (it alone knows the outputs' shapes;
+  draws.run_grad_outputs): ones first (the gradients shown, as after ``y.sum().backward()``), then
+  two random ones;
 - the numbers of torch.autograd.gradcheck (fast_mode off), and backward again with each input
   alone requiring grad, on float64 copies when an input is float32 (float32 cannot meet gradcheck's
   tolerances; torch itself warns so);
@@ -16,24 +17,24 @@ The case sent to the child:
   output elements), the numbers of random projections instead (checks.projections: k directions
   and k grad_outputs from a seed of ours), and beyond MAX_PROJECTED_ELEMENTS none;
 - when asked (``gradgradcheck=True``), the numbers of torch.autograd.gradgradcheck (fast_mode off)
-  for grad_outputs the child draws from another seed of ours (and reports: the judge redraws them),
-  by projections when large.
+  for grad_outputs the child draws from another seed of ours (and reports: the judge redraws them;
+  draws.seeded_vectors, as w is drawn here), by projections when large.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import random
 from dataclasses import dataclass
 from typing import Any
 
 from . import checks
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
+from .draws import numel, seeded_vectors
 from .plan import run_cases
 from .reports import CaseReport, Output, TorchMessage, TorchMessages, parse_report
-from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs, numel
+from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs
 
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
 #: beyond that, by random projections (the full numbers would not fit a result frame in time).
@@ -94,9 +95,7 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         gradgrad = None
         if gradgradcheck:
             # w: a random grad_output for backward's gradients (double backward for it is checked too)
-            gen = random.Random(_seed(source, "gradgrad w"))
-            w = [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(check_case.args[i].numel)]
-                 for i in diff_inputs(check_case.args)]
+            w = seeded_vectors(_seed(source, "gradgrad w"), [check_case.args[i].numel for i in diff_inputs(check_case.args)])
             gradgrad = GradgradPlan(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")), w,
                                     v_seed=_seed(source, "gradgrad grad_outputs"))
         # torch's message is asked for when the Jacobian is made in full

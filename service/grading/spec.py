@@ -25,6 +25,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from .draws import numel
 from .technique import TECHNIQUES, missing_techniques
 from .terms import CAUSES, CHECKS as CHECK_TERMS
 
@@ -112,13 +113,6 @@ def flatten(value: Any) -> list[Any]:
             out.extend(flatten(v))
         return out
     return [value]
-
-
-def numel(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _int_fits(v: int, dtype: str) -> bool:

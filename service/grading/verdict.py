@@ -19,8 +19,9 @@ from typing import Any
 from . import checks
 from .cases import Case, diff_inputs
 from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
+from .draws import numel
 from .reports import CaseReport, ChildError, Report, TorchMessages
-from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec, numel
+from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec
 from .technique import TECHNIQUES, missing_techniques
 
 # --------------------------------------------------------------------------- numbers

@@ -22,7 +22,7 @@ frames to the dedicated result pipe and exits. A child whose layers cannot all b
 once: it never runs a task with fewer layers than the zygote reported.
 
 Run by path, not as part of the `service` package: it imports only the stdlib, torch, pyseccomp
-and its sibling modules `protocol`, `harness` and `sandbox`.
+and its sibling modules `protocol`, `draws`, `harness` and `sandbox`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def _load() -> tuple[Any, Any, Any, Any]:
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     sys.path.insert(0, _HERE)
-    try:
+    try:  # before fork: a child has no filesystem to import from
+        import draws  # noqa: F401 - the harness's and the judge's shared choices, imported by harness too
         import harness
         import protocol
         import sandbox

@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from service.grading import checks, judge as judge_module, protocol
+from service.grading import checks, draws, judge as judge_module, protocol
 from service.grading.cases import Arg, JacobianPlan, ProjectionPlan
 from service.grading.checks import projection_escape_bound
 from service.grading.reports import GradcheckNumbers
@@ -51,8 +51,8 @@ def _synthetic_report(n: int, scale: list[float], seed: int, k: int, wrong: tupl
     backward whose Jacobian is off by delta at (row i, column j): D = delta e_i e_j^T."""
     args = [Arg("tensor", dtype="float64", shape=[n], values=[0.0] * n, requires_grad=True)]
     plan = JacobianPlan(**TOL, projections=ProjectionPlan(seed, k, 10 ** 6))
-    us = checks.projection_vectors(seed, "u", k, n)
-    vs = checks.projection_vectors(seed, "v", k, n)
+    us = draws.projection_vectors(seed, "u", k, n)
+    vs = draws.projection_vectors(seed, "v", k, n)
     i, j, delta = wrong
     eps = plan.eps
     grads = []

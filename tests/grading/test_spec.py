@@ -142,8 +142,15 @@ def test_web_side_modules_import_without_torch():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
+def test_draws_loads_as_the_child_loads_it():
+    """The zygote imports draws from its folder as a top-level module: stdlib only, nothing of `service`."""
+    code = ("import sys\nsys.path.insert(0, 'service/grading')\nimport draws\n"
+            "assert not [m for m in sys.modules if m.split('.')[0] in ('service', 'torch', 'numpy')], sorted(sys.modules)\n")
+    subprocess.run([sys.executable, "-I", "-c", code], cwd=ROOT, check=True)
+
+
 def test_grading_package_imports_no_flask_or_sqlalchemy():
-    mine = ("__init__", "errors", "spec", "plan", "protocol", "verdict", "judge", "harness", "zygote")
+    mine = ("__init__", "errors", "spec", "plan", "protocol", "draws", "verdict", "judge", "harness", "zygote")
     for path in (ROOT / "service" / "grading" / f"{name}.py" for name in mine):
         text = path.read_text()
         assert "import flask" not in text.lower() and "sqlalchemy" not in text.lower(), path

@@ -38,6 +38,7 @@ class MulSinFn(torch.autograd.Function):
 
 
 _h = sys.modules["harness"]
+_draws = sys.modules["draws"]
 _numbers = _h._gradcheck_numbers
 '''
 LARGE_INPUTS = [{"name": "x", "type": "tensor", "shape": [1000], "range": [-2, 2]},
@@ -51,8 +52,8 @@ def _fake(fn, specs, plan):
     if rep.get("mode") == "projections" and rep.get("grads"):
         proj, eps = plan["projections"], plan["eps"]
         n = sum(len(a["values"]) for a in specs if a["t"] == "tensor" and a.get("rg"))
-        us = _h._projection_vectors(proj["seed"], "u", proj["k"], n)
-        vs = _h._projection_vectors(proj["seed"], "v", proj["k"], len(rep["plus"][0]))
+        us = _draws.projection_vectors(proj["seed"], "u", proj["k"], n)
+        vs = _draws.projection_vectors(proj["seed"], "v", proj["k"], len(rep["plus"][0]))
         for k, (u, v) in enumerate(zip(us, vs)):
             g = [x for part in rep["grads"][k] for x in part]
             d = [(p - q) / (2 * eps) for p, q in zip(rep["plus"][k], rep["minus"][k])]
@@ -73,8 +74,8 @@ def _fake(fn, specs, plan):
     if rep.get("mode") == "projections" and rep.get("grads"):
         proj, eps = plan["projections"], plan["eps"]
         n = sum(len(a["values"]) for a in specs if a["t"] == "tensor" and a.get("rg"))
-        us = torch.tensor(_h._projection_vectors(proj["seed"], "u", proj["k"], n), dtype=torch.float64)
-        V = torch.tensor(_h._projection_vectors(proj["seed"], "v", proj["k"], len(rep["plus"][0])), dtype=torch.float64)
+        us = torch.tensor(_draws.projection_vectors(proj["seed"], "u", proj["k"], n), dtype=torch.float64)
+        V = torch.tensor(_draws.projection_vectors(proj["seed"], "v", proj["k"], len(rep["plus"][0])), dtype=torch.float64)
         G = torch.tensor([[x for part in g for x in part] for g in rep["grads"]], dtype=torch.float64)
         for k in range(proj["k"]):
             plus = torch.tensor(rep["plus"][k], dtype=torch.float64)
@@ -90,7 +91,7 @@ _h._gradcheck_numbers = _fake
 '''
 
 SKIP_BY_MODE = '''
-_h._jacobian_mode = lambda *a, **k: "too_large"
+_draws.jacobian_mode = lambda *a, **k: "too_large"
 '''
 
 

@@ -1,0 +1,84 @@
+"""The choices the judge and the child both make, made in one place: the same rule, the same numbers.
+
+The judge plans a case and checks what the child reports; the child carries the plan out. Where
+both must arrive at the same thing, it is defined here once, over plain numbers, and each side
+calls it with its own data (the judge with its ``cases.Arg``, the child with the task's JSON and
+its tensors):
+
+- ``numel``: the number of elements of a shape;
+- ``jacobian_mode``: how a Jacobian plan is carried out once forward's outputs are known ("full",
+  "projections" or "too_large"); the judge refuses a report whose mode is not the one this rule
+  gives (``cases.JacobianPlan.mode``, ``harness._gradcheck_numbers``);
+- ``projection_vectors``: the input directions u and grad_outputs v of a projection check, which
+  the child uses and the judge redraws (``checks.projection_numbers``);
+- ``seeded_vectors``: a run's gradgradcheck grad_outputs v, drawn by the child from the seed we send
+  and redrawn by the judge (``cases.GradgradPlan.grad_outputs``), and the same draw for a run's w
+  (``runs.plan_run``);
+- ``run_grad_outputs``: a run's grad_outputs, ones then random ones, drawn by the child from the
+  seed we send (it alone knows the outputs' shapes) and reported.
+
+A grade's grad_outputs and w are not drawn here: ``plan._random_vector`` draws them from the
+grade's own generator, in the judge only, and sends them.
+
+Stdlib only. Imported by the judge (as ``service.grading.draws``) and by the zygote and its children
+(as a plain module loaded from this folder, like ``protocol``), so it must not import anything
+from ``service``. The numbers are part of the contract: a seed must give the same numbers, in the
+same order, on both sides and across versions (a grade's task is cached per exercise version).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Sequence
+
+
+def numel(shape: Sequence[int]) -> int:
+    """The number of elements of a tensor of this shape (1 for a scalar's empty shape)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def jacobian_mode(n_points: int | None, width: int, n_in: int, max_side: int | None, max_elements: int | None) -> str:
+    """How a Jacobian plan is carried out: "full" (every element, as torch.autograd.gradcheck) when
+    it has finite-difference points (`n_points` of them, None for none planned) and neither they nor
+    the `width` output elements exceed `max_side` (None: no limit); else "projections" when the
+    plan has projections (`max_elements`, None for none) and the `n_in` input elements requiring
+    grad and the outputs number at most `max_elements` together; else "too_large"."""
+    if n_points is not None and (max_side is None or (n_points <= max_side and width <= max_side)):
+        return "full"
+    if max_elements is not None and n_in + width <= max_elements:
+        return "projections"
+    return "too_large"
+
+
+@functools.lru_cache(maxsize=16)
+def projection_vectors(seed: int, kind: str, k: int, n: int) -> tuple[tuple[float, ...], ...]:
+    """k standard Gaussian vectors of n elements: input directions (kind "u") or grad_outputs
+    ("v") of a projection check. A string seed is hashed with SHA-512 by random.Random, so the judge
+    and the child agree whatever PYTHONHASHSEED."""
+    out = []
+    for j in range(k):
+        gen = random.Random(f"{seed}/{kind}/{j}")
+        out.append(tuple(gen.gauss(0.0, 1.0) for _ in range(n)))
+    return tuple(out)
+
+
+def _signed(gen: random.Random, sizes: Sequence[int]) -> list[list[float]]:
+    """One vector per size: magnitudes in [0.25, 2] with random signs (far from "all ones" and from zero)."""
+    return [[gen.uniform(0.25, 2.0) * gen.choice((1.0, -1.0)) for _ in range(n)] for n in sizes]
+
+
+def seeded_vectors(seed: int, sizes: Sequence[int]) -> list[list[float]]:
+    """Random vectors of these sizes from a generator of their own seeded with `seed`."""
+    return _signed(random.Random(seed), sizes)
+
+
+def run_grad_outputs(seed: int, sizes: Sequence[int], n_random: int) -> list[list[list[float]]]:
+    """A run's grad_outputs, one set per VJP (one vector per differentiable output, of these sizes):
+    ones first (the gradient after ``y.sum().backward()``), then `n_random` random sets drawn one
+    after another from one generator seeded with `seed`."""
+    gen = random.Random(seed)
+    return [[[1.0] * n for n in sizes]] + [_signed(gen, sizes) for _ in range(n_random)]
