@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, diff_inputs, to_float32
-from .draws import numel
+from .draws import numel, run_grad_outputs
 from .errors import BadOutput
 
 Grads = list["list[Any] | None"]  # one backward's gradients, one per input requiring grad (None: undefined)
@@ -282,7 +282,8 @@ def _case(rep: Any, case: Case) -> CaseReport:
     if case.grad_output_seed is not None:  # a run: the child drew ones and random grad_outputs
         _require(isinstance(vjps, list) and len(vjps) <= 1 + case.random_grad_outputs, "vjps")
         if vjps:
-            diff_outputs, vjp_sets = _drawn_grad_outputs(rep, forward.outputs, len(vjps))
+            diff_outputs, vjp_sets = _drawn_grad_outputs(rep, forward.outputs, len(vjps), case.grad_output_seed,
+                                                          case.random_grad_outputs)
     else:
         _require(isinstance(vjps, list) and len(vjps) == len(case.grad_outputs), "vjps")
     ret_in = rep.get("returned_inputs", [])
@@ -468,9 +469,12 @@ def _same_grad_output(item: GradOutput, planned: Sequence[float]) -> bool:
     return all(a == b or abs(a - b) <= 1e-2 + 1e-2 * abs(b) for a, b in zip(values, planned))  # half precision: rounded by torch
 
 
-def _drawn_grad_outputs(rep: dict[str, Any], outs: Sequence[Output], n_vjps: int) -> tuple[list[int], list[list[list[float]]]]:
+def _drawn_grad_outputs(rep: dict[str, Any], outs: Sequence[Output], n_vjps: int, seed: int,
+                        n_random: int) -> tuple[list[int], list[list[list[float]]]]:
     """A run's grad_outputs, drawn by the child from our seed (one set per VJP, one vector per
-    differentiable output), and which outputs were differentiable."""
+    differentiable output), and which outputs were differentiable. They must be the very numbers
+    the seed gives (draws.run_grad_outputs): a child that chose its own (zeros pass any backward)
+    is refused."""
     vsets: Any = rep.get("vjp_sets")
     diff_out: Any = rep.get("diff_outputs")
     _require(isinstance(diff_out, list) and all(isinstance(k, int) and 0 <= k < len(outs) for k in diff_out), "diff_outputs")
@@ -480,6 +484,7 @@ def _drawn_grad_outputs(rep: dict[str, Any], outs: Sequence[Output], n_vjps: int
         for v, k in zip(vset, diff_out):
             _require(isinstance(v, list) and len(v) == numel(outs[k].shape)
                      and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v), "vjp values")
+    _require(vsets == run_grad_outputs(seed, [numel(outs[k].shape) for k in diff_out], n_random), "vjp_sets drawn")
     return diff_out, vsets
 
 

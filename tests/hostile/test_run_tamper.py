@@ -5,7 +5,7 @@ differentiated again) and patches the harness in its own child to report numbers
 wrong backward look right. The judge draws the directions u and grad_outputs v itself (from the
 seed it sends), computes every projection from the raw forward values and gradients, crosses every
 gradient the child reports with the forward values along every direction, redraws gradgradcheck's
-grad_outputs, and refuses a report that chose a cheaper mode than the rule gives.
+grad_outputs and a run's, and refuses a report that chose a cheaper mode than the rule gives.
 
 What no check can see (docs/grading.md, "What the numbers can show"): code that replaces its own
 forward by another function consistent with its backward reports that function, and a run has no
@@ -216,3 +216,26 @@ def test_double_backward_rows_made_from_finite_differences_earn_nothing_in_a_gra
     check = next(c for c in result["checks"] if c["name"] == "gradgradcheck")
     assert check["passed"] is False, check
     assert result["score"] < 1.0
+
+
+#: A run's random grad_outputs replaced by zeros: any backward "matches" finite differences along them.
+ZERO_GRAD_OUTPUTS = '''
+_draw = _draws.run_grad_outputs
+
+
+def _zeros(seed, sizes, n_random):
+    ones, *drawn = _draw(seed, sizes, n_random)
+    return [ones] + [[[0.0] * n for n in sizes] for _ in drawn]
+
+
+_draws.run_grad_outputs = _zeros
+'''
+
+
+def test_a_run_with_grad_outputs_of_its_own_choosing_is_refused(judge):
+    """The child draws a run's grad_outputs from the judge's seed (the judge has not seen the
+    outputs); the judge draws them again and refuses a report whose grad_outputs differ."""
+    small = [{"name": "x", "type": "tensor", "shape": [5]}, {"name": "y", "type": "tensor", "shape": [5]}]
+    result = judge.run(WRONG_LARGE.replace("317", "2").replace("318", "3") + ZERO_GRAD_OUTPUTS, "MulSinFn", small)
+    assert result["status"] == "bad_output"
+    assert not result.get("passed")
