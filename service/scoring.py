@@ -30,7 +30,7 @@ from .rules import ALL_OR_NOTHING, GATE, PARTIAL, Rules
 Stored = Mapping[str, Any] | None
 
 
-def policy_of(rules: Rules) -> dict[str, Any]:
+def scoring_of(rules: Rules) -> dict[str, Any]:
     """The policy an attempt made under `rules` stores ({"policy", "cap"}; cap null but for gate)."""
     return {"policy": rules.scoring, "cap": rules.scoring_cap if rules.scoring == GATE else None}
 
@@ -49,6 +49,12 @@ def policy_score(scoring: Stored, score: float, correct: bool, report: Mapping[s
     if policy == GATE and report is not None and _backward_failed(report.get("checks") or ()):
         return min(score, float((scoring or {})["cap"]))
     return score
+
+
+def code_grade(scoring: Stored, report: Mapping[str, Any]) -> tuple[float, bool]:
+    """A code report's grader's score under `scoring`, and whether it passed."""
+    correct = report["status"] == "passed"
+    return policy_score(scoring, float(report["score"]), correct, report), correct
 
 
 def scoring_json(scoring: Stored, result: Mapping[str, Any] | None, grader_score: float | None,

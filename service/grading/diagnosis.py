@@ -218,7 +218,7 @@ def _home(cause: str | None, failed: Sequence[Mapping[str, Any]]) -> Mapping[str
 
 def _cause_json(name: str | None) -> dict[str, str] | None:
     term = CAUSES.get(name or "")
-    return None if term is None else {"name": term.name, "title": term.title, "advice": term.advice}
+    return None if term is None else term.as_json()
 
 
 def _example(cause: str | None, failed: Sequence[Mapping[str, Any]], diagnostics: Sequence[Any],

@@ -50,8 +50,8 @@ CHECKS: dict[str, float] = {
 GRADIENT_CHECKS = ("gradcheck", "gradient", "boundary", "gradgradcheck")
 #: Checks of backward: the gradients it returns, how many, and that it leaves grad_output alone.
 #: Under the `gate` scoring rule an attempt that fails one of them scores at most the rule's cap
-#: (service/scoring.py). Not GRADIENT_CHECKS, the anti-faking set above.
-BACKWARD_CHECKS = ("gradcheck", "gradient", "boundary", "gradgradcheck", "grad_output_unchanged", "backward_arity")
+#: (service/scoring.py): the anti-faking set above, and the two other checks of backward.
+BACKWARD_CHECKS = (*GRADIENT_CHECKS, "grad_output_unchanged", "backward_arity")
 
 #: Named likely causes: name -> title and advice in one line (a report's hint and feedback). A view
 #: of terms.CAUSES, where the words live.

@@ -15,6 +15,7 @@ Torch-free, stdlib only: imported by the web process.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,9 @@ class CauseTerm:
     name: str
     title: str
     advice: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "title": self.title, "advice": self.advice}
 
     @property
     def sentence(self) -> str:
@@ -222,21 +226,17 @@ STATUSES: dict[str, StatusTerm] = _table(
 )
 
 
-def check_title(name: str) -> str:
-    term = CHECKS.get(name)
-    return term.title if term else name.replace("_", " ")
-
-
 def terms_json() -> dict[str, Any]:
     """The whole table as the API serves it and the learner pages embed it."""
     return {
         "checks": [{"name": t.name, "title": t.title, "description": t.description} for t in CHECKS.values()],
-        "causes": [{"name": t.name, "title": t.title, "advice": t.advice} for t in CAUSES.values()],
+        "causes": [t.as_json() for t in CAUSES.values()],
         "stages": [{"name": t.name, "words": t.words} for t in STAGES.values()],
         "statuses": [{"name": t.name, "title": t.title, "verdict": t.verdict} for t in STATUSES.values()],
     }
 
 
+@functools.cache
 def code_names() -> re.Pattern[str]:
     """A check's, a cause's or a status's name (those with an underscore) standing alone in a
     text: what no learner-facing sentence, and no page's text, may contain. Not grad_output (the

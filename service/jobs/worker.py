@@ -32,7 +32,7 @@ from ..logs import configure_logging, request_id_context
 from ..models import Attempt, Exercise, ExerciseProof, ExerciseVersion, GradingJob, PreviewAttempt, RegradeItem, Run
 from ..models.attempt import grade_columns
 from ..rules import counted_score
-from ..scoring import policy_score
+from ..scoring import code_grade
 from ..services import regrades
 from ..services.preview import preview_scoring, preview_variant
 from ..variants import attempt_variant
@@ -83,9 +83,8 @@ def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
     """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
     # The learner's own hidden inputs (service/variants.py); a regrade passes the same variant.
     result = judge.grade(exercise_payload(attempt), attempt.code or "", variant=attempt_variant(attempt))
-    correct = result["status"] == "passed"
     # Under the scoring policy the attempt was submitted with; the report keeps its checks score.
-    score = policy_score(attempt.scoring, float(result["score"]), correct, result)
+    score, correct = code_grade(attempt.scoring, result)
     return {"score": counted_score(score, attempt.penalties), "grader_score": score, "correct": correct, "result": result,
             **grade_columns(result, correct, is_code=True)}
 
@@ -103,10 +102,9 @@ def grade_preview(judge: Any, preview: PreviewAttempt) -> dict[str, Any]:
     previewer's own variant, with nothing of an attempt's penalties, event or passback."""
     payload = exercise_payload(preview)
     result = judge.grade(payload, preview.code or "", variant=preview_variant(preview.client_id, preview.actor))
-    correct = result["status"] == "passed"
     # The version's own scoring rules, as a learner's attempt at it would take them by default.
-    return {"score": policy_score(preview_scoring(payload["spec"]), float(result["score"]), correct, result),
-            "correct": correct, "result": result}
+    score, correct = code_grade(preview_scoring(payload["spec"]), result)
+    return {"score": score, "correct": correct, "result": result}
 def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
     code is learner code there); db_lease.complete copies the report to the version."""

@@ -9,6 +9,8 @@ import json
 
 from flask import jsonify, request
 from flask.views import MethodView
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
 
 from ..grading.terms import terms_json
 from ..schemas.terms import TermsSchema
@@ -19,6 +21,8 @@ blp = Blueprint("terms", __name__, url_prefix="/api/v1/terms",
 
 TERMS = TermsSchema().dump(terms_json())
 ETAG = hashlib.sha256(json.dumps(TERMS, sort_keys=True).encode()).hexdigest()[:32]
+#: The same, safe inside a <script> element: made once, not at each page render.
+TERMS_SCRIPT = htmlsafe_json_dumps(TERMS)
 
 
 @blp.route("")
@@ -37,6 +41,6 @@ class Terms(MethodView):
 
 
 @blp.app_template_global("grading_terms")
-def grading_terms() -> dict:
+def grading_terms() -> Markup:
     """The same words for the learner pages, embedded (templates/learn/base.html: gradquiz-terms)."""
-    return TERMS
+    return TERMS_SCRIPT

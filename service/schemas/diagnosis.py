@@ -8,12 +8,8 @@ from typing import Any
 from marshmallow import Schema, fields
 
 from ..grading.diagnosis import diagnose_grade, diagnose_run
-
-
-class DiagnosisCauseSchema(Schema):
-    name = fields.String(required=True, metadata={"description": "The likely cause's name (GET /api/v1/terms: causes)"})
-    title = fields.String(required=True, metadata={"description": "What is wrong, in a few words"})
-    advice = fields.String(required=True, metadata={"description": "What to do about it"})
+from ..models import AttemptStatus
+from .terms import CauseTermSchema
 
 
 class DiagnosisSchema(Schema):
@@ -23,7 +19,7 @@ class DiagnosisSchema(Schema):
     headline = fields.String(required=True, metadata={
         "description": "The one verdict line a result opens with (no score), e.g. \"Not yet: your backward's "
                        "gradients are wrong.\""})
-    cause = fields.Nested(DiagnosisCauseSchema, allow_none=True, required=True, metadata={
+    cause = fields.Nested(CauseTermSchema, allow_none=True, required=True, metadata={
         "description": "The likely cause, with what to do (null: none named)"})
     example = fields.String(allow_none=True, required=True, metadata={
         "description": "The one failing case that shows the cause, in the learner's terms, e.g. \"At x = 0.77 your "
@@ -34,9 +30,9 @@ class DiagnosisSchema(Schema):
 
 def attempt_diagnosis(attempt: Any, report: Any) -> dict[str, Any] | None:
     """A code attempt's diagnosis: null for a quiz and until graded; the grader's failure in words."""
-    if attempt.code is None or attempt.status not in ("graded", "error"):
+    if attempt.code is None or attempt.status not in (AttemptStatus.GRADED.value, AttemptStatus.ERROR.value):
         return None
-    if attempt.status == "error":
+    if attempt.status == AttemptStatus.ERROR.value:
         return diagnose_grade({"status": "internal_error"})
     return diagnose_grade(report)
 

@@ -50,7 +50,7 @@ from ..outbound import outbox
 from ..outbound.outbox import NewEvent
 from ..quiz import AnswerError, QuizGrade
 from ..rules import Refusal, Standing, counted_score
-from ..scoring import policy_of, policy_score
+from ..scoring import policy_score, scoring_of
 from ..ttl_cache import TtlCache
 from ..variants import grade_quiz_answer
 from .events import graded_event
@@ -192,7 +192,7 @@ def create_attempt(session: Session, client: ApiClient, exercise: Exercise, vers
     grade = checked_and_graded(client, exercise, version, learner, answer, code)
     penalties = [p.as_json() for p in before.penalties()] or None
     # The policy binds an instructor trying the exercise out too: they see what a learner would get.
-    scoring = policy_of(before.rules)
+    scoring = scoring_of(before.rules)
     grader_score = None if grade is None else policy_score(scoring, grade.score, grade.correct)
     row = AttemptRow(
         id=submission.attempt_id, client_id=client.id, learner=learner, exercise_id=exercise.id,

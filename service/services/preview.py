@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from ..models import ApiClient, AttemptStatus, Exercise, ExerciseVersion, PreviewAttempt
 from ..models.base import utcnow
 from ..rules import resolve
-from ..scoring import policy_of, policy_score, scoring_json
+from ..scoring import policy_score, scoring_json, scoring_of
 from ..variants import variant_key
 from . import authoring
 from .attempts import ExerciseNotFound, checked_and_graded
@@ -44,7 +44,7 @@ def preview_variant(client_id: int, actor: str) -> str:
 def preview_scoring(spec: dict[str, Any]) -> dict[str, Any]:
     """The scoring policy a preview of a version with `spec` is graded under: its exercise.toml's
     (the defaults otherwise), as a learner's attempt takes it where staff set none."""
-    return policy_of(resolve([spec.get("rules", {})]))
+    return scoring_of(resolve([spec.get("rules", {})]))
 
 
 def course_version(session: Session, course_id: int, slug: str, number: int) -> tuple[Exercise, ExerciseVersion]:

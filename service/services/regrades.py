@@ -38,7 +38,7 @@ from ..models.attempt import grade_columns
 from ..models.base import utcnow
 from ..quiz import AnswerError
 from ..rules import counted_score
-from ..scoring import policy_score
+from ..scoring import code_grade, policy_score
 from ..variants import regrade_quiz_answer, variant_key
 from . import progress
 from .events import record_attempt_event
@@ -139,10 +139,9 @@ def grade_item(judge: Any, item: RegradeItem) -> dict[str, Any]:
         # The attempt's own variant: the hidden inputs of its learner, as when it was first graded.
         result = judge.grade({"slug": version.slug, "spec": version.spec, "files": version.files}, code,
                              variant=variant_key(client_id, learner))
-        correct = result["status"] == "passed"
         # Under the scoring policy the attempt was submitted with, as its penalties (not today's rules).
-        return {"new_score": policy_score(scoring, float(result["score"]), correct, result), "new_correct": correct,
-                "result": result}
+        score, correct = code_grade(scoring, result)
+        return {"new_score": score, "new_correct": correct, "result": result}
     values = _grade_quiz(version, code, answer, stored, scoring)
     if version.spec["kind"] != "code":
         _grade_quiz_batch(session, item, version)

@@ -56,13 +56,14 @@ function outputBlocks(output) {
 }
 
 // A table whose cells carry their column's header (data-label): on a phone each row reads as a block.
+// Its roles are written out because a table shown as blocks (display: block) loses them in browsers.
 function table(caption, head, rows) {
-  return el("div", { class: "table-wrap" }, el("table", { class: "blocks" },
+  return el("div", { class: "table-wrap" }, el("table", { class: "blocks", role: "table" },
     el("caption", {}, caption),
-    el("thead", {}, el("tr", {}, head.map((cell) => el("th", { scope: "col" }, cell)))),
-    el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) => (i === 0
-      ? el("th", { scope: "row", "data-label": head[i] }, cell)
-      : el("td", { "data-label": head[i] }, cell))))))));
+    el("thead", { role: "rowgroup" }, el("tr", { role: "row" }, head.map((cell) => el("th", { scope: "col", role: "columnheader" }, cell)))),
+    el("tbody", { role: "rowgroup" }, rows.map((row) => el("tr", { role: "row" }, row.map((cell, i) => (i === 0
+      ? el("th", { scope: "row", role: "rowheader", "data-label": head[i] }, cell)
+      : el("td", { role: "cell", "data-label": head[i] }, cell))))))));
 }
 
 function inputValue(input) {

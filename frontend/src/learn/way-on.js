@@ -45,7 +45,7 @@ export function initWayOn() {
   document.addEventListener(PASSED, () => {
     if (document.getElementById("next-after-pass")) return;
     const title = next.dataset.title || next.textContent.replace(/^Next:\s*/, "");
-    const offer = el("p", { id: "next-after-pass", class: "way-on" },
+    const offer = el("p", { id: "next-after-pass", class: "way-on", role: "status" },
       el("span", { class: "way-on-done" }, el("span", { "aria-hidden": "true" }, "✓ "), "You have passed this exercise. "),
       el("a", { href: next.getAttribute("href"), class: "button", rel: "next" }, `Next: ${title}`));
     const result = document.querySelector("#exercise .result");

@@ -44,6 +44,7 @@ async function runRegrade(target, button) {
     toast((e.problem.title || "Error") + ": " + (e.status === 404 && !e.problem.detail
       ? "regrades are not available on this server yet" : e.problem.detail || e.status), "error");
     button.disabled = false;
+    button.focus(); // the question that held the focus is gone
   }
 }
 
