@@ -23,9 +23,10 @@ from typing import Any
 
 from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
+from .code_table import CodeSpec, InputSpec
 from .draws import numel
 from .reports import Output, Report
-from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec
+from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE
 
 
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:

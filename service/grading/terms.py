@@ -4,8 +4,8 @@ what a report's status means.
 
 Every page (the learner pages, the dashboard) and every sentence the grader writes for a learner
 takes its names from here: the API serves this table (GET /api/v1/terms), the learner pages embed
-it, and diagnosis.py builds its sentences from it. spec.CHECKS keeps only the checks' weights;
-spec.LIKELY_CAUSES and checks.RUN_CHECKS are views of this table.
+it, and diagnosis.py builds its sentences from it. What each check weighs and how it decides:
+registry.py, under the same names. LIKELY_CAUSES is a view of this table.
 
 No identifier of the code appears in a title, description, advice or verdict, except the Python and
 torch names a learner writes themselves (forward, backward, grad_output, ctx.save_for_backward...).
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 
@@ -75,7 +77,7 @@ def _table(*terms: Any) -> dict[str, Any]:
     return {t.name: t for t in terms}
 
 
-#: Every check, of grades (spec.CHECKS, in their order) and of runs (checks.RUN_CHECKS): one term
+#: Every check, of grades and of runs (registry.CHECKS, in their order): one term
 #: where a grade and a run make the same check.
 CHECKS: dict[str, CheckTerm] = _table(
     CheckTerm("parses", "Code parses", "The code is valid Python.",
@@ -181,6 +183,9 @@ CAUSES: dict[str, CauseTerm] = _table(
     CauseTerm("load_error", "Your file raised an exception when it was loaded",
               "Fix the code at the top level of your file (outside forward and backward)."),
 )
+
+#: Named likely causes: name -> title and advice in one line (a report's hint and feedback).
+LIKELY_CAUSES: Mapping[str, str] = MappingProxyType({name: term.sentence for name, term in CAUSES.items()})
 
 #: Where an exception can be raised (the `where` of an error: judge.py's parse, harness.py's others).
 STAGES: dict[str, StageTerm] = _table(

@@ -14,7 +14,7 @@ import pytest
 
 from service.grading import checks
 from service.grading.runs import plan_run
-from service.grading.spec import LIKELY_CAUSES
+from service.grading.terms import LIKELY_CAUSES
 from tests.grading.agreement_support import DTYPES, ITEMS, args_from_run, load_function
 from tests.grading.corpus_support import GRADCHECK_KWARGS, load_corpus
 
