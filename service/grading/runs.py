@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import checks
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .draws import numel, seeded_vectors
+from .forward_ad import check_forward_ad  # wiring (issue 36 helper)
 from .plan import run_cases
 from .reports import CaseReport, Output, TorchMessage, TorchMessages, parse_report
 from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs
@@ -39,6 +40,7 @@ from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, l
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
 #: beyond that, by random projections (the full numbers would not fit a result frame in time).
 RANDOM_VJPS = 2
+FORWARD_AD_TANGENTS = 3  # wiring (issue 36 helper): random tangents of a run's forward-mode check
 VALUES_SHOWN = 100
 
 
@@ -69,7 +71,8 @@ def _float64(a: Arg) -> Arg:
     return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False,
+             forward_ad: bool = False) -> RunPlan:
     """The cases of a run. Raises ValueError for an invalid input spec."""
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
@@ -102,6 +105,10 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         check_case = dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
                                          needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
                                          torch_gradgradcheck=gradgradcheck)
+        if forward_ad:  # wiring (issue 36 helper)
+            check_case = dataclasses.replace(check_case, forward_ad=ForwardAdPlan(
+                _seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol,
+                MAX_PROJECTED_ELEMENTS))
         cases[-1] = check_case
     return RunPlan(cases, names, check_case.id)
 
@@ -267,4 +274,6 @@ def _run_checks(case: Case, rep: CaseReport, run_case: Case, run_rep: CaseReport
     out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_rep.forward.inputs_after, names, run_rep.returned_inputs)
     if case.gradgrad is not None:
         out["gradgradcheck"] = checks.gradgradcheck(args, rep.gradgrad, case.gradgrad, names)
+    if case.forward_ad is not None:  # wiring (issue 36 helper)
+        out["forward_ad"] = check_forward_ad(case, rep, names)
     return out
