@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cases import Arg, Case, ForwardAdPlan, diff_inputs
-from .checks import Diagnostic, Outcome, allclose, dot, fmt, projection_tolerance, unravel, worst
+from .checks import Diagnostic, Outcome, close, dot, fmt, projection_tolerance, unravel
 from .draws import numel
 from .reports import CaseReport, ChildError, ForwardAdNumbers
 
@@ -160,8 +160,10 @@ def _midpoint(fa: ForwardAdNumbers, values: Sequence[list[Any] | None], plan: Fo
                 continue
             off = offsets[k]
             mid = [(mr[off + e] + pr[off + e]) / 2 for e in range(len(vals))]
-            if not allclose(mid, vals, plan.atol, plan.rtol):
-                e = worst(mid, vals, plan.atol, plan.rtol)
+            # (a nan or inf that forward itself gives at x is the finite differences' to judge)
+            bad = [e for e, (m, f) in enumerate(zip(mid, vals)) if math.isfinite(f) and not close(m, f, plan.atol, plan.rtol)]
+            if bad:
+                e = max(bad, key=lambda e: math.inf if mid[e] != mid[e] else abs(mid[e] - vals[e]) - plan.rtol * abs(vals[e]))
                 idx = unravel(e, fa.out_shapes[k])
                 return Outcome(False, f"forward is not repeatable: moved a little each way along {names_of_rows[r]}, "
                                       f"{_out_label(k, n_out)}{idx} averages {fmt(mid[e])}, but forward gives "
@@ -183,7 +185,7 @@ def _jvp_cause(fa: ForwardAdNumbers, fd: Sequence[Sequence[float]], keep: Sequen
     if zero is not None and any(x != 0 for x in zero):
         return "jvp_ignores_tangent", {}
     for m in range(1, len(a)):  # the same answer for different tangents, where forward's slopes differ
-        if _near(a[m], a[0], tols[m]) and not _near(n[m], n[0], tols[m]):
+        if any(a[0]) and _near(a[m], a[0], tols[m]) and not _near(n[m], n[0], tols[m]):
             return "jvp_ignores_tangent", {}
     nn = dot(flat_n, flat_n)
     if nn > 0:

@@ -11,7 +11,8 @@ honest submission's numbers easy to collect:
   the inputs after forward, vector-Jacobian products for the judge's grad_outputs (via
   torch.autograd.grad, i.e. through autograd, exactly as a learner's `.backward()` would),
   the structure of what backward returned, grad_outputs after backward, forward values at the
-  judge's finite-difference points, and double-backward products when asked;
+  judge's finite-difference points, and double-backward products when asked; forward-mode numbers
+  (dual tensors through the Function's jvp, forward along the judge's tangents) when asked;
 - afterwards, in a second frame, torch's own gradcheck/gradgradcheck messages (familiar to the
   learner; informative only).
 
