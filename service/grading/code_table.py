@@ -95,6 +95,8 @@ class CodeSpec:
     random_cases: int = 3
     differentiable: bool = True
     gradgradcheck: bool = False
+    #: also check forward mode: the Function's jvp (registry.OPTIONS)
+    forward_ad: bool = False
     strict_none: bool = False
     float32_case: bool = False
     timeout: float = DEFAULT_TIMEOUT
@@ -107,6 +109,11 @@ class CodeSpec:
     weights: Mapping[str, float] = dataclasses.field(default_factory=dict)
     #: the checks that apply, weights normalised to sum to 1
     checks: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+    @property
+    def options(self) -> frozenset[str]:
+        """The optional checks the table asks for (registry.OPTIONS), by their `[code]` keys."""
+        return frozenset(name for name, on in (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad)) if on)
 
     @property
     def input_names(self) -> list[str]:
@@ -127,6 +134,8 @@ class CodeSpec:
             "inputs": [i.as_dict() for i in self.inputs], "variants": [case(c) for c in self.variants],
             "boundary": [case(c) for c in self.boundary], "float32_case": self.float32_case,
             "weights": dict(self.weights), "checks": dict(self.checks), "call": self.call,
+            # the options that came later, only when asked for: the seed material of a table without them is unchanged
+            **{name: True for name in sorted(self.options - {"gradgradcheck"})},
         }
 
 

@@ -15,7 +15,9 @@ its tensors):
   and redrawn by the judge (``cases.GradgradPlan.grad_outputs``), and the same draw for a run's w
   (``runs.plan_run``);
 - ``run_grad_outputs``: a run's grad_outputs, ones then random ones, drawn by the child from the
-  seed we send (it alone knows the outputs' shapes) and reported.
+  seed we send (it alone knows the outputs' shapes) and reported;
+- ``forward_ad_tangents`` and ``forward_ad_grad_outputs``: a forward-mode check's random tangents
+  and the grad_output of its dot-product test, drawn by both sides from the plan's seed.
 
 A grade's grad_outputs and w are not drawn here: ``plan._random_vector`` draws them from the
 grade's own generator, in the judge only, and sends them.
@@ -82,3 +84,19 @@ def run_grad_outputs(seed: int, sizes: Sequence[int], n_random: int) -> list[lis
     after another from one generator seeded with `seed`."""
     gen = random.Random(seed)
     return [[[1.0] * n for n in sizes]] + [_signed(gen, sizes) for _ in range(n_random)]
+
+
+def forward_ad_tangents(seed: int, k: int, sizes: Sequence[int]) -> list[list[list[float]]]:
+    """The k random tangents of a forward-mode check, one vector per input requiring grad (of these
+    sizes) in each, drawn one after another from one generator seeded with `seed`: magnitudes in
+    [0.25, 2] with random signs, so no tangent is near ones or zero (a jvp that ignores its tangent
+    cannot pass for one that multiplies by it)."""
+    gen = random.Random(f"{seed}/tangents")
+    return [_signed(gen, sizes) for _ in range(k)]
+
+
+def forward_ad_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
+    """The grad_output u of a forward-mode check's dot-product test <J v, u> = <v, J^T u>, one vector
+    per differentiable output (of these sizes): the child draws it once it knows the outputs, the
+    judge redraws it from the outputs' reported shapes."""
+    return _signed(random.Random(f"{seed}/grad_outputs"), sizes)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from .cases import task_cases
@@ -249,17 +249,17 @@ class Judge:
     # ------------------------------------------------------------------ "Try it yourself"
 
     def run(self, source: str, entry_point: str | None = None, inputs: list[Any] | None = None, *,
-            timeout: float | None = None, gradgradcheck: bool = False) -> dict[str, Any]:
+            timeout: float | None = None, options: Collection[str] = ()) -> dict[str, Any]:
         """Run the learner's `source` as the lesson's Run button would: stdout, stderr, the
         exception if any, and, with `entry_point` and `inputs` (docs/authoring.md, "Input specs"),
         forward, the gradients for grad_output = ones (as after `y.sum().backward()`) and the
-        check engine's verdicts (runs.py). Raises ValueError for an invalid input spec (validate
-        first with spec.validate_run_inputs)."""
+        check engine's verdicts (runs.py), with the optional checks `options` asks for. Raises
+        ValueError for an invalid input spec (validate first with spec.validate_run_inputs)."""
         t_start = time.perf_counter()
         if not isinstance(source, str):
             raise TypeError("source must be a string")
         limit = min(timeout or self.timeout, self.timeout)
-        plan = plan_run(source, entry_point, inputs, gradgradcheck=gradgradcheck)
+        plan = plan_run(source, entry_point, inputs, options=options)
         result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
         if _too_large(source):
             result.update(status="too_large")

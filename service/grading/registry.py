@@ -15,7 +15,7 @@ Torch-free: imported by the web process (spec.py reads the weights and the optio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -54,8 +54,9 @@ class Check:
     gate: bool = False
     #: it judges gradients: a submission that fakes its results must earn nothing here
     judges_gradients: bool = False
-    #: it checks backward (what it returns, its gradients, that it leaves grad_output alone): under
-    #: the `gate` scoring rule a failed one caps the score (service/scoring.py)
+    #: it checks a derivative the Function defines (what backward returns, its gradients, that it
+    #: leaves grad_output alone; jvp's): under the `gate` scoring rule a failed one caps the score
+    #: (service/scoring.py)
     judges_backward: bool = False
 
     @property
@@ -81,6 +82,9 @@ CHECKS: tuple[Check, ...] = (
     Check("needs_input_grad", run=run_checks.needs_input_grad, reports=("needs_input_grad",)),
     Check("gradgradcheck", 0.15, Verdict.gradgradcheck, run_checks.gradgradcheck, applies=lambda code: code.gradgradcheck,
           option="gradgradcheck", reports=("gradgrad",), judges_gradients=True, judges_backward=True),
+    Check("forward_ad", 0.15, Verdict.forward_ad, run_checks.forward_ad, option="forward_ad",
+          applies=lambda code: code.forward_ad and code.differentiable, reports=("forward_ad",),
+          judges_gradients=True, judges_backward=True),
     Check("grad_output_unchanged", 0.05, Verdict.grad_output_unchanged, run_checks.grad_output_unchanged,
           reports=("grad_outputs",), judges_backward=True),
     Check("technique", 0.10, Verdict.technique, applies=lambda code: bool(code.technique)),
@@ -95,6 +99,14 @@ GRADIENT_CHECKS: tuple[str, ...] = tuple(c.name for c in CHECKS if c.judges_grad
 BACKWARD_CHECKS: tuple[str, ...] = tuple(c.name for c in CHECKS if c.judges_backward)
 #: the optional checks, by the `[code]` key and run request field that ask for them
 OPTIONS: tuple[str, ...] = tuple(c.option for c in CHECKS if c.option)
+
+
+def default_weights(options: Collection[str]) -> dict[str, float]:
+    """The default weight of each check a grade can make. An optional check's only when its option
+    is asked for, except gradgradcheck's, which every table has always carried: the weights are
+    seed material of a grade's plan (plan.base_cases), so a table without the newer options draws
+    what it drew."""
+    return {c.name: c.weight or 0.0 for c in GRADE_CHECKS if c.option in (None, "gradgradcheck") or c.option in options}
 
 
 def applicable(code: CodeSpec, weights: Mapping[str, float]) -> dict[str, float]:

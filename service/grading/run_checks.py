@@ -17,6 +17,7 @@ from . import checks
 from .cases import Case, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, Jacobians, Outcome
 from .draws import numel
+from .forward_ad import check_forward_ad
 from .reports import CaseReport, Returned
 
 
@@ -143,3 +144,7 @@ def gradgradcheck(r: RunCase) -> Outcome | None:
     if r.case.gradgrad is None:
         return None
     return checks.gradgradcheck(r.case.args, r.rep.gradgrad, r.case.gradgrad, r.names)
+
+
+def forward_ad(r: RunCase) -> Outcome | None:
+    return None if r.case.forward_ad is None else check_forward_ad(r.case, r.rep, r.names)

@@ -25,15 +25,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, Outcome, jnum
 from .code_table import DEFAULT_TOLERANCES, CodeSpec, Tolerances
 from .draws import seeded_vectors
+from .forward_ad import FORWARD_AD_TANGENTS
 from .plan import run_cases
-from .registry import RUN_CHECKS, run_results
+from .registry import OPTIONS, RUN_CHECKS, run_results
 from .reports import Output, TorchMessage, TorchMessages, parse_report
 from .run_checks import RunCase
 from .spec import MAX_JACOBIAN_SIDE, load_run_inputs
@@ -71,8 +73,13 @@ def _float64(a: Arg) -> Arg:
     return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
-    """The cases of a run. Raises ValueError for an invalid input spec."""
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, options: Collection[str] = ()) -> RunPlan:
+    """The cases of a run, with the optional checks asked for (registry.OPTIONS: "gradgradcheck",
+    "forward_ad"). Raises ValueError for an invalid input spec or an unknown option."""
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown checks asked for: {', '.join(sorted(unknown))}")
+    gradgradcheck = "gradgradcheck" in options
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
     if not entry_point or inputs is None:
@@ -104,6 +111,10 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         check_case = dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
                                          needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
                                          torch_gradgradcheck=gradgradcheck)
+        if "forward_ad" in options:
+            check_case = dataclasses.replace(check_case, forward_ad=ForwardAdPlan(
+                _seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol,
+                MAX_PROJECTED_ELEMENTS))
         cases[-1] = check_case
     return RunPlan(cases, names, check_case.id)
 

@@ -34,7 +34,7 @@ from .code_table import (
     Tolerances,
 )
 from .draws import numel
-from .registry import DEFAULT_WEIGHTS, applicable
+from .registry import DEFAULT_WEIGHTS, OPTIONS, applicable, default_weights
 from .technique import TECHNIQUES, missing_techniques
 from .terms import CAUSES, CHECKS as CHECK_TERMS
 
@@ -424,6 +424,7 @@ class _CodeTableSchema(_Strict):
     random_cases = _Int(load_default=3, validate=validate.Range(1, 8, error="must be an integer from 1 to 8"))
     differentiable = _Bool(load_default=True)
     gradgradcheck = _Bool(load_default=False)
+    forward_ad = _Bool(load_default=False)
     strict_none = _Bool(load_default=False)
     float32_case = _Bool()
     timeout = _Number(load_default=DEFAULT_TIMEOUT, validate=validate.Range(
@@ -607,11 +608,11 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
     code = CodeSpec(
         entry_point=data["entry_point"], call=data.get("call") or f"{data['entry_point']}.apply({', '.join(map(str, names))})",
         inputs=inputs, random_cases=data["random_cases"], differentiable=data["differentiable"],
-        gradgradcheck=data["gradgradcheck"], strict_none=data["strict_none"],
+        gradgradcheck=data["gradgradcheck"], forward_ad=data["forward_ad"], strict_none=data["strict_none"],
         float32_case=has_float64 and data.get("float32_case", True), timeout=float(data["timeout"]),
         memory_mb=data["memory_mb"], tolerances=data["tolerances"], variants=variants, boundary=boundary,
         technique=tuple(dict.fromkeys(data["technique"])),
-        weights=MappingProxyType(dict(DEFAULT_WEIGHTS) | data["weights"]))
+        weights=MappingProxyType(default_weights({name for name in OPTIONS if data[name]}) | data["weights"]))
     checks = applicable(code, code.weights)
     if checks and sum(checks.values()) <= 0:
         return None, [("code.weights", "at least one applicable check needs a positive weight")]

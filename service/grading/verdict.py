@@ -21,6 +21,7 @@ from .cases import Case, diff_inputs
 from .checks import Outcome, allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .code_table import CodeSpec
 from .draws import numel
+from .forward_ad import check_forward_ad
 from .reports import CaseReport, ChildError, Report, TorchMessages
 from .technique import TECHNIQUES, missing_techniques
 from .terms import LIKELY_CAUSES
@@ -439,6 +440,27 @@ class Verdict:
                 return
         self._result("gradgradcheck", True, "Double backward agrees with finite differences of backward (gradgradcheck): "
                                             "the Jacobian of backward's gradients in the inputs and grad_output.")
+
+    def forward_ad(self) -> None:
+        """Forward mode (forward_ad.py): the submission's jvp against finite differences of its forward
+        along the plan's tangents, against its own backward (the dot-product test), and against the
+        reference's jvp for the same tangents."""
+        passed: Outcome | None = None
+        for case in self.cases:
+            if case.forward_ad is None:
+                continue
+            s = self.sub_cases.get(case.id)
+            if not s or not s.forward.ok:
+                self._result("forward_ad", False, "Not checked: forward raised an exception.", "forward_error")
+                return
+            outcome = check_forward_ad(case, s, self.names, ref=self.ref_cases[case.id])
+            if not outcome.passed:
+                self._note_error(outcome.error)
+                self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
+                self.outcomes["forward_ad"] = outcome
+                return
+            passed = outcome
+        self.outcomes["forward_ad"] = passed or Outcome(False, "Not checked: no input requires grad.", "wrong_value")
 
     def grad_output_unchanged(self) -> None:
         reports = [s for s in map(self.sub_cases.get, (case.id for case in self.cases)) if s is not None and s.forward.ok]

@@ -251,7 +251,7 @@ class TwoOut(torch.autograd.Function):
         return g1 * y + g2 * torch.cos(x), g1 * x + g2
 '''
     inputs = [{"name": n, "type": "tensor", "dtype": "float32", "shape": [1024], "range": [-2, 2]} for n in "xy"]
-    result = judge.run(source, "TwoOut", inputs, gradgradcheck=True)
+    result = judge.run(source, "TwoOut", inputs, options=("gradgradcheck",))
     assert result["passed"] is True, [c for c in result["checks"] if not c["passed"]]
     assert result["gradgradcheck"]["check"] == "gradgradcheck" and "2048x4096 Jacobian" in result["gradgradcheck"]["message"]
     (size,) = sizes
