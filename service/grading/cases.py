@@ -152,6 +152,35 @@ class GradgradPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class InPlacePlan:
+    """The in-place check's numbers (in_place.check_in_place; harness._in_place): the Function called
+    on a clone of each input that requires grad (an op before it), its differentiable outputs and
+    those inputs as they are after the call each multiplied by a factor w (an op after it), and the
+    gradient of that expression for grad_outputs v with respect to the original leaves, w and v
+    drawn from `seed` (draws.in_place_vectors) for the sizes the child finds; the expression's values
+    at each input element moved by -eps and +eps ("full"), or along `projections.k` random
+    directions drawn from `projections.seed` when the mode (draws.jacobian_mode) says so; then a
+    call on the leaves themselves (torch refuses an input marked dirty that is a leaf requiring
+    grad). `atol` and `rtol` compare the gradient with finite differences, as gradcheck does."""
+
+    seed: int
+    eps: float
+    atol: float
+    rtol: float
+    max_side: int
+    projections: ProjectionPlan
+
+    def mode(self, args: Sequence[Arg], width: int) -> str:
+        """How the finite differences are made for an expression of `width` values: "full",
+        "projections" or "too_large" (draws.jacobian_mode, the rule the child applies too)."""
+        n_in = sum(args[i].numel for i in diff_inputs(args))
+        return jacobian_mode(n_in, width, n_in, self.max_side, self.projections.max_elements)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"seed": self.seed, "eps": self.eps, "max_side": self.max_side, "projections": self.projections.to_wire()}
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     """One set of inputs and what to compute on it.
 
@@ -179,6 +208,8 @@ class Case:
     needs_input_grad: bool = False
     gradgrad: GradgradPlan | None = None
     torch_gradgradcheck: bool = False
+    #: the in-place check (a Function that changes an input, marked dirty)
+    in_place: InPlacePlan | None = None
 
     @property
     def probe(self) -> bool:
@@ -206,6 +237,8 @@ class Case:
         if self.grad_output_seed is not None:
             out["vjp_seed"] = self.grad_output_seed
             out["random_vjps"] = self.random_grad_outputs
+        if self.in_place is not None:
+            out["in_place"] = self.in_place.to_wire()
         return out
 
 

@@ -15,7 +15,10 @@ its tensors):
   and redrawn by the judge (``cases.GradgradPlan.grad_outputs``), and the same draw for a run's w
   (``runs.plan_run``);
 - ``run_grad_outputs``: a run's grad_outputs, ones then random ones, drawn by the child from the
-  seed we send (it alone knows the outputs' shapes) and reported.
+  seed we send (it alone knows the outputs' shapes) and reported;
+- ``in_place_vectors``: the in-place check's factors w of the op after the Function and its
+  grad_outputs v, drawn by the child from the plan's seed for the sizes it finds, and redrawn by the
+  judge from the sizes reported (``cases.InPlacePlan``, ``harness._in_place``).
 
 A grade's grad_outputs and w are not drawn here: ``plan._random_vector`` draws them from the
 grade's own generator, in the judge only, and sends them.
@@ -82,3 +85,12 @@ def run_grad_outputs(seed: int, sizes: Sequence[int], n_random: int) -> list[lis
     after another from one generator seeded with `seed`."""
     gen = random.Random(seed)
     return [[[1.0] * n for n in sizes]] + [_signed(gen, sizes) for _ in range(n_random)]
+
+
+def in_place_vectors(seed: int, sizes: Sequence[int]) -> tuple[list[list[float]], list[list[float]]]:
+    """The in-place check's bigger expression: w, the factor each part (a differentiable output,
+    then each input that requires grad, as it is after the call) is multiplied by, and v, the
+    grad_output of each product; both of these sizes, w then v, from one generator seeded with
+    `seed`."""
+    gen = random.Random(f"{seed}/in_place")
+    return _signed(gen, sizes), _signed(gen, sizes)
