@@ -12,6 +12,9 @@ honest submission's numbers easy to collect:
   torch.autograd.grad, i.e. through autograd, exactly as a learner's `.backward()` would),
   the structure of what backward returned, grad_outputs after backward, forward values at the
   judge's finite-difference points, and double-backward products when asked;
+- when asked, the in-place check's numbers (`_in_place`): the Function on clones of its inputs
+  inside a bigger expression, which input objects it returned and their version counters, the
+  expression's gradient and its values at nearby points, and a call on leaves requiring grad;
 - afterwards, in a second frame, torch's own gradcheck/gradgradcheck messages (familiar to the
   learner; informative only).
 
@@ -31,6 +34,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from typing import Any
 
 import draws  # loaded from this folder by the zygote, as protocol is
@@ -193,6 +197,8 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
     args = [_build_arg(a) for a in case["args"]]
     diff_idx = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
     diff_in = [args[i] for i in diff_idx]
+    if case.get("in_place"):  # first, on clones of its own: a right in-place Function raises on these leaves
+        rep["in_place"] = _in_place(fn_cls, case)
     # forward
     try:
         out = fn_cls.apply(*args)
@@ -533,6 +539,137 @@ def _gradgrad(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
             rep["w_product"] = None
             rep["w_error"] = _error(exc, "double backward")
     return rep
+
+
+def _in_place_parts(outs: tuple[Any, ...], xs: list[Any]) -> list[Any]:
+    """What the op after the Function multiplies: its outputs that require grad (among the first 16,
+    those reported), then each input that requires grad as it is after the call (the clone: a
+    Function that marked it dirty returned this very object; one that did not left it with its
+    old history, so the expression reaches the leaf around the Function)."""
+    return [o for o in outs[:16] if isinstance(o, torch.Tensor) and o.requires_grad] + list(xs)
+
+
+def _in_place_args(specs: list[Any], diff_idx: list[int], perturb: Any = None) -> tuple[list[Any], list[Any], list[Any]]:
+    """The op before the call: fresh arguments from the task (`perturb` moves the leaves' values
+    first), and a clone of each input that requires grad in its place. Returns the leaves, the
+    clones and the arguments of the call."""
+    args = [_build_arg(a) for a in specs]
+    leaves = [args[i] for i in diff_idx]
+    if perturb is not None:
+        perturb([torch.Tensor.reshape(t.data, (-1,)) for t in leaves])
+    xs = [t.clone() for t in leaves]
+    for i, x in zip(diff_idx, xs):
+        args[i] = x
+    return leaves, xs, args
+
+
+def _in_place(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:  # noqa: C901
+    """The numbers of the in-place check (in_place.py decides), for a Function that may change an
+    input in place and mark it dirty (ctx.mark_dirty), which torch only allows on a tensor that is
+    not a leaf requiring grad:
+
+    1. each input that requires grad is cloned (the op before) and the Function called on the
+       clones: whether each output is a clone itself (returned marked dirty) or a view of one
+       (returned unmarked: torch's view_as), each clone's version counter before and after and its
+       values after, the outputs, and any warning torch gave (ctx.mark_dirty of a non-input);
+    2. the op after: each differentiable output and each clone as it is after the call, times w,
+       and the gradient for grad_outputs v with respect to the original leaves (w and v drawn from
+       the plan's seed for the sizes found: draws.in_place_vectors);
+    3. the expression's values (the products) with the leaves moved by -eps and +eps, per element
+       ("full") or along the plan's random directions (draws.jacobian_mode decides, as the judge
+       does), each on fresh clones: the judge makes the finite differences;
+    4. the Function on the leaves themselves: whether it raised, and the leaves after.
+    The stage that raised ("forward", "backward", "numerical") stops 1-3; its error is data."""
+    t0 = _perf()
+    plan, specs = case["in_place"], case["args"]
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    rep: dict[str, Any] = {"ok": True, "stage": None}
+    stage: str | None = "forward"
+    xs: list[Any] = []
+    versions: list[int] = []
+    outs: tuple[Any, ...] = ()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            leaves, xs, call = _in_place_args(specs, diff_idx)
+            versions = [x._version for x in xs]
+            try:
+                outs = _as_tuple(fn_cls.apply(*call))
+            finally:
+                rep["warnings"] = [str(w.message)[:500] for w in caught[:4]]
+        rep["outputs"] = [_describe_output(o) for o in outs[:16]]
+        stage = "backward"
+        parts = _in_place_parts(outs, xs)
+        sizes = [p.numel() for p in parts]
+        w, v = draws.in_place_vectors(plan["seed"], sizes)
+        ws = [torch.tensor(wk, dtype=p.dtype).reshape(p.shape) for wk, p in zip(w, parts)]
+        vs = [torch.tensor(vk, dtype=p.dtype).reshape(p.shape) for vk, p in zip(v, parts)]
+        grads = torch.autograd.grad([p * wk for p, wk in zip(parts, ws)], leaves, vs, allow_unused=True)
+        rep["grads"] = [None if g is None else _flat(g) for g in grads]
+        stage = "numerical"
+        n_in = sum(t.numel() for t in leaves)
+        proj = plan["projections"]
+        mode = rep["mode"] = draws.jacobian_mode(n_in, sum(sizes), n_in, plan["max_side"], proj["max_elements"])
+        eps = plan["eps"]
+        if mode == "too_large":
+            moves: list[Any] = []
+        elif mode == "full":
+            moves = [(p, j) for p, t in enumerate(leaves) for j in range(t.numel())]
+        else:
+            moves = [_split(u, leaves) for u in draws.projection_vectors(proj["seed"], "u", proj["k"], n_in)]
+        rep["minus"], rep["plus"] = [], []
+        for move in moves:
+            for sign, rows in ((-1.0, rep["minus"]), (1.0, rep["plus"])):
+                def perturb(flats: list[Any], move: Any = move, sign: float = sign) -> None:
+                    if isinstance(move, tuple):
+                        flats[move[0]][move[1]] += sign * eps
+                    else:
+                        for f, d in zip(flats, move):
+                            f.add_(torch.Tensor.reshape(d, (-1,)), alpha=sign * eps)
+                _, xs_p, call_p = _in_place_args(specs, diff_idx, perturb)
+                parts_p = _in_place_parts(_as_tuple(fn_cls.apply(*call_p)), xs_p)
+                if [p.shape for p in parts_p] != [p.shape for p in parts]:
+                    raise AssertionError("forward returned outputs of a different shape when an input was moved a little")
+                row: list[Any] = []
+                for p, wk in zip(parts_p, ws):
+                    row.extend(_flat(p * wk) or [])
+                rows.append(row)
+        stage = None
+    except BaseException as exc:  # noqa: BLE001 - a learner's failure is data
+        rep.update(ok=False, stage=stage, error=_error(exc, stage or "forward"))
+    try:
+        rep["inputs"] = [{"version_before": b, "version_after": x._version, "values_after": _flat(x),
+                          "returned_as": next((k for k, o in enumerate(outs[:16]) if o is x), None),
+                          "view_of": next((k for k, o in enumerate(outs[:16]) if isinstance(o, torch.Tensor)
+                                           and o._base is x), None)} for b, x in zip(versions, xs)]
+    except BaseException as exc:  # noqa: BLE001 - a hostile tensor
+        rep.update(ok=False, stage=rep["stage"] or "forward", error=_error(exc, "harness"), inputs=[])
+    rep["leaf"] = _in_place_leaf(fn_cls, specs, diff_idx)
+    rep["ms"] = _ms(t0)
+    return rep
+
+
+def _in_place_leaf(fn_cls: Any, specs: list[Any], diff_idx: list[int]) -> dict[str, Any]:
+    """Step 4 of _in_place: the Function on the leaves that require grad themselves, as the task
+    builds them (torch raises when one is marked dirty, once forward has already changed it)."""
+    try:
+        args = [_build_arg(a) for a in specs]
+        leaves = [args[i] for i in diff_idx]
+        before = [t._version for t in leaves]
+    except BaseException as exc:  # noqa: BLE001
+        return {"raised": True, "error": _error(exc, "harness"), "inputs": []}
+    res: dict[str, Any] = {"raised": False, "error": None}
+    try:
+        outs = _as_tuple(fn_cls.apply(*args))
+        res["returned_as"] = [next((k for k, o in enumerate(outs[:16]) if o is t), None) for t in leaves]
+    except BaseException as exc:  # noqa: BLE001
+        res.update(raised=True, error=_error(exc, "forward"))
+    try:
+        res["inputs"] = [{"version_before": b, "version_after": t._version, "values_after": _flat(t)}
+                         for b, t in zip(before, leaves)]
+    except BaseException as exc:  # noqa: BLE001
+        res.update(inputs=[], error=res["error"] or _error(exc, "harness"))
+    return res
 
 
 def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None = None) -> dict[str, Any]:
