@@ -125,6 +125,12 @@ CHECKS: dict[str, CheckTerm] = _table(
     CheckTerm("needs_input_grad", "Gradients when one input requires grad",
               "backward gives the same gradient when only one input requires grad (ctx.needs_input_grad honoured).",
               failed="Not yet: your backward's gradients change with which inputs require grad."),
+    CheckTerm("in_place", "In-place Function",
+              "A forward that changes an input in place marks it with ctx.mark_dirty and returns it: called on a copy "
+              "of each input inside a bigger expression, it returns that very tensor, whose version counter moves, "
+              "and the gradient through the whole expression, uses of the input after the call included, matches "
+              "finite differences; on a leaf that requires grad, torch refuses it.",
+              failed="Not yet: your in-place Function is not safe inside a bigger expression."),
 )
 
 #: Every likely cause a grade or a run names (a wrong/*.py file's `# expect:` names one of these).
@@ -180,6 +186,24 @@ CAUSES: dict[str, CauseTerm] = _table(
               "Define the class the exercise names (check its spelling) as a subclass of torch.autograd.Function."),
     CauseTerm("load_error", "Your file raised an exception when it was loaded",
               "Fix the code at the top level of your file (outside forward and backward)."),
+    CauseTerm("not_marked_dirty", "forward changes its input without ctx.mark_dirty",
+              "Mark each input forward changes in place with ctx.mark_dirty(x) and return that input itself "
+              "(return x): then every later use of x goes through your backward."),
+    CauseTerm("dirty_not_returned", "forward marks an input dirty but returns another tensor",
+              "Return the very input you changed in place (return x, not x.clone() or a new tensor): torch requires "
+              "each tensor given to ctx.mark_dirty to be an output."),
+    CauseTerm("overwritten_input", "backward uses the input's value after forward overwrote it",
+              "A tensor saved before an in-place change holds the new values by the time backward runs: save a copy "
+              "before the change (ctx.save_for_backward(x.clone())), or write backward from the output."),
+    CauseTerm("leaf_in_place", "An in-place change on a leaf that requires grad",
+              "Mark the input you change with ctx.mark_dirty(x): torch then refuses a leaf that requires grad, "
+              "instead of letting its values change under autograd."),
+    CauseTerm("dirty_not_input", "ctx.mark_dirty is given a tensor that is not an input",
+              "Give ctx.mark_dirty only the inputs forward changes in place; a tensor forward made itself needs no "
+              "marking."),
+    CauseTerm("not_in_place", "forward does not change its input in place",
+              "This exercise asks for an in-place Function: change the input in place (for example "
+              "x.clamp_(min=0)), mark it with ctx.mark_dirty(x) and return it."),
 )
 
 #: Where an exception can be raised (the `where` of an error: judge.py's parse, harness.py's others).
