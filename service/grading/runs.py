@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import checks
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from .cases import Arg, Case, GradgradPlan, InPlacePlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .draws import numel, seeded_vectors
+from .in_place import check_in_place  # wiring (issue 36 helper)
 from .plan import run_cases
 from .reports import CaseReport, Output, TorchMessage, TorchMessages, parse_report
 from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs
@@ -69,7 +70,8 @@ def _float64(a: Arg) -> Arg:
     return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False,
+             in_place: bool = False) -> RunPlan:
     """The cases of a run. Raises ValueError for an invalid input spec."""
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
@@ -102,6 +104,10 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         check_case = dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
                                          needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
                                          torch_gradgradcheck=gradgradcheck)
+        if in_place:  # wiring (issue 36 helper)
+            check_case = dataclasses.replace(check_case, in_place=InPlacePlan(
+                _seed(source, "in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
+                ProjectionPlan(_seed(source, "in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS)))
         cases[-1] = check_case
     return RunPlan(cases, names, check_case.id)
 
@@ -163,6 +169,7 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     f = run_rep.forward
     if f.error is not None:
         result.update(status="error", error=f.error.to_json())
+        _in_place_after_forward_error(plan, reps, result)  # wiring (issue 36 helper)
         return result
     result["forward"] = {"outputs": [_public_output(o) for o in f.outputs]}
     diff_in = diff_inputs(run_case.args)
@@ -196,6 +203,16 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
         if o.error is not None and result["error"] is None:
             result["error"] = o.error.to_json()
     return result
+
+
+def _in_place_after_forward_error(plan: RunPlan, reps: dict[str, CaseReport], result: dict[str, Any]) -> None:
+    """wiring (issue 36 helper): the in-place check runs on clones, so it has its verdict when
+    forward on the run's leaves raised (as a right in-place Function's does: torch refuses a leaf
+    that requires grad marked dirty)."""
+    case = next(c for c in plan.cases if c.id == plan.check_case_id)
+    rep = reps.get(case.id)
+    if case.in_place is not None and rep is not None:
+        result["checks"] = [_check_json("in_place", check_in_place(case, rep, plan.names))]
 
 
 def _public_output(o: Output) -> dict[str, Any]:
@@ -267,4 +284,6 @@ def _run_checks(case: Case, rep: CaseReport, run_case: Case, run_rep: CaseReport
     out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_rep.forward.inputs_after, names, run_rep.returned_inputs)
     if case.gradgrad is not None:
         out["gradgradcheck"] = checks.gradgradcheck(args, rep.gradgrad, case.gradgrad, names)
+    if case.in_place is not None:  # wiring (issue 36 helper)
+        out["in_place"] = check_in_place(case, rep, names)
     return out
