@@ -812,6 +812,20 @@ class WarmFn(torch.autograd.Function):
 """
 
 
+_WARM_IN_PLACE_CODE = """
+import torch
+class WarmInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2.0)
+        ctx.mark_dirty(x)
+        return x
+    @staticmethod
+    def backward(ctx, g):
+        return 2.0 * g
+"""
+
+
 _WARM_SCRIPT_CODE = """
 from typing import List, Optional
 import torch
@@ -915,4 +929,8 @@ def warm_up(gradcheck: bool = True) -> None:
     projected = {"id": "warm-projections", "args": case["args"], "diff_outputs": [0], "vjps": [],
                  "gradcheck": {"eps": 1e-6, "max_side": 1, "projections": {"seed": 1, "k": 1, "max_elements": 8}}}
     _warm_run({"source": _WARM_CODE, "entry_point": "WarmFn", "cases": [case, projected]})
+    # the in-place check's path: clones, a dirty input, the leaf torch refuses, warnings caught
+    in_place = {"id": "warm-in-place", "args": case["args"], "diff_outputs": [0], "vjps": [],
+                "in_place": {"seed": 1, "eps": 1e-6, "max_side": 8, "projections": {"seed": 1, "k": 1, "max_elements": 8}}}
+    _warm_run({"source": _WARM_IN_PLACE_CODE, "entry_point": "WarmInPlace", "cases": [in_place]})
     math.fsum([0.0])
