@@ -150,3 +150,12 @@ def test_an_out_of_place_function_passes_and_the_check_is_only_asked_for(judge):
     result = judge.run(source, "Relu", X, in_place=True)
     assert result["passed"] and _in_place(result)["message"].startswith("forward changes no input in place")
     assert "in_place" not in {c["name"] for c in judge.run(source, "Relu", X)["checks"]}
+
+
+def test_a_large_input_is_checked_along_random_directions(judge):
+    large = [dict(X[0], shape=[20, 20])]
+    right = _in_place(judge.run(SIN_, "SinInPlace", large, in_place=True))
+    assert right["passed"], right
+    wrong = _in_place(judge.run(SAVED_BEFORE_CHANGE, "SinInPlace", large, in_place=True))
+    assert not wrong["passed"] and wrong["likely_cause"] == "overwritten_input", wrong
+    assert "random direction" in wrong["message"]
