@@ -2,8 +2,9 @@
 
 Revision ID: 0025
 Revises: 0024
-POST /api/v1/runs takes "forward_ad": true to have the run check the Function's jvp (forward mode)
-as well, as it takes "gradgradcheck" (0010); the worker that runs it reads the flag from here. A run
+POST /api/v1/runs takes "forward_ad": true to have the run check the Function's jvp (forward mode),
+and "in_place": true to check a Function that changes its input (called on clones), as it takes
+"gradgradcheck" (0010); the worker that runs it reads the flags from here. A run
 of an exercise also makes the optional checks the exercise's [code] table asks for.
 """
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ down_revision: str | Sequence[str] | None = '0024'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-OPTIONS = ('forward_ad',)
+OPTIONS = ('forward_ad', 'in_place')
 
 
 def upgrade() -> None:

@@ -187,6 +187,35 @@ class ForwardAdPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class InPlacePlan:
+    """The in-place check's numbers (in_place.check_in_place; harness._in_place): the Function called
+    on a clone of each input that requires grad (an op before it), its differentiable outputs and
+    those inputs as they are after the call each multiplied by a factor w (an op after it), and the
+    gradient of that expression for grad_outputs v with respect to the original leaves, w and v
+    drawn from `seed` (draws.in_place_vectors) for the sizes the child finds; the expression's values
+    at each input element moved by -eps and +eps ("full"), or along `projections.k` random
+    directions drawn from `projections.seed` when the mode (draws.jacobian_mode) says so; then a
+    call on the leaves themselves (torch refuses an input marked dirty that is a leaf requiring
+    grad). `atol` and `rtol` compare the gradient with finite differences, as gradcheck does."""
+
+    seed: int
+    eps: float
+    atol: float
+    rtol: float
+    max_side: int
+    projections: ProjectionPlan
+
+    def mode(self, args: Sequence[Arg], width: int) -> str:
+        """How the finite differences are made for an expression of `width` values: "full",
+        "projections" or "too_large" (draws.jacobian_mode, the rule the child applies too)."""
+        n_in = sum(args[i].numel for i in diff_inputs(args))
+        return jacobian_mode(n_in, width, n_in, self.max_side, self.projections.max_elements)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"seed": self.seed, "eps": self.eps, "max_side": self.max_side, "projections": self.projections.to_wire()}
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     """One set of inputs and what to compute on it.
 
@@ -216,6 +245,11 @@ class Case:
     torch_gradgradcheck: bool = False
     #: forward-mode AD (the Function's jvp), checked by forward_ad.check_forward_ad
     forward_ad: ForwardAdPlan | None = None
+    #: the in-place check (a Function that changes an input, marked dirty)
+    in_place: InPlacePlan | None = None
+    #: call the Function on clones of its inputs that require grad (an in-place Function's input
+    #: must not be such a leaf); gradients reach the leaves through the clones unchanged
+    clone_inputs: bool = False
 
     @property
     def probe(self) -> bool:
@@ -236,15 +270,24 @@ class Case:
             out["needs_input_grad"] = True
         if self.gradgrad is not None:
             out["gradgrad"] = self.gradgrad.to_wire()
+        out.update(self._torch_checks_wire())
+        if self.grad_output_seed is not None:
+            out["vjp_seed"] = self.grad_output_seed
+            out["random_vjps"] = self.random_grad_outputs
+        # the optional checks' plans, only when asked: the tasks cached before them are unchanged
+        for key, plan in (("forward_ad", self.forward_ad), ("in_place", self.in_place)):
+            if plan is not None:
+                out[key] = plan.to_wire()
+        if self.clone_inputs:
+            out["clone_inputs"] = True
+        return out
+
+    def _torch_checks_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         if self.torch_gradcheck and self.gradcheck is not None:
             out["torch_gradcheck"] = self.gradcheck.torch_options()
         if self.torch_gradgradcheck and self.gradgrad is not None:
             out["torch_gradgradcheck"] = self.gradgrad.jacobian.torch_options()
-        if self.grad_output_seed is not None:
-            out["vjp_seed"] = self.grad_output_seed
-            out["random_vjps"] = self.random_grad_outputs
-        if self.forward_ad is not None:  # only when asked: the tasks cached before it are unchanged
-            out["forward_ad"] = self.forward_ad.to_wire()
         return out
 
 

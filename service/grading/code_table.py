@@ -97,6 +97,8 @@ class CodeSpec:
     gradgradcheck: bool = False
     #: also check forward mode: the Function's jvp (registry.OPTIONS)
     forward_ad: bool = False
+    #: the Function changes an input in place (ctx.mark_dirty): called on clones, and checked so
+    in_place: bool = False
     strict_none: bool = False
     float32_case: bool = False
     timeout: float = DEFAULT_TIMEOUT
@@ -113,7 +115,8 @@ class CodeSpec:
     @property
     def options(self) -> frozenset[str]:
         """The optional checks the table asks for (registry.OPTIONS), by their `[code]` keys."""
-        return frozenset(name for name, on in (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad)) if on)
+        flags = (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad), ("in_place", self.in_place))
+        return frozenset(name for name, on in flags if on)
 
     @property
     def input_names(self) -> list[str]:

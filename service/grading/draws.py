@@ -18,6 +18,9 @@ its tensors):
   seed we send (it alone knows the outputs' shapes) and reported;
 - ``forward_ad_tangents`` and ``forward_ad_grad_outputs``: a forward-mode check's random tangents
   and the grad_output of its dot-product test, drawn by both sides from the plan's seed.
+- ``in_place_vectors``: the in-place check's factors w of the op after the Function and its
+  grad_outputs v, drawn by the child from the plan's seed for the sizes it finds, and redrawn by the
+  judge from the sizes reported (``cases.InPlacePlan``, ``harness._in_place``).
 
 A grade's grad_outputs and w are not drawn here: ``plan._random_vector`` draws them from the
 grade's own generator, in the judge only, and sends them.
@@ -100,3 +103,10 @@ def forward_ad_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]
     per differentiable output (of these sizes): the child draws it once it knows the outputs, the
     judge redraws it from the outputs' reported shapes."""
     return _signed(random.Random(f"{seed}/grad_outputs"), sizes)
+def in_place_vectors(seed: int, sizes: Sequence[int]) -> tuple[list[list[float]], list[list[float]]]:
+    """The in-place check's bigger expression: w, the factor each part (a differentiable output,
+    then each input that requires grad, as it is after the call) is multiplied by, and v, the
+    grad_output of each product; both of these sizes, w then v, from one generator seeded with
+    `seed`."""
+    gen = random.Random(f"{seed}/in_place")
+    return _signed(gen, sizes), _signed(gen, sizes)

@@ -13,6 +13,10 @@ honest submission's numbers easy to collect:
   the structure of what backward returned, grad_outputs after backward, forward values at the
   judge's finite-difference points, and double-backward products when asked; forward-mode numbers
   (dual tensors through the Function's jvp, forward along the judge's tangents) when asked;
+  judge's finite-difference points, and double-backward products when asked;
+- when asked, the in-place check's numbers (`_in_place`): the Function on clones of its inputs
+  inside a bigger expression, which input objects it returned and their version counters, the
+  expression's gradient and its values at nearby points, and a call on leaves requiring grad;
 - afterwards, in a second frame, torch's own gradcheck/gradgradcheck messages (familiar to the
   learner; informative only).
 
@@ -32,6 +36,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from typing import Any
 
 import draws  # loaded from this folder by the zygote, as protocol is
@@ -188,15 +193,37 @@ def _entry_facts(namespace: dict[str, Any], entry_point: str) -> tuple[dict[str,
     return facts, obj
 
 
+class _ClonedInputs:
+    """The Function called on clones of its inputs that require grad (a case's "clone_inputs": an
+    in-place Function's input, marked dirty, must not be a leaf that requires grad, and its
+    gradient reaches the leaf through the clone unchanged); everything else is the Function's."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def apply(self, *args: Any) -> Any:
+        return self.function.apply(*(a.clone() if isinstance(a, torch.Tensor) and a.requires_grad else a for a in args))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.function, name)
+
+
+def _callee(fn_cls: Any, case: dict[str, Any]) -> Any:
+    return _ClonedInputs(fn_cls) if case.get("clone_inputs") else fn_cls
+
+
 def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[dict[str, Any], tuple[Any, ...]]:
     rep: dict[str, Any] = {"id": case["id"]}
     t0 = _perf()
     args = [_build_arg(a) for a in case["args"]]
     diff_idx = [i for i, a in enumerate(case["args"]) if a["t"] == "tensor" and a.get("rg")]
     diff_in = [args[i] for i in diff_idx]
+    if case.get("in_place"):  # first, on clones of its own: a right in-place Function raises on these leaves
+        rep["in_place"] = _in_place(fn_cls, case)
+    fn = _callee(fn_cls, case)
     # forward
     try:
-        out = fn_cls.apply(*args)
+        out = fn.apply(*args)
         outs = _as_tuple(out)
         rep["forward"] = {
             "ok": True,
@@ -229,16 +256,22 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
     for vset in vsets:
         vjps.append(_vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain=True))
     rep["vjps"] = vjps
-    if case.get("gradcheck"):
-        rep["gradcheck"] = _gradcheck_numbers(fn_cls.apply, case["args"], case["gradcheck"])
-    if case.get("needs_input_grad") and vsets and sum(a["t"] == "tensor" for a in case["args"]) > 1:
-        rep["needs_input_grad"] = _needs_input_grad_numbers(fn_cls, case["args"], diff_out_idx, vsets[-1], recorder)
-    if case.get("gradgrad"):
-        rep["gradgrad"] = _gradgrad(fn_cls, case)
-    if case.get("forward_ad"):
-        rep["forward_ad"] = _forward_ad(fn_cls, case["args"], case["forward_ad"])
+    _planned_numbers(fn, case, rep, diff_out_idx, vsets, recorder)
     rep["ms"] = _ms(t0)
     return rep, (args, outs)
+
+
+def _planned_numbers(fn: Any, case: dict[str, Any], rep: dict[str, Any], diff_out_idx: list[int], vsets: list[Any],
+                     recorder: _Recorder) -> None:
+    """The numbers of the checks the case plans, after forward and its VJPs."""
+    if case.get("gradcheck"):
+        rep["gradcheck"] = _gradcheck_numbers(fn.apply, case["args"], case["gradcheck"])
+    if case.get("needs_input_grad") and vsets and sum(a["t"] == "tensor" for a in case["args"]) > 1:
+        rep["needs_input_grad"] = _needs_input_grad_numbers(fn, case["args"], diff_out_idx, vsets[-1], recorder)
+    if case.get("gradgrad"):
+        rep["gradgrad"] = _gradgrad(fn, case)
+    if case.get("forward_ad"):
+        rep["forward_ad"] = _forward_ad(fn, case["args"], case["forward_ad"])
 
 
 def _vjp(outs: Any, diff_out_idx: list[int], diff_in: list[Any], vset: Any, case: dict[str, Any], recorder: _Recorder,
@@ -632,11 +665,12 @@ def _forward_ad(fn_cls: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str
     Also: whether the class defines jvp, what jvp returned the first time, and which inputs' tangents
     jvp changed in place."""
     base = torch.autograd.Function
-    rep: dict[str, Any] = {"ok": True, "stage": None, "has_jvp": getattr(fn_cls, "jvp", base.jvp) is not base.jvp}
+    cls = getattr(fn_cls, "function", fn_cls)  # the class itself, when called on cloned inputs
+    rep: dict[str, Any] = {"ok": True, "stage": None, "has_jvp": getattr(cls, "jvp", base.jvp) is not base.jvp}
     returned: list[Any] = []
     changed: set[int] = set()
     stage: str | None = "forward"
-    undo = _record_jvp(fn_cls, returned)
+    undo = _record_jvp(cls, returned)
     try:
         args = [_build_arg(a) for a in specs]
         diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
@@ -681,6 +715,137 @@ def _forward_ad(fn_cls: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str
     return rep
 
 
+def _in_place_parts(outs: tuple[Any, ...], xs: list[Any]) -> list[Any]:
+    """What the op after the Function multiplies: its outputs that require grad (among the first 16,
+    those reported), then each input that requires grad as it is after the call (the clone: a
+    Function that marked it dirty returned this very object; one that did not left it with its
+    old history, so the expression reaches the leaf around the Function)."""
+    return [o for o in outs[:16] if isinstance(o, torch.Tensor) and o.requires_grad] + list(xs)
+
+
+def _in_place_args(specs: list[Any], diff_idx: list[int], perturb: Any = None) -> tuple[list[Any], list[Any], list[Any]]:
+    """The op before the call: fresh arguments from the task (`perturb` moves the leaves' values
+    first), and a clone of each input that requires grad in its place. Returns the leaves, the
+    clones and the arguments of the call."""
+    args = [_build_arg(a) for a in specs]
+    leaves = [args[i] for i in diff_idx]
+    if perturb is not None:
+        perturb([torch.Tensor.reshape(t.data, (-1,)) for t in leaves])
+    xs = [t.clone() for t in leaves]
+    for i, x in zip(diff_idx, xs):
+        args[i] = x
+    return leaves, xs, args
+
+
+def _in_place(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:  # noqa: C901
+    """The numbers of the in-place check (in_place.py decides), for a Function that may change an
+    input in place and mark it dirty (ctx.mark_dirty), which torch only allows on a tensor that is
+    not a leaf requiring grad:
+
+    1. each input that requires grad is cloned (the op before) and the Function called on the
+       clones: whether each output is a clone itself (returned marked dirty) or a view of one
+       (returned unmarked: torch's view_as), each clone's version counter before and after and its
+       values after, the outputs, and any warning torch gave (ctx.mark_dirty of a non-input);
+    2. the op after: each differentiable output and each clone as it is after the call, times w,
+       and the gradient for grad_outputs v with respect to the original leaves (w and v drawn from
+       the plan's seed for the sizes found: draws.in_place_vectors);
+    3. the expression's values (the products) with the leaves moved by -eps and +eps, per element
+       ("full") or along the plan's random directions (draws.jacobian_mode decides, as the judge
+       does), each on fresh clones: the judge makes the finite differences;
+    4. the Function on the leaves themselves: whether it raised, and the leaves after.
+    The stage that raised ("forward", "backward", "numerical") stops 1-3; its error is data."""
+    t0 = _perf()
+    plan, specs = case["in_place"], case["args"]
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    rep: dict[str, Any] = {"ok": True, "stage": None}
+    stage: str | None = "forward"
+    xs: list[Any] = []
+    versions: list[int] = []
+    outs: tuple[Any, ...] = ()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            leaves, xs, call = _in_place_args(specs, diff_idx)
+            versions = [x._version for x in xs]
+            try:
+                outs = _as_tuple(fn_cls.apply(*call))
+            finally:
+                rep["warnings"] = [str(w.message)[:500] for w in caught[:4]]
+        rep["outputs"] = [_describe_output(o) for o in outs[:16]]
+        stage = "backward"
+        parts = _in_place_parts(outs, xs)
+        sizes = [p.numel() for p in parts]
+        w, v = draws.in_place_vectors(plan["seed"], sizes)
+        ws = [torch.tensor(wk, dtype=p.dtype).reshape(p.shape) for wk, p in zip(w, parts)]
+        vs = [torch.tensor(vk, dtype=p.dtype).reshape(p.shape) for vk, p in zip(v, parts)]
+        grads = torch.autograd.grad([p * wk for p, wk in zip(parts, ws)], leaves, vs, allow_unused=True)
+        rep["grads"] = [None if g is None else _flat(g) for g in grads]
+        stage = "numerical"
+        n_in = sum(t.numel() for t in leaves)
+        proj = plan["projections"]
+        mode = rep["mode"] = draws.jacobian_mode(n_in, sum(sizes), n_in, plan["max_side"], proj["max_elements"])
+        eps = plan["eps"]
+        if mode == "too_large":
+            moves: list[Any] = []
+        elif mode == "full":
+            moves = [(p, j) for p, t in enumerate(leaves) for j in range(t.numel())]
+        else:
+            moves = [_split(u, leaves) for u in draws.projection_vectors(proj["seed"], "u", proj["k"], n_in)]
+        rep["minus"], rep["plus"] = [], []
+        for move in moves:
+            for sign, rows in ((-1.0, rep["minus"]), (1.0, rep["plus"])):
+                def perturb(flats: list[Any], move: Any = move, sign: float = sign) -> None:
+                    if isinstance(move, tuple):
+                        flats[move[0]][move[1]] += sign * eps
+                    else:
+                        for f, d in zip(flats, move):
+                            f.add_(torch.Tensor.reshape(d, (-1,)), alpha=sign * eps)
+                _, xs_p, call_p = _in_place_args(specs, diff_idx, perturb)
+                parts_p = _in_place_parts(_as_tuple(fn_cls.apply(*call_p)), xs_p)
+                if [p.shape for p in parts_p] != [p.shape for p in parts]:
+                    raise AssertionError("forward returned outputs of a different shape when an input was moved a little")
+                row: list[Any] = []
+                for p, wk in zip(parts_p, ws):
+                    row.extend(_flat(p * wk) or [])
+                rows.append(row)
+        stage = None
+    except BaseException as exc:  # noqa: BLE001 - a learner's failure is data
+        rep.update(ok=False, stage=stage, error=_error(exc, stage or "forward"))
+    try:
+        rep["inputs"] = [{"version_before": b, "version_after": x._version, "values_after": _flat(x),
+                          "returned_as": next((k for k, o in enumerate(outs[:16]) if o is x), None),
+                          "view_of": next((k for k, o in enumerate(outs[:16]) if isinstance(o, torch.Tensor)
+                                           and o._base is x), None)} for b, x in zip(versions, xs)]
+    except BaseException as exc:  # noqa: BLE001 - a hostile tensor
+        rep.update(ok=False, stage=rep["stage"] or "forward", error=_error(exc, "harness"), inputs=[])
+    rep["leaf"] = _in_place_leaf(fn_cls, specs, diff_idx)
+    rep["ms"] = _ms(t0)
+    return rep
+
+
+def _in_place_leaf(fn_cls: Any, specs: list[Any], diff_idx: list[int]) -> dict[str, Any]:
+    """Step 4 of _in_place: the Function on the leaves that require grad themselves, as the task
+    builds them (torch raises when one is marked dirty, once forward has already changed it)."""
+    try:
+        args = [_build_arg(a) for a in specs]
+        leaves = [args[i] for i in diff_idx]
+        before = [t._version for t in leaves]
+    except BaseException as exc:  # noqa: BLE001
+        return {"raised": True, "error": _error(exc, "harness"), "inputs": []}
+    res: dict[str, Any] = {"raised": False, "error": None}
+    try:
+        outs = _as_tuple(fn_cls.apply(*args))
+        res["returned_as"] = [next((k for k, o in enumerate(outs[:16]) if o is t), None) for t in leaves]
+    except BaseException as exc:  # noqa: BLE001
+        res.update(raised=True, error=_error(exc, "forward"))
+    try:
+        res["inputs"] = [{"version_before": b, "version_after": t._version, "values_after": _flat(t)}
+                         for b, t in zip(before, leaves)]
+    except BaseException as exc:  # noqa: BLE001
+        res.update(inputs=[], error=res["error"] or _error(exc, "harness"))
+    return res
+
+
 def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None = None) -> dict[str, Any]:
     """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally: for a
     Jacobian checked in full only (the slow mode on a large one would take seconds), gradgradcheck
@@ -703,7 +868,7 @@ def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None 
             args = tuple(_build_arg(a) for a in case["args"])
             if key == "torch_gradgradcheck":
                 kwargs["grad_outputs"] = tuple(_build_arg(dict(v, t="tensor", rg=True)) for v in rep["gradgrad"]["v"])
-            check(lambda *a: fn_cls.apply(*a), args, eps=opts["eps"], atol=opts["atol"], rtol=opts["rtol"],
+            check(_callee(fn_cls, case).apply, args, eps=opts["eps"], atol=opts["atol"], rtol=opts["rtol"],
                   raise_exception=True, **kwargs)
             res[key] = {"ok": True, "message": f"{check.__name__} passed", "ms": _ms(t0)}
         except BaseException as exc:
@@ -826,6 +991,20 @@ class WarmFn(torch.autograd.Function):
 """
 
 
+_WARM_IN_PLACE_CODE = """
+import torch
+class WarmInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2.0)
+        ctx.mark_dirty(x)
+        return x
+    @staticmethod
+    def backward(ctx, g):
+        return 2.0 * g
+"""
+
+
 _WARM_SCRIPT_CODE = """
 from typing import List, Optional
 import torch
@@ -930,4 +1109,8 @@ def warm_up(gradcheck: bool = True) -> None:
     projected = {"id": "warm-projections", "args": case["args"], "diff_outputs": [0], "vjps": [],
                  "gradcheck": {"eps": 1e-6, "max_side": 1, "projections": {"seed": 1, "k": 1, "max_elements": 8}}}
     _warm_run({"source": _WARM_CODE, "entry_point": "WarmFn", "cases": [case, projected]})
+    # the in-place check's path: clones, a dirty input, the leaf torch refuses, warnings caught
+    in_place = {"id": "warm-in-place", "args": case["args"], "diff_outputs": [0], "vjps": [],
+                "in_place": {"seed": 1, "eps": 1e-6, "max_side": 8, "projections": {"seed": 1, "k": 1, "max_elements": 8}}}
+    _warm_run({"source": _WARM_IN_PLACE_CODE, "entry_point": "WarmInPlace", "cases": [in_place]})
     math.fsum([0.0])

@@ -21,7 +21,18 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
+from .cases import (
+    Arg,
+    Case,
+    ForwardAdPlan,
+    GradgradPlan,
+    InPlacePlan,
+    JacobianPlan,
+    ProjectionPlan,
+    all_points,
+    diff_inputs,
+    to_float32,
+)
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
 from .code_table import CodeSpec, InputSpec
 from .draws import numel
@@ -133,6 +144,8 @@ def base_cases(code: CodeSpec, secret: bytes, slug: str, variant: str | None = N
               for j, bnd in enumerate(code.boundary)]
     if code.float32_case:
         cases.append(Case("float32", "float32", "float32 inputs", tuple(_as_float32(a) for a in cases[0].args)))
+    if code.in_place:  # an in-place Function's input must not be a leaf that requires grad
+        cases = [dataclasses.replace(c, clone_inputs=True) for c in cases]
     return cases
 
 
@@ -191,6 +204,11 @@ def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Ra
         seed = seeded(secret, "forward_ad", slug, case.id, *variant_parts(variant)).getrandbits(62)
         done = dataclasses.replace(done, forward_ad=ForwardAdPlan(seed, FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
                                                                   tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS))
+    if code.in_place:
+        seed = seeded(secret, "in_place", slug, case.id, *variant_parts(variant)).getrandbits(62)
+        done = dataclasses.replace(done, in_place=InPlacePlan(
+            seed, tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
+            ProjectionPlan(seed ^ 1, PROJECTIONS, MAX_PROJECTED_ELEMENTS)))
     if not code.gradgradcheck:
         return done
     # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,

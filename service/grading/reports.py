@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, JacobianPlan, diff_inputs, to_float32
+from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, InPlacePlan, JacobianPlan, diff_inputs, to_float32
 from .draws import numel, run_grad_outputs
 from .errors import BadOutput
 
@@ -202,6 +202,61 @@ class ForwardAdNumbers:
 
 
 @dataclass(frozen=True, slots=True)
+class InPlaceInput:
+    """An input that requires grad, as the in-place check's call left it: its clone (the call's
+    argument) or, on the leaf call, the leaf itself."""
+
+    version_before: int
+    version_after: int
+    #: its values after the call (None: too large to send)
+    values_after: list[Any] | None
+    #: the output that is this very tensor (None: none is; always None on the leaf call)
+    returned_as: int | None = None
+    #: the output that is a view of it (torch returns an input unmarked as a view of it)
+    view_of: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InPlaceLeaf:
+    """The Function called on the leaves requiring grad themselves (torch refuses a dirty leaf)."""
+
+    raised: bool
+    error: ChildError | None
+    #: per input that requires grad, as the call left it (empty: the harness failed)
+    inputs: tuple[InPlaceInput, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class InPlaceNumbers:
+    """harness._in_place's report for an InPlacePlan; `stage` names the step that raised ("forward",
+    "backward", "numerical"; None: none did). Judged in in_place.py."""
+
+    ok: bool
+    stage: str | None
+    error: ChildError | None
+    leaf: InPlaceLeaf
+    #: per input that requires grad: its clone after the call (empty when the call was never made)
+    inputs: tuple[InPlaceInput, ...] = ()
+    #: torch's warnings during the call (ctx.mark_dirty of a tensor that is not an input)
+    warnings: tuple[str, ...] = ()
+    #: the call's outputs (the first 16); None when forward raised
+    outputs: tuple[Output, ...] | None = None
+    #: the expression's gradient with respect to each leaf, for the plan's w and v
+    grads: Grads | None = None
+    #: how the finite differences were made (cases.InPlacePlan.mode); None: not reached
+    mode: str | None = None
+    #: the expression's values (the products, flat, concatenated) at -eps and +eps, per move
+    minus: list[list[float]] = field(default_factory=list)
+    plus: list[list[float]] = field(default_factory=list)
+
+    def part_sizes(self, diff: Sequence[Arg]) -> list[int]:
+        """The sizes of the expression's parts, as the child multiplied them: each output that
+        requires grad, then each input that does (`diff`); w and v are drawn for these."""
+        outs = [numel(o.shape) for o in self.outputs or () if o.kind == "tensor" and o.requires_grad]
+        return outs + [a.numel for a in diff]
+
+
+@dataclass(frozen=True, slots=True)
 class CaseReport:
     id: str
     forward: Forward
@@ -215,6 +270,7 @@ class CaseReport:
     diff_outputs: list[int] | None = None
     vjp_sets: list[list[list[float]]] = field(default_factory=list)
     forward_ad: ForwardAdNumbers | None = None
+    in_place: InPlaceNumbers | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +368,10 @@ def _entry(e: Any) -> Entry | None:
 def _case(rep: Any, case: Case) -> CaseReport:
     _require(isinstance(rep, dict) and rep.get("id") == case.id, "case id")
     forward = _forward(rep.get("forward"), case.args)
+    # on clones, whatever forward on the leaves did (a right in-place Function raises there)
+    in_place = None if case.in_place is None else _in_place(rep.get("in_place"), case.in_place, case.args)
     if not forward.ok or case.probe:
-        return CaseReport(case.id, forward)
+        return CaseReport(case.id, forward, in_place=in_place)
     vjps = rep.get("vjps", [])
     diff_outputs: list[int] | None = None
     vjp_sets: list[list[list[float]]] = []
@@ -334,7 +392,7 @@ def _case(rep: Any, case: Case) -> CaseReport:
         gradcheck=None if case.gradcheck is None else _gradcheck_numbers(rep.get("gradcheck"), case.gradcheck, case.args),
         needs_input_grad=None if "needs_input_grad" not in rep else _needs_input_grad(alone, n_in, len(case.args)),
         gradgrad=None if case.gradgrad is None else _gradgrad(rep.get("gradgrad"), case.gradgrad, case.args, n_in),
-        diff_outputs=diff_outputs, vjp_sets=vjp_sets,
+        diff_outputs=diff_outputs, vjp_sets=vjp_sets, in_place=in_place,
         forward_ad=None if case.forward_ad is None else _forward_ad(rep.get("forward_ad"), case.forward_ad, case.args))
 
 
@@ -546,6 +604,71 @@ def _forward_ad(fa: Any, plan: ForwardAdPlan, args: Sequence[Arg]) -> ForwardAdN
         _require(vjp is None, "forward_ad.vjp")
     return ForwardAdNumbers(**head, out_rg=out_rg, out_shapes=shapes, minus=minus, plus=plus, jvps=jvps, zero=zero,
                             alone=alone, vjp=vjp)
+_IN_PLACE_STAGES = (None, "forward", "backward", "numerical")
+
+
+def _in_place_input(d: Any, spec: Arg, n_out: int, leaf: bool) -> InPlaceInput:
+    _require(isinstance(d, dict), "in_place.inputs")
+    before, after = d.get("version_before"), d.get("version_after")
+    _require(_is_int(before) and _is_int(after) and 0 <= before <= after, "in_place versions")
+    values = d.get("values_after")
+    _require(values is None or _numlist(values, spec.numel), "in_place.values_after")
+    if leaf:
+        return InPlaceInput(before, after, values)
+    ret, view = d.get("returned_as"), d.get("view_of")
+    for k in (ret, view):
+        _require(k is None or (_is_int(k) and 0 <= k < n_out), "in_place output index")
+    return InPlaceInput(before, after, values, ret, view)
+
+
+def _in_place_leaf(d: Any, diff: Sequence[Arg]) -> InPlaceLeaf:
+    _require(isinstance(d, dict) and isinstance(d.get("raised"), bool), "in_place.leaf")
+    error = None if d.get("error") is None else _error(d["error"])
+    _require(error is not None or not d["raised"], "in_place.leaf.error")
+    inputs = d.get("inputs")
+    _require(isinstance(inputs, list) and (len(inputs) == len(diff) or (not inputs and error is not None)),
+             "in_place.leaf.inputs")
+    return InPlaceLeaf(d["raised"], error, tuple(_in_place_input(x, a, 0, True) for x, a in zip(inputs, diff)))
+
+
+def _in_place(ip: Any, plan: InPlacePlan, args: Sequence[Arg]) -> InPlaceNumbers:
+    """harness._in_place's report for `plan` over `args`, its mode the one the plan gives for the
+    sizes reported, its rows as many as that mode makes."""
+    _require(isinstance(ip, dict) and isinstance(ip.get("ok"), bool), "in_place.ok")
+    stage = ip.get("stage")
+    _require(stage in _IN_PLACE_STAGES and ip["ok"] == (stage is None), "in_place.stage")
+    error = None if ip["ok"] else _error(ip.get("error"))
+    diff = [args[i] for i in diff_inputs(args)]
+    leaf = _in_place_leaf(ip.get("leaf"), diff)
+    warns = ip.get("warnings", [])
+    _require(isinstance(warns, list) and len(warns) <= 4 and all(isinstance(w, str) for w in warns), "in_place.warnings")
+    raw_outs = ip.get("outputs")
+    outputs = None
+    if raw_outs is not None or stage != "forward":
+        _require(isinstance(raw_outs, list) and len(raw_outs) <= _MAX_OUTPUTS, "in_place.outputs")
+        outputs = tuple(_output(o) for o in raw_outs)
+    raw_in = ip.get("inputs")
+    _require(isinstance(raw_in, list) and (len(raw_in) == len(diff) or (not raw_in and error is not None)),
+             "in_place.inputs")
+    n_out = len(outputs) if outputs is not None else _MAX_OUTPUTS
+    inputs = tuple(_in_place_input(x, a, n_out, False) for x, a in zip(raw_in, diff))
+    if stage in ("forward", "backward"):
+        return InPlaceNumbers(ip["ok"], stage, error, leaf, inputs, tuple(warns), outputs)
+    assert outputs is not None
+    grads = ip.get("grads")
+    _require(isinstance(grads, list) and len(grads) == len(diff)
+             and all(g is None or _numlist(g, a.numel) for g, a in zip(grads, diff)), "in_place.grads")
+    numbers = InPlaceNumbers(ip["ok"], stage, error, leaf, inputs, tuple(warns), outputs)
+    width = sum(numbers.part_sizes(diff))
+    mode = ip.get("mode")
+    _require(mode == plan.mode(args, width) or (mode is None and stage == "numerical"), "in_place.mode")
+    n_moves = {"full": sum(a.numel for a in diff), "projections": plan.projections.k}.get(mode or "", 0)
+    for key in ("minus", "plus"):
+        rows = ip.get(key, [])
+        _require(isinstance(rows, list) and len(rows) <= n_moves and all(_numlist(r, width) for r in rows), f"in_place.{key}")
+    minus, plus = ip.get("minus", []), ip.get("plus", [])
+    _require(stage is not None or (len(minus) == n_moves and len(plus) == n_moves), "in_place rows")
+    return InPlaceNumbers(ip["ok"], stage, error, leaf, inputs, tuple(warns), outputs, grads, mode, minus, plus)
 
 
 def gradgrad_args(args: Sequence[Arg], v: Sequence[GradOutput]) -> list[Arg]:

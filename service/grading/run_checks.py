@@ -18,6 +18,7 @@ from .cases import Case, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, Jacobians, Outcome
 from .draws import numel
 from .forward_ad import check_forward_ad
+from .in_place import check_in_place
 from .reports import CaseReport, Returned
 
 
@@ -148,3 +149,7 @@ def gradgradcheck(r: RunCase) -> Outcome | None:
 
 def forward_ad(r: RunCase) -> Outcome | None:
     return None if r.case.forward_ad is None else check_forward_ad(r.case, r.rep, r.names)
+
+
+def in_place(r: RunCase) -> Outcome | None:
+    return None if r.case.in_place is None else check_in_place(r.case, r.rep, r.names)

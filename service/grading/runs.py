@@ -29,11 +29,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, InPlacePlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, Outcome, jnum
 from .code_table import DEFAULT_TOLERANCES, CodeSpec, Tolerances
 from .draws import seeded_vectors
 from .forward_ad import FORWARD_AD_TANGENTS
+from .in_place import check_in_place
 from .plan import run_cases
 from .registry import OPTIONS, RUN_CHECKS, run_results
 from .reports import Output, TorchMessage, TorchMessages, parse_report
@@ -75,11 +76,10 @@ def _float64(a: Arg) -> Arg:
 
 def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, options: Collection[str] = ()) -> RunPlan:
     """The cases of a run, with the optional checks asked for (registry.OPTIONS: "gradgradcheck",
-    "forward_ad"). Raises ValueError for an invalid input spec or an unknown option."""
+    "forward_ad", "in_place"). Raises ValueError for an invalid input spec or an unknown option."""
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise ValueError(f"unknown checks asked for: {', '.join(sorted(unknown))}")
-    gradgradcheck = "gradgradcheck" in options
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
     if not entry_point or inputs is None:
@@ -97,26 +97,36 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         check_case = dataclasses.replace(case, id="run-float64", name="float64 copies of your inputs",
                                          args=tuple(_float64(a) for a in case.args))
         cases.append(check_case)
-    points = all_points(check_case.args)
-    if points:
-        tol = DEFAULT_TOLERANCES
-        small = len(points) <= MAX_JACOBIAN_SIDE
-        gradgrad = None
-        if gradgradcheck:
-            # w: a random grad_output for backward's gradients (double backward for it is checked too)
-            w = seeded_vectors(_seed(source, "gradgrad w"), [check_case.args[i].numel for i in diff_inputs(check_case.args)])
-            gradgrad = GradgradPlan(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")), w,
-                                    v_seed=_seed(source, "gradgrad grad_outputs"))
-        # torch's message is asked for when the Jacobian is made in full
-        check_case = dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
-                                         needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
-                                         torch_gradgradcheck=gradgradcheck)
-        if "forward_ad" in options:
-            check_case = dataclasses.replace(check_case, forward_ad=ForwardAdPlan(
-                _seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol,
-                MAX_PROJECTED_ELEMENTS))
-        cases[-1] = check_case
-    return RunPlan(cases, names, check_case.id)
+    if all_points(check_case.args):
+        cases[-1] = _checks_planned(check_case, source, options)
+    if "in_place" in options:  # an in-place Function's input must not be a leaf that requires grad
+        cases = [dataclasses.replace(c, clone_inputs=True) for c in cases]
+    return RunPlan(cases, names, cases[-1].id)
+
+
+def _checks_planned(check_case: Case, source: str, options: Collection[str]) -> Case:
+    """The check case with the numbers of its checks asked for: gradcheck's (in full when small, by
+    projections else), backward with each input alone, and the optional checks' asked for."""
+    tol = DEFAULT_TOLERANCES
+    small = len(all_points(check_case.args)) <= MAX_JACOBIAN_SIDE
+    gradgradcheck = "gradgradcheck" in options
+    gradgrad = None
+    if gradgradcheck:
+        # w: a random grad_output for backward's gradients (double backward for it is checked too)
+        w = seeded_vectors(_seed(source, "gradgrad w"), [check_case.args[i].numel for i in diff_inputs(check_case.args)])
+        gradgrad = GradgradPlan(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")), w,
+                                v_seed=_seed(source, "gradgrad grad_outputs"))
+    in_place = forward_ad = None
+    if "in_place" in options:
+        in_place = InPlacePlan(_seed(source, "in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
+                               ProjectionPlan(_seed(source, "in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+    if "forward_ad" in options:
+        forward_ad = ForwardAdPlan(_seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
+                                   tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
+    # torch's message is asked for when the Jacobian is made in full
+    return dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
+                               needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
+                               torch_gradgradcheck=gradgradcheck, in_place=in_place, forward_ad=forward_ad)
 
 
 def exercise_run_inputs(code: CodeSpec) -> list[dict[str, Any]]:
@@ -164,6 +174,12 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     f = run_rep.forward
     if f.error is not None:
         result.update(status="error", error=f.error.to_json())
+        check_case = next(c for c in plan.cases if c.id == plan.check_case_id)
+        if check_case.in_place is not None and check_case.id in reps:
+            # made on clones of its own before forward: what forward did wrong in place, said by name
+            outcome = check_in_place(check_case, reps[check_case.id], plan.names)
+            result.update(checks=[c.to_json() for c in run_results({"in_place": outcome})], passed=outcome.passed,
+                          likely_causes=[outcome.likely_cause] if outcome.likely_cause else [])
         return result
     result["forward"] = {"outputs": [_public_output(o) for o in f.outputs]}
     diff_in = diff_inputs(run_case.args)
@@ -182,9 +198,9 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     outcomes: dict[str, Outcome] = {}
     for check in RUN_CHECKS:
         assert check.run is not None
-        outcome = check.run(checked)
-        if outcome is not None:
-            outcomes[check.name] = outcome
+        decided = check.run(checked)
+        if decided is not None:
+            outcomes[check.name] = decided
     torch_msg = torch_msgs.get(case.id) or TorchMessages()
     name = "jacobian_projections" if "jacobian_projections" in outcomes else "gradcheck"
     result["gradcheck"] = _summary(name, outcomes[name], torch_msg.gradcheck)

@@ -132,6 +132,12 @@ CHECKS: dict[str, CheckTerm] = _table(
               "torch.autograd.gradcheck(check_forward_ad=True) checks; a zero tangent gives zero; an input without "
               "a tangent is handled; and jvp agrees with backward: <J v, u> = <v, J^T u>.",
               failed="Not yet: your jvp (forward mode) is wrong."),
+    CheckTerm("in_place", "In-place Function",
+              "A forward that changes an input in place marks it with ctx.mark_dirty and returns it: called on a copy "
+              "of each input inside a bigger expression, it returns that very tensor, whose version counter moves, "
+              "and the gradient through the whole expression, uses of the input after the call included, matches "
+              "finite differences; on a leaf that requires grad, torch refuses it.",
+              failed="Not yet: your in-place Function is not safe inside a bigger expression."),
 )
 
 #: Every likely cause a grade or a run names (a wrong/*.py file's `# expect:` names one of these).
@@ -222,6 +228,24 @@ CAUSES: dict[str, CauseTerm] = _table(
     CauseTerm("jvp_error", "jvp raised an exception", "Read the error below and fix that line of jvp."),
     CauseTerm("forward_not_repeatable", "forward gives different values for the same input",
               "Make forward a pure function of its inputs (no random noise, no state kept between calls)."),
+    CauseTerm("not_marked_dirty", "forward changes its input without ctx.mark_dirty",
+              "Mark each input forward changes in place with ctx.mark_dirty(x) and return that input itself "
+              "(return x): then every later use of x goes through your backward."),
+    CauseTerm("dirty_not_returned", "forward marks an input dirty but returns another tensor",
+              "Return the very input you changed in place (return x, not x.clone() or a new tensor): torch requires "
+              "each tensor given to ctx.mark_dirty to be an output."),
+    CauseTerm("overwritten_input", "backward uses the input's value after forward overwrote it",
+              "A tensor saved before an in-place change holds the new values by the time backward runs: save a copy "
+              "before the change (ctx.save_for_backward(x.clone())), or write backward from the output."),
+    CauseTerm("leaf_in_place", "An in-place change on a leaf that requires grad",
+              "Mark the input you change with ctx.mark_dirty(x): torch then refuses a leaf that requires grad, "
+              "instead of letting its values change under autograd."),
+    CauseTerm("dirty_not_input", "ctx.mark_dirty is given a tensor that is not an input",
+              "Give ctx.mark_dirty only the inputs forward changes in place; a tensor forward made itself needs no "
+              "marking."),
+    CauseTerm("not_in_place", "forward does not change its input in place",
+              "This exercise asks for an in-place Function: change the input in place (for example "
+              "x.clamp_(min=0)), mark it with ctx.mark_dirty(x) and return it."),
 )
 
 #: Named likely causes: name -> title and advice in one line (a report's hint and feedback).

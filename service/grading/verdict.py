@@ -22,6 +22,7 @@ from .checks import Outcome, allclose, detect_cause, error_cause as _error_cause
 from .code_table import CodeSpec
 from .draws import numel
 from .forward_ad import check_forward_ad
+from .in_place import check_in_place
 from .reports import CaseReport, ChildError, Report, TorchMessages
 from .technique import TECHNIQUES, missing_techniques
 from .terms import LIKELY_CAUSES
@@ -461,6 +462,24 @@ class Verdict:
                 return
             passed = outcome
         self.outcomes["forward_ad"] = passed or Outcome(False, "Not checked: no input requires grad.", "wrong_value")
+
+    def in_place(self) -> None:
+        """In place (in_place.py): the Function on clones inside a bigger expression marks dirty the
+        input it changes and returns it, its gradient through the expression is the reference's, and
+        a leaf that requires grad is refused. Checked even when forward raised on the plain call."""
+        passed: Outcome | None = None
+        for case in self.cases:
+            s = self.sub_cases.get(case.id)
+            if case.in_place is None or s is None:
+                continue
+            outcome = check_in_place(case, s, self.names, ref=self.ref_cases[case.id])
+            if not outcome.passed:
+                self._note_error(outcome.error)
+                self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
+                self.outcomes["in_place"] = outcome
+                return
+            passed = outcome
+        self.outcomes["in_place"] = passed or Outcome(False, "Not checked: no input requires grad.", "forward_error")
 
     def grad_output_unchanged(self) -> None:
         reports = [s for s in map(self.sub_cases.get, (case.id for case in self.cases)) if s is not None and s.forward.ok]

@@ -161,6 +161,12 @@ class RunCreateSchema(RequestSchema):
                        "backward (the dot-product test), as torch.autograd.gradcheck(check_forward_ad=True) asks: "
                        "the check 'forward_ad' of the result. With entry_point and inputs; default false. A run of "
                        "an exercise whose [code] table asks for it makes it too"})
+    in_place = JsonBoolean(load_default=False, metadata={
+        "description": "The Function changes an input in place (ctx.mark_dirty): call it on clones of the inputs "
+                       "that require grad (torch refuses such a leaf marked dirty), and check it inside a bigger "
+                       "expression: the input it changes marked dirty and returned, the gradient through it against "
+                       "finite differences, a leaf refused: the check 'in_place' of the result. Default false; a run "
+                       "of an exercise whose [code] table asks for it makes it too"})
     wait = fields.Float(load_default=DEFAULT_RUN_WAIT, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS),
                         metadata={"description": "Seconds to hold the request for the result (default 10)"})
 
@@ -180,6 +186,8 @@ class RunSchema(Schema):
         "description": "The learner whose token made the run; null for a run made with an API key"})
     gradgradcheck = fields.Boolean(required=True, metadata={"description": "Whether double backward is checked too"})
     forward_ad = fields.Boolean(required=True, metadata={"description": "Whether forward mode (jvp) is checked too"})
+    in_place = fields.Boolean(required=True, metadata={"description": "Whether the Function is called on clones and "
+                                                                       "checked as an in-place Function"})
     result = fields.Dict(allow_none=True, metadata={
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "
                        "gradients, the checks with diagnostics (gradcheck: the full Jacobian, or "
