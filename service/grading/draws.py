@@ -82,3 +82,29 @@ def run_grad_outputs(seed: int, sizes: Sequence[int], n_random: int) -> list[lis
     after another from one generator seeded with `seed`."""
     gen = random.Random(seed)
     return [[[1.0] * n for n in sizes]] + [_signed(gen, sizes) for _ in range(n_random)]
+
+
+def batch_size(shapes: Sequence[Sequence[int]], candidates: Sequence[int] = (3, 5, 7, 11, 13)) -> int:
+    """The batch size of a vmap or batched-gradient check over inputs of these shapes: the first
+    candidate that is none of their sizes, so that a batch dimension put in the wrong place changes
+    a shape (a [5, 3, 4] result where [3, 4, 5] was due) instead of hiding among equal sizes."""
+    sizes = {d for shape in shapes for d in shape}
+    return next((b for b in candidates if b not in sizes), candidates[-1])
+
+
+@functools.lru_cache(maxsize=16)
+def batch_scales(seed: int, batch: int) -> tuple[float, ...]:
+    """The batch of a vmap check, as factors of the case's own values: entry 0 is the case itself
+    (1.0), entry b > 0 is every floating-point input batched over multiplied by its factor, drawn
+    from [0.5, 0.95] (a positive factor below one keeps an input in any domain that holds the case's
+    value and zero: [-1, 1], positive, sorted, symmetric positive definite...). Rounded to 1/1024,
+    so that a scaled float32 value is the float32 rounding of the same product on both sides."""
+    gen = random.Random(f"{seed}/batch")
+    return (1.0,) + tuple(round(gen.uniform(0.5, 0.95) * 1024) / 1024 for _ in range(batch - 1))
+
+
+def batch_grad_outputs(seed: int, batch: int, sizes: Sequence[int]) -> list[list[list[float]]]:
+    """One set of grad_outputs per batch entry (one vector per differentiable output, of these
+    sizes), drawn one entry after another from one generator seeded with `seed`."""
+    gen = random.Random(f"{seed}/batch grad_outputs")
+    return [_signed(gen, sizes) for _ in range(batch)]
