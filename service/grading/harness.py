@@ -31,6 +31,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from typing import Any
 
 import draws  # loaded from this folder by the zygote, as protocol is
@@ -187,7 +188,7 @@ def _entry_facts(namespace: dict[str, Any], entry_point: str) -> tuple[dict[str,
     return facts, obj
 
 
-def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[dict[str, Any], tuple[Any, ...]]:
+def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[dict[str, Any], tuple[Any, ...]]:  # noqa: C901
     rep: dict[str, Any] = {"id": case["id"]}
     t0 = _perf()
     args = [_build_arg(a) for a in case["args"]]
@@ -234,6 +235,10 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
         rep["needs_input_grad"] = _needs_input_grad_numbers(fn_cls, case["args"], diff_out_idx, vsets[-1], recorder)
     if case.get("gradgrad"):
         rep["gradgrad"] = _gradgrad(fn_cls, case)
+    if case.get("vmap"):
+        rep["vmap"] = _vmap_numbers(fn_cls, case)
+    if case.get("batched_grad"):
+        rep["batched_grad"] = _batched_grad_numbers(fn_cls, case)
     rep["ms"] = _ms(t0)
     return rep, (args, outs)
 
@@ -535,6 +540,184 @@ def _gradgrad(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
     return rep
 
 
+# --------------------------------------------------------------------------- batching (vmap)
+
+
+def _vmap_rule(fn_cls: Any) -> str:
+    """How the Function supports torch.func.vmap: "generate" (generate_vmap_rule = True),
+    "staticmethod" (its own vmap), "both" (torch refuses that) or "none"."""
+    base = torch.autograd.Function
+    generate = getattr(fn_cls, "generate_vmap_rule", False) is True
+    own = getattr(fn_cls, "vmap", base.vmap) is not base.vmap
+    return "both" if generate and own else "generate" if generate else "staticmethod" if own else "none"
+
+
+def _scaled(spec: dict[str, Any], scale: float) -> dict[str, Any]:
+    """A floating-point tensor argument's spec multiplied by `scale` (a batch entry,
+    draws.batch_scales); other arguments as they are."""
+    if spec["t"] != "tensor" or scale == 1.0 or not spec["dtype"].startswith("float"):
+        return spec
+    return dict(spec, values=[v * scale for v in spec["values"]])
+
+
+def _entry_args(specs: list[Any], in_dims: list[Any], scale: float) -> list[Any]:
+    """Fresh arguments of one batch entry: the batched ones scaled, the others as the case gives them."""
+    return [_build_arg(_scaled(spec, scale) if d is not None else spec) for spec, d in zip(specs, in_dims)]
+
+
+def _vjp_tensors(outs: Any, diff_out: list[int], vset: list[list[float]]) -> list[Any]:
+    return [torch.tensor(v, dtype=outs[k].dtype).reshape(outs[k].shape) for v, k in zip(vset, diff_out)]
+
+
+def _grads_flat(grads: Any) -> list[Any]:
+    return [None if g is None else _flat(g) for g in grads]
+
+
+def _vmap_numbers(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The vmap check's numbers (cases.VmapPlan): per config, the outputs of the Function called on
+    each batch entry alone and of torch.func.vmap(Fn.apply, in_dims, out_dims) over the batch, and,
+    with "grads", the gradients through both for the same grad_outputs (drawn from the seed for
+    the outputs that require grad when called alone). The judge compares them; nothing is decided
+    here. The learner's exceptions are data, with where they happened: "forward" (one entry alone),
+    "vmap", "backward" (one entry alone) or "vmap backward"."""
+    plan, specs = case["vmap"], case["args"]
+    batch = plan["batch"]
+    scales = draws.batch_scales(plan["seed"], batch)
+    try:
+        rep: dict[str, Any] = {"rule": _vmap_rule(fn_cls),
+                               "setup_context": fn_cls.setup_context is not torch.autograd.Function.setup_context}
+    except BaseException as exc:  # noqa: BLE001 - a hostile class attribute
+        return {"rule": "none", "setup_context": False, "configs": [], "error": _error(exc, "vmap")}
+    rep["configs"] = [_vmap_config(fn_cls, specs, cfg, batch, scales, plan) for cfg in plan["configs"]]
+    return rep
+
+
+def _vmap_config(fn_cls: Any, specs: list[Any], cfg: dict[str, Any], batch: int, scales: Any,  # noqa: C901
+                 plan: dict[str, Any]) -> dict[str, Any]:
+    in_dims, out_dims = cfg["in_dims"], cfg["out_dims"]
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    res: dict[str, Any] = {}
+    # each entry alone
+    singles: list[Any] = []
+    try:
+        entries = [_entry_args(specs, in_dims, scales[b]) for b in range(batch)]
+        for args in entries:
+            singles.append(_as_tuple(fn_cls.apply(*args)))
+        res["single"] = [[_describe_output(o) for o in outs[:16]] for outs in singles]
+    except BaseException as exc:  # noqa: BLE001
+        res["single_error"] = _error(exc, "forward")
+        return res
+    # the whole batch under vmap
+    try:
+        batched: list[Any] = []
+        leaves: list[list[Any]] = []  # per input requiring grad: one leaf per entry, or the one shared
+        for i, (spec, d) in enumerate(zip(specs, in_dims)):
+            if d is None:
+                a = _build_arg(spec)
+                batched.append(a)
+                if i in diff_idx:
+                    leaves.append([a])
+            else:
+                parts = [_build_arg(_scaled(spec, scales[b])) for b in range(batch)]
+                batched.append(torch.stack(parts, d))
+                if i in diff_idx:
+                    leaves.append(parts)
+    except BaseException as exc:  # noqa: BLE001
+        res["vmap_error"] = _error(exc, "harness")
+        return res
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="There is a performance drop")
+            vout = _as_tuple(torch.func.vmap(fn_cls.apply, in_dims=tuple(in_dims), out_dims=out_dims)(*batched))
+        res["vmap"] = [_describe_output(o) for o in vout[:16]]
+    except BaseException as exc:  # noqa: BLE001
+        res["vmap_error"] = _error(exc, "vmap")
+        return res
+    if not plan.get("grads") or not diff_idx:
+        return res
+    # gradients: each entry alone, then through vmap, for the same grad_outputs
+    first = singles[0]
+    diff_out = [k for k, o in enumerate(first) if isinstance(o, torch.Tensor) and o.requires_grad]
+    res["diff_outputs"] = diff_out
+    if not diff_out:
+        return res
+    try:
+        vsets = draws.batch_grad_outputs(plan["seed"], batch, [first[k].numel() for k in diff_out])
+        single_grads = []
+        for b, (args, outs) in enumerate(zip(entries, singles)):
+            diff_in = [args[i] for i in diff_idx]
+            single_grads.append(_grads_flat(torch.autograd.grad([outs[k] for k in diff_out], diff_in,
+                                                                _vjp_tensors(outs, diff_out, vsets[b]), allow_unused=True)))
+        res["single_grads"] = single_grads
+    except BaseException as exc:  # noqa: BLE001
+        res["single_grads_error"] = _error(exc, "backward")
+        return res
+    try:
+        sel = [vout[k] for k in diff_out]
+        per_entry = [_vjp_tensors(first, diff_out, vsets[b]) for b in range(batch)]
+        vs = [torch.stack([v[pos] for v in per_entry], out_dims) for pos in range(len(diff_out))]
+        flat_leaves = [leaf for group in leaves for leaf in group]
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="There is a performance drop")
+            grads = torch.autograd.grad(sel, flat_leaves, vs, allow_unused=True)
+        flat = _grads_flat(grads)
+        out, n = [], 0
+        for group in leaves:
+            out.append(flat[n:n + len(group)])
+            n += len(group)
+        res["vmap_grads"] = out
+    except BaseException as exc:  # noqa: BLE001
+        res["vmap_grads_error"] = _error(exc, "vmap backward")
+    return res
+
+
+def _batched_grad_numbers(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """torch.autograd.gradcheck's check_batched_grad numbers (its _test_batched_grad): for each
+    output that requires grad, backward for each of the plan's grad_outputs alone, then for all of
+    them at once, by torch.func.vmap over the vector-Jacobian product (an undefined gradient as
+    zeros, as torch makes it). gradcheck vmaps with its older prototype vmap, which has no batching
+    rule for some common operations (einsum, flatten) and so fails backwards that torch.func.vmap,
+    the one learners use, batches rightly."""
+    plan, specs = case["batched_grad"], case["args"]
+    batch = plan["batch"]
+    try:
+        args = [_build_arg(a) for a in specs]
+        diff_in = [args[i] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+        all_outs = _as_tuple(fn_cls.apply(*args))
+        idx = [k for k, o in enumerate(all_outs) if isinstance(o, torch.Tensor) and o.requires_grad]
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": _error(exc, "forward")}
+    rep: dict[str, Any] = {"ok": True, "outputs": []}
+    try:
+        vsets = draws.batch_grad_outputs(plan["seed"], batch, [all_outs[k].numel() for k in idx])
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": _error(exc, "grad_output")}
+    for pos, k in enumerate(idx[:16]):
+        o = all_outs[k]
+        item: dict[str, Any] = {"index": k}
+        rep["outputs"].append(item)
+        try:
+            vk = [torch.tensor(vsets[b][pos], dtype=o.dtype).reshape(o.shape) for b in range(batch)]
+            item["single"] = [_grads_flat(torch.autograd.grad(o, diff_in, v, retain_graph=True, allow_unused=True))
+                              for v in vk]
+        except BaseException as exc:  # noqa: BLE001
+            item["single_error"] = _error(exc, "backward")
+            continue
+
+        def vjp(v: Any, o: Any = o) -> tuple[Any, ...]:
+            grads = torch.autograd.grad(o, diff_in, v, retain_graph=True, allow_unused=True)
+            return tuple(torch.zeros([], dtype=x.dtype).expand(x.shape) if g is None else g
+                         for g, x in zip(grads, diff_in))
+
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                item["batched"] = _grads_flat(torch.func.vmap(vjp)(torch.stack(vk)))
+        except BaseException as exc:  # noqa: BLE001
+            item["batched_error"] = _error(exc, "batched backward")
+    return rep
+
+
 def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None = None) -> dict[str, Any]:
     """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally: for a
     Jacobian checked in full only (the slow mode on a large one would take seconds), gradgradcheck
@@ -686,6 +869,33 @@ def warm(x: torch.Tensor, pad: List[int], y: Optional[torch.Tensor] = None) -> t
 warm(torch.ones(2), [1, 2])
 """
 
+_WARM_VMAP_CODE = """
+import torch
+class WarmFn(torch.autograd.Function):
+    generate_vmap_rule = True
+    @staticmethod
+    def forward(x, y):
+        return x * y
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, g * x
+class WarmRuleFn(WarmFn):
+    generate_vmap_rule = False
+    @staticmethod
+    def vmap(info, in_dims, x, y):
+        x = x if in_dims[0] is None else x.movedim(in_dims[0], 0)
+        y = y if in_dims[1] is None else y.movedim(in_dims[1], 0)
+        return WarmRuleFn.apply(x, y), 0
+class WarmItemFn(WarmFn):
+    @staticmethod
+    def forward(x, y):
+        return x * y.sum().item()
+"""
+
 #: Modules whose Python source TorchScript compiles when a scripted function calls into them
 #: (torch.nn.functional.pad, torch.functional.norm, the forward of torch's own nn layers...).
 SOURCE_MODULES = ("torch.nn", "torch.functional", "torch._lowrank", "torch._linalg_utils", "torch._lobpcg")
@@ -753,6 +963,21 @@ class _WrongFn(torch.autograd.Function):
         return result
 
 
+def _warm_vmap() -> None:
+    """One pass through the batching checks' paths (torch.func.vmap of a Function with a generated
+    rule, with its own vmap staticmethod, and one that raises under vmap; backward through them and
+    for a batch of grad_outputs): torch imports modules on first use there, and a sandboxed child
+    has no filesystem to import them from."""
+    x = {"t": "tensor", "dtype": "float64", "shape": [2], "values": [0.5, -1.5], "rg": True}
+    y = {"t": "tensor", "dtype": "float64", "shape": [2], "values": [1.5, 0.25], "rg": True}
+    vmap = {"seed": 1, "batch": 3, "grads": True, "configs": [
+        {"in_dims": [0, 0], "out_dims": 0}, {"in_dims": [1, 1], "out_dims": -1}, {"in_dims": [0, None], "out_dims": 0}]}
+    case = {"id": "warm-vmap", "args": [x, y], "diff_outputs": [0], "vjps": [], "vmap": vmap,
+            "batched_grad": {"seed": 2, "batch": 3}}
+    for entry in ("WarmFn", "WarmRuleFn", "WarmItemFn"):
+        _warm_run({"source": _WARM_VMAP_CODE, "entry_point": entry, "cases": [case]})
+
+
 def warm_up(gradcheck: bool = True) -> None:
     """One pass through run_task's code paths (and one trusted gradcheck), so that lazy imports,
     allocator pools and copy-on-write page faults happen before a submission's clock starts.
@@ -767,6 +992,7 @@ def warm_up(gradcheck: bool = True) -> None:
         _load_failure_paths(x)
         _warm_run({"source": _WARM_SCRIPT_CODE})
         preload_sources()
+        _warm_vmap()
     case = {
         "id": "warm",
         "args": [{"t": "tensor", "dtype": "float64", "shape": [2], "values": [0.5, -1.5], "rg": True}],
