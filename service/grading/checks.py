@@ -54,7 +54,8 @@ from .terms import CHECKS as CHECK_TERMS
 #: each checks: a view of terms.CHECKS, where the words live.
 RUN_CHECKS: dict[str, str] = {name: CHECK_TERMS[name].description for name in (
     "gradcheck", "jacobian_projections", "random_vjp", "backward_arity", "needs_input_grad", "inputs_unchanged",
-    "grad_output_unchanged", "gradgradcheck")}
+    "grad_output_unchanged", "gradgradcheck",
+    "vmap", "batched_grad")}  # wiring (issue 36 helper): vmap, batched_grad
 
 #: Random projections: k input directions and k grad_outputs (every pair compared), made when the
 #: differentiable input elements and the output elements of a Jacobian number at most

@@ -248,7 +248,8 @@ class Judge:
     # ------------------------------------------------------------------ "Try it yourself"
 
     def run(self, source: str, entry_point: str | None = None, inputs: list[Any] | None = None, *,
-            timeout: float | None = None, gradgradcheck: bool = False) -> dict[str, Any]:
+            timeout: float | None = None, gradgradcheck: bool = False,
+            vmap: bool = False) -> dict[str, Any]:  # wiring (issue 36 helper): vmap
         """Run the learner's `source` as the lesson's Run button would: stdout, stderr, the
         exception if any, and, with `entry_point` and `inputs` (docs/authoring.md, "Input specs"),
         forward, the gradients for grad_output = ones (as after `y.sum().backward()`) and the
@@ -258,7 +259,7 @@ class Judge:
         if not isinstance(source, str):
             raise TypeError("source must be a string")
         limit = min(timeout or self.timeout, self.timeout)
-        plan = plan_run(source, entry_point, inputs, gradgradcheck=gradgradcheck)
+        plan = plan_run(source, entry_point, inputs, gradgradcheck=gradgradcheck, vmap=vmap)  # wiring (issue 36 helper)
         result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
         if _too_large(source):
             result.update(status="too_large")

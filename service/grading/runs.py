@@ -28,8 +28,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from . import checks
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from . import batching, checks
+from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, plan_batched_grad, plan_vmap
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .draws import numel, seeded_vectors
 from .plan import run_cases
@@ -69,7 +69,8 @@ def _float64(a: Arg) -> Arg:
     return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False,
+             vmap: bool = False) -> RunPlan:  # wiring (issue 36 helper): vmap
     """The cases of a run. Raises ValueError for an invalid input spec."""
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
@@ -103,6 +104,9 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
                                          needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
                                          torch_gradgradcheck=gradgradcheck)
         cases[-1] = check_case
+    if vmap:  # wiring (issue 36 helper)
+        check_case = cases[-1] = dataclasses.replace(check_case, vmap=plan_vmap(check_case.args, _seed(source, "vmap")),
+                                                     batched_grad=plan_batched_grad(check_case.args, _seed(source, "batched grad")))
     return RunPlan(cases, names, check_case.id)
 
 
@@ -267,4 +271,8 @@ def _run_checks(case: Case, rep: CaseReport, run_case: Case, run_rep: CaseReport
     out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_rep.forward.inputs_after, names, run_rep.returned_inputs)
     if case.gradgrad is not None:
         out["gradgradcheck"] = checks.gradgradcheck(args, rep.gradgrad, case.gradgrad, names)
+    if case.vmap is not None:  # wiring (issue 36 helper)
+        out["vmap"] = batching.check_vmap(case, rep, names)
+    if case.batched_grad is not None:  # wiring (issue 36 helper)
+        out["batched_grad"] = batching.check_batched_grad(case, rep, names)
     return out
