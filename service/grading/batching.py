@@ -39,7 +39,8 @@ __all__ = ["check_vmap", "check_batched_grad", "vmap_error_cause"]
 #: the batching rules' errors) -> the cause they show.
 _DATA_DEPENDENT = (".item()", "data-dependent control flow", "dynamic shape", "Cannot access data pointer",
                    "aten::item", "aten::is_nonzero", "aten::_local_scalar_dense", "numpy()")
-_IN_PLACE = ("inplace", "in-place", "returned as-is", "doesn't match the broadcast shape")
+_IN_PLACE = ("inplace", "in-place", "returned as-is", "doesn't match the broadcast shape", "not being vmapped over",
+             "has more elements than `self`")
 
 
 def vmap_error_cause(err: ChildError, rule: str = "none") -> str:

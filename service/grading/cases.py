@@ -155,13 +155,15 @@ class GradgradPlan:
 class VmapConfig:
     """One call of torch.func.vmap(Fn.apply, in_dims, out_dims): `in_dims` has one entry per
     argument of forward (None: not batched, as every argument that is not a tensor), `out_dims`
-    one int for every output (negative counts from the end, as torch reads it)."""
+    one int for every output (negative counts from the end, as torch reads it); `grads`: the
+    gradients through this call too (when the plan asks for gradients)."""
 
     in_dims: tuple[int | None, ...]
     out_dims: int = 0
+    grads: bool = True
 
     def to_wire(self) -> dict[str, Any]:
-        return {"in_dims": list(self.in_dims), "out_dims": self.out_dims}
+        return {"in_dims": list(self.in_dims), "out_dims": self.out_dims, "grads": self.grads}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +195,10 @@ def vmap_configs(args: Sequence[Arg]) -> tuple[VmapConfig, ...]:
     """The calls of a vmap check for these arguments: every tensor batched at dim 0 (out_dims 0);
     when a tensor has a dimension, every tensor batched at a new last dimension with out_dims -1
     (the batch last, as a vmap rule must put it where its out_dims says); with two tensors or more,
-    only the first batched (shared weights), then all but the first (a shared input)."""
+    only the first batched (shared weights), then all but the first (a shared input). Gradients
+    through each but the first when there is a second batching every tensor: the batch at the end
+    asks more of a vmap staticmethod and its backward than the batch in front, and the first call
+    of vmap in a child is its dearest (measured: about 1 ms of 2.5 for a small Function)."""
     tensors = [i for i, a in enumerate(args) if a.kind == "tensor"]
 
     def dims(batched: Sequence[int], at_end: bool = False) -> tuple[int | None, ...]:
@@ -201,8 +206,9 @@ def vmap_configs(args: Sequence[Arg]) -> tuple[VmapConfig, ...]:
 
     if not tensors:
         return ()
-    configs = [VmapConfig(dims(tensors), 0)]
-    if any(args[i].shape for i in tensors):
+    at_end = any(args[i].shape for i in tensors)
+    configs = [VmapConfig(dims(tensors), 0, grads=not at_end)]
+    if at_end:
         configs.append(VmapConfig(dims(tensors, at_end=True), -1))
     if len(tensors) > 1:
         configs.append(VmapConfig(dims(tensors[:1]), 0))

@@ -84,12 +84,20 @@ def run_grad_outputs(seed: int, sizes: Sequence[int], n_random: int) -> list[lis
     return [[[1.0] * n for n in sizes]] + [_signed(gen, sizes) for _ in range(n_random)]
 
 
-def batch_size(shapes: Sequence[Sequence[int]], candidates: Sequence[int] = (3, 5, 7, 11, 13)) -> int:
+def batch_size(shapes: Sequence[Sequence[int]], candidates: Sequence[int] = (2, 3, 5, 7, 11, 13)) -> int:
     """The batch size of a vmap or batched-gradient check over inputs of these shapes: the first
     candidate that is none of their sizes, so that a batch dimension put in the wrong place changes
     a shape (a [5, 3, 4] result where [3, 4, 5] was due) instead of hiding among equal sizes."""
     sizes = {d for shape in shapes for d in shape}
     return next((b for b in candidates if b not in sizes), candidates[-1])
+
+
+def alone_source(in_dims: Sequence[Sequence[int | None]], c: int) -> int:
+    """The vmap call whose one-call-per-entry numbers call `c` of a plan shares: the first that
+    batches the same arguments (their values are the same whatever the dimensions). The child
+    computes and reports them there only; the judge reads them from there."""
+    batched = [d is not None for d in in_dims[c]]
+    return next(p for p in range(c + 1) if [d is not None for d in in_dims[p]] == batched)
 
 
 @functools.lru_cache(maxsize=16)

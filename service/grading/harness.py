@@ -577,37 +577,74 @@ def _vmap_numbers(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
     """The vmap check's numbers (cases.VmapPlan): per config, the outputs of the Function called on
     each batch entry alone and of torch.func.vmap(Fn.apply, in_dims, out_dims) over the batch, and,
     with "grads", the gradients through both for the same grad_outputs (drawn from the seed for
-    the outputs that require grad when called alone). The judge compares them; nothing is decided
-    here. The learner's exceptions are data, with where they happened: "forward" (one entry alone),
-    "vmap", "backward" (one entry alone) or "vmap backward"."""
+    the outputs that require grad when called alone). The numbers of the calls alone are made and
+    reported once for the configs that batch the same arguments (draws.alone_source). The judge
+    compares them; nothing is decided here. The learner's exceptions are data, with where they
+    happened: "forward" (one entry alone), "vmap", "backward" (one entry alone), "vmap backward"."""
     plan, specs = case["vmap"], case["args"]
-    batch = plan["batch"]
-    scales = draws.batch_scales(plan["seed"], batch)
     try:
         rep: dict[str, Any] = {"rule": _vmap_rule(fn_cls),
                                "setup_context": fn_cls.setup_context is not torch.autograd.Function.setup_context}
     except BaseException as exc:  # noqa: BLE001 - a hostile class attribute
         return {"rule": "none", "setup_context": False, "configs": [], "error": _error(exc, "vmap")}
-    rep["configs"] = [_vmap_config(fn_cls, specs, cfg, batch, scales, plan) for cfg in plan["configs"]]
+    all_dims = [cfg["in_dims"] for cfg in plan["configs"]]
+    alone: dict[int, dict[str, Any]] = {}
+    rep["configs"] = []
+    for c, cfg in enumerate(plan["configs"]):
+        source = draws.alone_source(all_dims, c)
+        if source == c:
+            alone[c] = _alone(fn_cls, specs, cfg["in_dims"], plan)
+        rep["configs"].append(_vmap_config(fn_cls, specs, cfg, plan, alone[source], own=source == c))
     return rep
 
 
-def _vmap_config(fn_cls: Any, specs: list[Any], cfg: dict[str, Any], batch: int, scales: Any,  # noqa: C901
-                 plan: dict[str, Any]) -> dict[str, Any]:
-    in_dims, out_dims = cfg["in_dims"], cfg["out_dims"]
+def _alone(fn_cls: Any, specs: list[Any], in_dims: list[Any], plan: dict[str, Any]) -> dict[str, Any]:
+    """The Function called on each batch entry alone (its report, and what the vmap calls reuse:
+    the outputs of entry 0 and the grad_outputs)."""
+    batch, seed = plan["batch"], plan["seed"]
+    scales = draws.batch_scales(seed, batch)
     diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
     res: dict[str, Any] = {}
-    # each entry alone
+    state: dict[str, Any] = {"report": res}
     singles: list[Any] = []
     try:
         entries = [_entry_args(specs, in_dims, scales[b]) for b in range(batch)]
         for args in entries:
             singles.append(_as_tuple(fn_cls.apply(*args)))
         res["single"] = [[_describe_output(o) for o in outs[:16]] for outs in singles]
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - a learner's failure is data
         res["single_error"] = _error(exc, "forward")
+        return state
+    state["first"] = singles[0]
+    if not plan.get("grads") or not diff_idx:
+        return state
+    diff_out = [k for k, o in enumerate(singles[0]) if isinstance(o, torch.Tensor) and o.requires_grad]
+    res["diff_outputs"] = diff_out
+    if not diff_out:
+        return state
+    try:
+        vsets = state["vsets"] = draws.batch_grad_outputs(seed, batch, [singles[0][k].numel() for k in diff_out])
+        grads = []
+        for b, (args, outs) in enumerate(zip(entries, singles)):
+            grads.append(_grads_flat(torch.autograd.grad([outs[k] for k in diff_out], [args[i] for i in diff_idx],
+                                                         _vjp_tensors(outs, diff_out, vsets[b]), allow_unused=True)))
+        res["single_grads"] = grads
+    except BaseException as exc:  # noqa: BLE001
+        res["single_grads_error"] = _error(exc, "backward")
+    return state
+
+
+def _vmap_config(fn_cls: Any, specs: list[Any], cfg: dict[str, Any], plan: dict[str, Any], alone: dict[str, Any],  # noqa: C901
+                 own: bool) -> dict[str, Any]:
+    """One vmap call, beside the numbers alone (`alone`, reported here when `own`)."""
+    in_dims, out_dims = cfg["in_dims"], cfg["out_dims"]
+    batch = plan["batch"]
+    scales = draws.batch_scales(plan["seed"], batch)
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    single = alone["report"]
+    res: dict[str, Any] = dict(single) if own else {}
+    if "single_error" in single:
         return res
-    # the whole batch under vmap
     try:
         batched: list[Any] = []
         leaves: list[list[Any]] = []  # per input requiring grad: one leaf per entry, or the one shared
@@ -633,33 +670,18 @@ def _vmap_config(fn_cls: Any, specs: list[Any], cfg: dict[str, Any], batch: int,
     except BaseException as exc:  # noqa: BLE001
         res["vmap_error"] = _error(exc, "vmap")
         return res
-    if not plan.get("grads") or not diff_idx:
+    diff_out = single.get("diff_outputs")
+    if not diff_out or "single_grads" not in single or not cfg.get("grads", True):
         return res
-    # gradients: each entry alone, then through vmap, for the same grad_outputs
-    first = singles[0]
-    diff_out = [k for k, o in enumerate(first) if isinstance(o, torch.Tensor) and o.requires_grad]
-    res["diff_outputs"] = diff_out
-    if not diff_out:
-        return res
+    # gradients through vmap, for the grad_outputs of the entries alone
     try:
-        vsets = draws.batch_grad_outputs(plan["seed"], batch, [first[k].numel() for k in diff_out])
-        single_grads = []
-        for b, (args, outs) in enumerate(zip(entries, singles)):
-            diff_in = [args[i] for i in diff_idx]
-            single_grads.append(_grads_flat(torch.autograd.grad([outs[k] for k in diff_out], diff_in,
-                                                                _vjp_tensors(outs, diff_out, vsets[b]), allow_unused=True)))
-        res["single_grads"] = single_grads
-    except BaseException as exc:  # noqa: BLE001
-        res["single_grads_error"] = _error(exc, "backward")
-        return res
-    try:
-        sel = [vout[k] for k in diff_out]
+        first, vsets = alone["first"], alone["vsets"]
         per_entry = [_vjp_tensors(first, diff_out, vsets[b]) for b in range(batch)]
         vs = [torch.stack([v[pos] for v in per_entry], out_dims) for pos in range(len(diff_out))]
-        flat_leaves = [leaf for group in leaves for leaf in group]
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="There is a performance drop")
-            grads = torch.autograd.grad(sel, flat_leaves, vs, allow_unused=True)
+            grads = torch.autograd.grad([vout[k] for k in diff_out], [leaf for group in leaves for leaf in group], vs,
+                                        allow_unused=True)
         flat = _grads_flat(grads)
         out, n = [], 0
         for group in leaves:

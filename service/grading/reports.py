@@ -15,12 +15,13 @@ changed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cases import Arg, BatchedGradPlan, Case, GradgradPlan, JacobianPlan, VmapPlan, diff_inputs, to_float32
-from .draws import numel, run_grad_outputs
+from .cases import Arg, BatchedGradPlan, Case, GradgradPlan, JacobianPlan, VmapConfig, VmapPlan, diff_inputs, to_float32
+from .draws import alone_source, numel, run_grad_outputs
 from .errors import BadOutput
 
 Grads = list["list[Any] | None"]  # one backward's gradients, one per input requiring grad (None: undefined)
@@ -527,7 +528,8 @@ _VMAP_RULES = frozenset({"generate", "staticmethod", "both", "none"})
 def _vmap(vm: Any, plan: VmapPlan, args: Sequence[Arg]) -> VmapNumbers:
     """harness._vmap_numbers' report for `plan`: one call per config, each entry's outputs for
     the plan's batch size, gradients of the inputs' sizes (per entry, or one for an input the config
-    does not batch)."""
+    does not batch). The numbers of the calls alone are given once for the configs that batch the
+    same arguments, at the first (draws.alone_source), and read from there for the others."""
     _require(isinstance(vm, dict) and vm.get("rule") in _VMAP_RULES and isinstance(vm.get("setup_context"), bool),
              "vmap")
     if vm.get("error") is not None:
@@ -535,52 +537,75 @@ def _vmap(vm: Any, plan: VmapPlan, args: Sequence[Arg]) -> VmapNumbers:
         return VmapNumbers(vm["rule"], vm["setup_context"], (), _error(vm["error"]))
     raw = vm.get("configs")
     _require(isinstance(raw, list) and len(raw) == len(plan.configs), "vmap.configs")
-    calls = tuple(_vmap_call(c, cfg.in_dims, plan, args) for c, cfg in zip(raw, plan.configs))
-    return VmapNumbers(vm["rule"], vm["setup_context"], calls)
+    all_dims = [cfg.in_dims for cfg in plan.configs]
+    calls: list[VmapCall] = []
+    for c, (rc, cfg) in enumerate(zip(raw, plan.configs)):
+        _require(isinstance(rc, dict), "vmap call")
+        source = alone_source(all_dims, c)
+        if source == c:
+            alone = _vmap_alone(rc, plan, args)
+        else:
+            _require(not any(k in rc for k in _ALONE_KEYS), "vmap call: the numbers alone given twice")
+            alone = calls[source]
+        calls.append(_vmap_call(rc, cfg, plan, args, alone))
+    return VmapNumbers(vm["rule"], vm["setup_context"], tuple(calls))
 
 
-def _vmap_call(c: Any, in_dims: Sequence[int | None], plan: VmapPlan, args: Sequence[Arg]) -> VmapCall:
-    _require(isinstance(c, dict), "vmap call")
+_ALONE_KEYS = ("single", "single_error", "diff_outputs", "single_grads", "single_grads_error")
+
+
+def _vmap_alone(c: dict[str, Any], plan: VmapPlan, args: Sequence[Arg]) -> VmapCall:
+    """The numbers of the calls alone (a VmapCall with those fields only)."""
     if c.get("single_error") is not None:
         return VmapCall(single_error=_error(c["single_error"]))
-    single = c.get("single")
+    single: Any = c.get("single")
     _require(isinstance(single, list) and len(single) == plan.batch, "vmap.single")
     entries = []
     for outs in single:
         _require(isinstance(outs, list) and 1 <= len(outs) <= _MAX_OUTPUTS, "vmap.single outputs")
         entries.append(tuple(_output(o) for o in outs))
     _require(len({len(e) for e in entries}) == 1, "vmap.single outputs")
-    if c.get("vmap_error") is not None:
-        return VmapCall(tuple(entries), vmap_error=_error(c["vmap_error"]))
-    raw_v = c.get("vmap")
-    _require(isinstance(raw_v, list) and 1 <= len(raw_v) <= _MAX_OUTPUTS, "vmap.vmap")
-    vmap_outs = tuple(_output(o) for o in raw_v)
     diff_in = diff_inputs(args)
     if not plan.grads or not diff_in:
-        return VmapCall(tuple(entries), vmap=vmap_outs)
-    diff_out = c.get("diff_outputs")
+        return VmapCall(tuple(entries))
+    diff_out: Any = c.get("diff_outputs")
     first = entries[0]
     _require(isinstance(diff_out, list) and all(_is_int(k) and 0 <= k < len(first) and first[k].kind == "tensor"
                                                  and first[k].requires_grad for k in diff_out)
              and diff_out == sorted(set(diff_out)), "vmap.diff_outputs")
     if not diff_out:
-        return VmapCall(tuple(entries), vmap=vmap_outs, diff_outputs=diff_out)
-    sizes = [args[i].numel for i in diff_in]
+        return VmapCall(tuple(entries), diff_outputs=diff_out)
     if c.get("single_grads_error") is not None:
-        return VmapCall(tuple(entries), vmap=vmap_outs, diff_outputs=diff_out,
-                        single_grads_error=_error(c["single_grads_error"]))
-    sg = c.get("single_grads")
+        return VmapCall(tuple(entries), diff_outputs=diff_out, single_grads_error=_error(c["single_grads_error"]))
+    sg: Any = c.get("single_grads")
+    sizes = [args[i].numel for i in diff_in]
     _require(isinstance(sg, list) and len(sg) == plan.batch, "vmap.single_grads")
-    single_grads = [_grad_list(g, sizes, "vmap.single_grads") for g in sg]
+    return VmapCall(tuple(entries), diff_outputs=diff_out, single_grads=[_grad_list(g, sizes, "vmap.single_grads") for g in sg])
+
+
+def _vmap_call(c: dict[str, Any], cfg: VmapConfig, plan: VmapPlan, args: Sequence[Arg], alone: VmapCall) -> VmapCall:
+    """One vmap call's numbers beside the numbers alone it is compared with."""
+    call = VmapCall(alone.single, alone.single_error, diff_outputs=alone.diff_outputs, single_grads=alone.single_grads,
+                    single_grads_error=alone.single_grads_error)
+    if alone.single_error is not None:
+        _require(not any(k in c for k in ("vmap", "vmap_error", "vmap_grads", "vmap_grads_error")), "vmap.vmap")
+        return call
+    if c.get("vmap_error") is not None:
+        return dataclasses.replace(call, vmap_error=_error(c["vmap_error"]))
+    raw_v: Any = c.get("vmap")
+    _require(isinstance(raw_v, list) and 1 <= len(raw_v) <= _MAX_OUTPUTS, "vmap.vmap")
+    call = dataclasses.replace(call, vmap=tuple(_output(o) for o in raw_v))
+    if alone.single_grads is None or not cfg.grads:
+        _require(not any(k in c for k in ("vmap_grads", "vmap_grads_error")), "vmap.vmap_grads")
+        return call
     if c.get("vmap_grads_error") is not None:
-        return VmapCall(tuple(entries), vmap=vmap_outs, diff_outputs=diff_out, single_grads=single_grads,
-                        vmap_grads_error=_error(c["vmap_grads_error"]))
-    vg = c.get("vmap_grads")
+        return dataclasses.replace(call, vmap_grads_error=_error(c["vmap_grads_error"]))
+    vg: Any = c.get("vmap_grads")
+    diff_in = diff_inputs(args)
     _require(isinstance(vg, list) and len(vg) == len(diff_in), "vmap.vmap_grads")
-    vmap_grads = [_grad_list(g, [args[i].numel] * (1 if in_dims[i] is None else plan.batch), "vmap.vmap_grads")
-                  for g, i in zip(vg, diff_in)]
-    return VmapCall(tuple(entries), vmap=vmap_outs, diff_outputs=diff_out, single_grads=single_grads,
-                    vmap_grads=vmap_grads)
+    return dataclasses.replace(call, vmap_grads=[
+        _grad_list(g, [args[i].numel] * (1 if cfg.in_dims[i] is None else plan.batch), "vmap.vmap_grads")
+        for g, i in zip(vg, diff_in)])
 
 
 def _batched_grad(bg: Any, plan: BatchedGradPlan, args: Sequence[Arg]) -> BatchedGradNumbers:
