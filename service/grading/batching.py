@@ -90,8 +90,11 @@ def _same(a: Any, e: Any, atol: float, rtol: float, *, nan_equal: bool) -> bool:
     """torch.allclose's rule for one pair (e expected); with `nan_equal`, NaN matches NaN."""
     if a == e:
         return True
-    if nan_equal and isinstance(a, float) and isinstance(e, float) and math.isnan(a) and math.isnan(e):
-        return True
+    if isinstance(a, float) and isinstance(e, float):
+        if math.isnan(a) and math.isnan(e):
+            return nan_equal
+        if math.isinf(a) or math.isinf(e):
+            return False  # equal infinities returned above; torch.allclose: no other pair is close
     return bool(abs(a - e) <= atol + rtol * abs(e))
 
 

@@ -253,6 +253,10 @@ def test_nan_where_both_have_nan_is_the_same_value(clamp_case):
     assert batching.check_vmap(clamp_case, report(clamp_case, vm, None), NAMES).passed
     vm["configs"][0]["single"][0][0]["values"][0] = 0.0  # only vmap's is NaN
     assert not batching.check_vmap(clamp_case, report(clamp_case, vm, None), NAMES).passed
+    # infinities: equal ones are the same value, opposite ones are not close (as torch.allclose)
+    assert batching._same(math.inf, math.inf, 1e-8, 1e-5, nan_equal=False)
+    assert not batching._same(math.inf, -math.inf, 1e-8, 1e-5, nan_equal=True)
+    assert not batching._same(1.0, math.inf, 1e-8, 1e-5, nan_equal=True)
 
 
 def test_gradients_through_vmap_are_each_entrys_own(clamp_case):
