@@ -15,7 +15,11 @@ its tensors):
   and redrawn by the judge (``cases.GradgradPlan.grad_outputs``), and the same draw for a run's w
   (``runs.plan_run``);
 - ``run_grad_outputs``: a run's grad_outputs, ones then random ones, drawn by the child from the
-  seed we send (it alone knows the outputs' shapes) and reported.
+  seed we send (it alone knows the outputs' shapes) and reported;
+- the batching checks' choices (cases.VmapPlan, cases.BatchedGradPlan): ``batch_size`` (none of the
+  inputs' sizes), ``batch_scales`` (the batch's entries as factors of the case's values),
+  ``batch_grad_outputs`` (one set of grad_outputs per entry) and ``alone_source`` (which vmap call's
+  numbers alone another call shares).
 
 A grade's grad_outputs and w are not drawn here: ``plan._random_vector`` draws them from the
 grade's own generator, in the judge only, and sends them.

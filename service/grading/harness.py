@@ -12,6 +12,9 @@ honest submission's numbers easy to collect:
   torch.autograd.grad, i.e. through autograd, exactly as a learner's `.backward()` would),
   the structure of what backward returned, grad_outputs after backward, forward values at the
   judge's finite-difference points, and double-backward products when asked;
+- the batching numbers when asked: torch.func.vmap of the Function beside one call per batch
+  entry (outputs, and gradients through both), and backward for a batch of grad_outputs at once
+  beside one at a time (gradcheck's check_batched_grad);
 - afterwards, in a second frame, torch's own gradcheck/gradgradcheck messages (familiar to the
   learner; informative only).
 
