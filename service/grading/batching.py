@@ -204,8 +204,9 @@ def _check_call(args: Sequence[Arg], plan: VmapPlan, cfg: VmapConfig, call: Vmap
         got = call.vmap[k]
         entries = [e[k] for e in call.single]
         what = _out_words(k, n_out)
-        if got.kind != "tensor" or any(e.kind != "tensor" for e in entries):
-            continue  # vmap returns tensors only: torch raised (above) where an output is something else
+        if got.kind != "tensor" or any(e.kind != "tensor" for e in entries):  # torch's vmap raises for those
+            return Outcome(False, f"Under {how}, {what} is not a tensor: vmap batches tensor outputs only.",
+                           "vmap_mismatch")
         shape = entries[0].shape
         if any(e.shape != shape for e in entries):
             return Outcome(False, f"Called on each batch entry alone, {what} has a different shape for different "
