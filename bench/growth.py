@@ -54,7 +54,7 @@ from service.auth import create_client  # noqa: E402
 from service.catalog import load_catalog, sync_catalog  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.extensions import db_session  # noqa: E402
-from service.grading.spec import LIKELY_CAUSES  # noqa: E402
+from service.grading.terms import LIKELY_CAUSES  # noqa: E402
 from service.models import Exercise, ExerciseVersion, Role  # noqa: E402
 
 from admin import Bench, percentile  # noqa: E402  (bench/admin.py: the test-client timer and p50/p99)

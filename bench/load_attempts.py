@@ -42,7 +42,8 @@ from service.auth import create_client  # noqa: E402
 from service.catalog import load_catalog, sync_catalog  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.database import make_engine  # noqa: E402
-from service.grading.spec import CHECKS, LIKELY_CAUSES  # noqa: E402
+from service.grading.registry import DEFAULT_WEIGHTS as CHECKS  # noqa: E402
+from service.grading.terms import LIKELY_CAUSES  # noqa: E402
 from service.models import ApiClient, Attempt, Exercise, ExerciseVersion, Role  # noqa: E402
 from service.services import progress  # noqa: E402
 

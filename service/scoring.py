@@ -11,7 +11,7 @@ today's rules; null (an attempt older than migration 0024) is `partial`, what it
 
 - partial: the checks score.
 - all_or_nothing: 1 when every check passed (a quiz: the answer is correct), else 0.
-- gate: the checks score, but at most `cap` when a check of backward failed (spec.BACKWARD_CHECKS):
+- gate: the checks score, but at most `cap` when a check of backward failed (registry.BACKWARD_CHECKS):
   a wrong backward still runs, and only the numerical checks expose it; such an attempt earns at
   most what its forward is worth (the default cap, 0.3, is the forward checks' default weight).
   A quiz has no backward: gate is partial.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .grading.spec import BACKWARD_CHECKS
+from .grading.registry import BACKWARD_CHECKS
 from .rules import ALL_OR_NOTHING, GATE, PARTIAL, Rules
 
 Stored = Mapping[str, Any] | None

@@ -17,7 +17,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .draws import batch_scales, batch_size, jacobian_mode, numel, seeded_vectors
+from .draws import (
+    batch_scales,
+    batch_size,
+    forward_ad_grad_outputs,
+    forward_ad_tangents,
+    jacobian_mode,
+    numel,
+    seeded_vectors,
+)
 
 #: The kinds of case: drawn inputs, an exercise's variants and boundary points, the float32 copy
 #: of the first random case (grades), and the one case of a "Try it yourself" run.
@@ -149,6 +157,41 @@ class GradgradPlan:
             head = {k: jac.pop(k) for k in ("eps", "atol", "rtol")}
             return {**head, "v": self.v, "w": self.w, **jac}
         return {**jac, "v_seed": self.v_seed, "w": self.w}
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardAdPlan:
+    """torch.autograd.gradcheck(check_forward_ad=True)'s question, asked along random tangents:
+    the child evaluates forward with dual tensors (torch.autograd.forward_ad, so the Function's
+    jvp runs) for `k` random tangents drawn from `seed` (draws.forward_ad_tangents, one vector per
+    input requiring grad), a zero tangent, and each input requiring grad alone with the first
+    tangent's part (the others plain tensors: jvp gets zeros for them, or None after
+    ctx.set_materialize_grads(False)); forward at x - eps v and x + eps v along each of those
+    tangents (the judge's finite differences); and backward for one random grad_output u drawn from
+    the same seed (the dot-product test <J v, u> = <v, J^T u>). `atol` and `rtol` are the
+    judge's (gradcheck's); beyond `max_elements` input and output elements together the child
+    reports only the outputs' shapes."""
+
+    seed: int
+    k: int
+    eps: float
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    max_elements: int | None = None
+
+    def tangents(self, sizes: Sequence[int]) -> list[list[list[float]]]:
+        """The k random tangents for inputs requiring grad of these sizes (what the child used)."""
+        return forward_ad_tangents(self.seed, self.k, sizes)
+
+    def grad_outputs(self, sizes: Sequence[int]) -> list[list[float]]:
+        """The dot-product test's grad_output u, for differentiable outputs of these sizes."""
+        return forward_ad_grad_outputs(self.seed, sizes)
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seed": self.seed, "k": self.k, "eps": self.eps}
+        if self.max_elements is not None:
+            out["max_elements"] = self.max_elements
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +328,8 @@ class Case:
     needs_input_grad: bool = False
     gradgrad: GradgradPlan | None = None
     torch_gradgradcheck: bool = False
+    #: forward-mode AD (the Function's jvp), checked by forward_ad.check_forward_ad
+    forward_ad: ForwardAdPlan | None = None
     #: torch.func.vmap of the Function against one call per batch entry (batching.check_vmap)
     vmap: VmapPlan | None = None
     #: backward for a batch of grad_outputs at once against one at a time (batching.check_batched_grad)
@@ -316,6 +361,8 @@ class Case:
         if self.grad_output_seed is not None:
             out["vjp_seed"] = self.grad_output_seed
             out["random_vjps"] = self.random_grad_outputs
+        if self.forward_ad is not None:  # only when asked: the tasks cached before it are unchanged
+            out["forward_ad"] = self.forward_ad.to_wire()
         if self.vmap is not None:
             out["vmap"] = self.vmap.to_wire()
         if self.batched_grad is not None:

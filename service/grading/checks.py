@@ -47,15 +47,7 @@ from .reports import (
     Vjp,
     gradgrad_args,
 )
-from .spec import LIKELY_CAUSES
-from .terms import CHECKS as CHECK_TERMS
-
-#: The checks of a run, in the order they are reported (grades name theirs in spec.CHECKS), with what
-#: each checks: a view of terms.CHECKS, where the words live.
-RUN_CHECKS: dict[str, str] = {name: CHECK_TERMS[name].description for name in (
-    "gradcheck", "jacobian_projections", "random_vjp", "backward_arity", "needs_input_grad", "inputs_unchanged",
-    "grad_output_unchanged", "gradgradcheck",
-    "vmap", "batched_grad")}  # wiring (issue 36 helper): vmap, batched_grad
+from .terms import LIKELY_CAUSES
 
 #: Random projections: k input directions and k grad_outputs (every pair compared), made when the
 #: differentiable input elements and the output elements of a Jacobian number at most
@@ -98,6 +90,8 @@ class Diagnostic:
 
 @dataclass(frozen=True)
 class Outcome:
+    """One check's verdict (registry.CheckResult reports it)."""
+
     passed: bool
     message: str
     likely_cause: str | None = None
@@ -106,6 +100,10 @@ class Outcome:
     error: ChildError | None = None
     #: a gradient of the wrong shape: {"input": name, "gradient": its shape, "expected": the input's}
     shapes: dict[str, Any] | None = None
+    #: further causes the same failure may have (after `likely_cause`)
+    other_causes: tuple[str, ...] = ()
+    #: torch's own message for the same check, when it was asked for and failed (shown beside ours)
+    torch_message: str | None = None
 
 
 PASSED = Outcome(True, "")

@@ -19,7 +19,9 @@ its tensors):
 - the batching checks' choices (cases.VmapPlan, cases.BatchedGradPlan): ``batch_size`` (none of the
   inputs' sizes), ``batch_scales`` (the batch's entries as factors of the case's values),
   ``batch_grad_outputs`` (one set of grad_outputs per entry) and ``alone_source`` (which vmap call's
-  numbers alone another call shares).
+  numbers alone another call shares);
+- ``forward_ad_tangents`` and ``forward_ad_grad_outputs``: a forward-mode check's random tangents
+  and the grad_output of its dot-product test, drawn by both sides from the plan's seed.
 
 A grade's grad_outputs and w are not drawn here: ``plan._random_vector`` draws them from the
 grade's own generator, in the judge only, and sends them.
@@ -120,3 +122,19 @@ def batch_grad_outputs(seed: int, batch: int, sizes: Sequence[int]) -> list[list
     sizes), drawn one entry after another from one generator seeded with `seed`."""
     gen = random.Random(f"{seed}/batch grad_outputs")
     return [_signed(gen, sizes) for _ in range(batch)]
+
+
+def forward_ad_tangents(seed: int, k: int, sizes: Sequence[int]) -> list[list[list[float]]]:
+    """The k random tangents of a forward-mode check, one vector per input requiring grad (of these
+    sizes) in each, drawn one after another from one generator seeded with `seed`: magnitudes in
+    [0.25, 2] with random signs, so no tangent is near ones or zero (a jvp that ignores its tangent
+    cannot pass for one that multiplies by it)."""
+    gen = random.Random(f"{seed}/tangents")
+    return [_signed(gen, sizes) for _ in range(k)]
+
+
+def forward_ad_grad_outputs(seed: int, sizes: Sequence[int]) -> list[list[float]]:
+    """The grad_output u of a forward-mode check's dot-product test <J v, u> = <v, J^T u>, one vector
+    per differentiable output (of these sizes): the child draws it once it knows the outputs, the
+    judge redraws it from the outputs' reported shapes."""
+    return _signed(random.Random(f"{seed}/grad_outputs"), sizes)

@@ -11,7 +11,8 @@ honest submission's numbers easy to collect:
   the inputs after forward, vector-Jacobian products for the judge's grad_outputs (via
   torch.autograd.grad, i.e. through autograd, exactly as a learner's `.backward()` would),
   the structure of what backward returned, grad_outputs after backward, forward values at the
-  judge's finite-difference points, and double-backward products when asked;
+  judge's finite-difference points, and double-backward products when asked; forward-mode numbers
+  (dual tensors through the Function's jvp, forward along the judge's tangents) when asked;
 - the batching numbers when asked: torch.func.vmap of the Function beside one call per batch
   entry (outputs, and gradients through both), and backward for a batch of grad_outputs at once
   beside one at a time (gradcheck's check_batched_grad);
@@ -238,6 +239,8 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
         rep["needs_input_grad"] = _needs_input_grad_numbers(fn_cls, case["args"], diff_out_idx, vsets[-1], recorder)
     if case.get("gradgrad"):
         rep["gradgrad"] = _gradgrad(fn_cls, case)
+    if case.get("forward_ad"):
+        rep["forward_ad"] = _forward_ad(fn_cls, case["args"], case["forward_ad"])
     if case.get("vmap"):
         rep["vmap"] = _vmap_numbers(fn_cls, case)
     if case.get("batched_grad"):
@@ -540,6 +543,149 @@ def _gradgrad(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
         except BaseException as exc:  # noqa: BLE001
             rep["w_product"] = None
             rep["w_error"] = _error(exc, "double backward")
+    return rep
+
+
+# --------------------------------------------------------------------------- forward mode
+
+
+def _record_jvp(cls: Any, records: list[Any]) -> Any:
+    """Wrap the Function's own jvp to record what its first call returned (before torch checks it:
+    a count, a None or a shape torch refuses is named from this). Returns the undo."""
+    if "jvp" not in vars(cls):
+        return lambda: None
+    original = vars(cls)["jvp"]
+    user_jvp = cls.jvp
+
+    def jvp(ctx: Any, *tangents: Any) -> Any:
+        ret = user_jvp(ctx, *tangents)
+        if not records:
+            try:
+                records.append(_describe_returned(ret))
+            except BaseException:
+                pass
+        return ret
+
+    cls.jvp = staticmethod(jvp)
+    return lambda: setattr(cls, "jvp", original)
+
+
+def _dual_outputs(fn_cls: Any, specs: list[Any], diff_idx: list[int], tangents: list[Any], changed: set[int]) -> list[Any]:
+    """forward through Fn.apply on fresh inputs at one dual level, input diff_idx[p] made dual with
+    tangents[p] (None: left a plain tensor, so jvp gets zeros for it, or None after
+    ctx.set_materialize_grads(False)), as gradcheck makes them (detached primals). Returns each
+    output's tangent (None: no tangent, or not a tensor); adds to `changed` the inputs whose
+    tangent jvp changed in place."""
+    fw: Any = torch.autograd.forward_ad
+    with fw.dual_level():
+        args = [_build_arg(dict(a, rg=False) if a["t"] == "tensor" else a) for a in specs]
+        duals = []
+        for p, i in enumerate(diff_idx):
+            if tangents[p] is None:
+                continue
+            t = torch.tensor(tangents[p], dtype=args[i].dtype).reshape(args[i].shape)
+            args[i] = fw.make_dual(args[i], t)
+            duals.append((p, args[i], t.clone()))
+        outs = _as_tuple(fn_cls.apply(*args))
+        res = []
+        for o in outs[:16]:
+            tangent = fw.unpack_dual(o).tangent if isinstance(o, torch.Tensor) else None
+            res.append(None if tangent is None else _flat(tangent))
+        for p, d, before in duals:
+            after = fw.unpack_dual(d).tangent
+            if after is None or after.shape != before.shape or not torch.equal(after, before):
+                changed.add(p)
+    return res
+
+
+def _directional_rows(fn: Any, args: list[Any], diff: list[Any], eps: float, directions: list[Any],
+                      minus_rows: list[Any], plus_rows: list[Any]) -> None:
+    """forward at x - eps v and x + eps v for each direction v (one vector or None per input
+    requiring grad), set in place through `.data` as gradcheck perturbs inputs; row by row."""
+    datas = [torch.Tensor.reshape(d.data, (-1,)) for d in diff]
+    origs = [d.clone() for d in datas]
+    for direction in directions:
+        deltas = [None if v is None else torch.tensor(v, dtype=d.dtype) * eps for v, d in zip(direction, datas)]
+        rows = []
+        try:
+            for sign in (-1.0, 1.0):
+                for d, o, du in zip(datas, origs, deltas):
+                    d.copy_(o if du is None else o + sign * du)
+                rows.append([o.clone() for o in _as_tuple(fn(*args))])
+        finally:
+            for d, o in zip(datas, origs):
+                d.copy_(o)
+        row_a, row_b = [], []
+        for a, b in zip(*rows):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                raise AssertionError("forward returned outputs of a different shape or dtype when an input was perturbed")
+            row_a.extend(_flat_out(a))
+            row_b.extend(_flat_out(b))
+        minus_rows.append(row_a)
+        plus_rows.append(row_b)
+
+
+def _forward_ad(fn_cls: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str, Any]:
+    """The numbers of a forward-mode check (cases.ForwardAdPlan), in gradcheck(check_forward_ad=True)'s
+    order, the first exception stopping them (`stage` names its step):
+
+    1. "forward": one forward on fresh inputs: which outputs require grad, their shapes;
+    2. "numerical": forward at x -/+ eps v along each random tangent v (draws.forward_ad_tangents), then
+       along each input's part of the first tangent alone (when more than one input requires grad);
+    3. "jvp": the outputs' tangents for each random tangent (the Function's jvp runs);
+    4. "zero_tangent": for zero tangents (made, as gradcheck makes them);
+    5. "input_without_tangent": each input requiring grad alone dual, with its part of the first
+       tangent, the others plain tensors (gradcheck's undefined-tangent test);
+    6. "backward": backward for the seeded grad_output u (the dot-product test's J^T u).
+    Also: whether the class defines jvp, what jvp returned the first time, and which inputs' tangents
+    jvp changed in place."""
+    base = torch.autograd.Function
+    rep: dict[str, Any] = {"ok": True, "stage": None, "has_jvp": getattr(fn_cls, "jvp", base.jvp) is not base.jvp}
+    returned: list[Any] = []
+    changed: set[int] = set()
+    stage: str | None = "forward"
+    undo = _record_jvp(fn_cls, returned)
+    try:
+        args = [_build_arg(a) for a in specs]
+        diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+        diff = [args[i] for i in diff_idx]
+        outs = _as_tuple(fn_cls.apply(*args))
+        rep["out_rg"] = [bool(isinstance(o, torch.Tensor) and o.requires_grad) for o in outs[:16]]
+        rep["out_shapes"] = [list(o.shape) if isinstance(o, torch.Tensor) else [] for o in outs[:16]]
+        sizes = [d.numel() for d in diff]
+        width = sum(draws.numel(sh) for sh in rep["out_shapes"])
+        if plan.get("max_elements") is not None and sum(sizes) + width > plan["max_elements"]:
+            rep["too_large"] = True
+            return rep
+        tangents = draws.forward_ad_tangents(plan["seed"], plan["k"], sizes)
+        alone = [[v if q == p else None for q, v in enumerate(tangents[0])] for p in range(len(diff))] if len(diff) > 1 else []
+        stage = "numerical"
+        rep["minus"], rep["plus"] = [], []
+        _directional_rows(fn_cls.apply, args, diff, plan["eps"], tangents + alone, rep["minus"], rep["plus"])
+        stage = "jvp"
+        rep["jvps"] = []
+        for tangent in tangents:
+            rep["jvps"].append(_dual_outputs(fn_cls, specs, diff_idx, tangent, changed))
+        stage = "zero_tangent"
+        rep["zero"] = _dual_outputs(fn_cls, specs, diff_idx, [[0.0] * n for n in sizes], changed)
+        stage = "input_without_tangent"
+        rep["alone"] = []
+        for tangent in alone:
+            rep["alone"].append(_dual_outputs(fn_cls, specs, diff_idx, tangent, changed))
+        stage = "backward"
+        diff_outs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+        if diff_outs and diff:
+            u = draws.forward_ad_grad_outputs(plan["seed"], [o.numel() for o in diff_outs])
+            us = [torch.tensor(v, dtype=o.dtype).reshape(o.shape) for v, o in zip(u, diff_outs)]
+            grads = torch.autograd.grad(diff_outs, diff, us, allow_unused=True)
+            rep["vjp"] = [None if g is None else _flat(g) for g in grads]
+        stage = None
+    except BaseException as exc:  # noqa: BLE001 - a learner's failure is data
+        rep.update(ok=False, stage=stage, error=_error(exc, stage or "forward_ad"))
+    finally:
+        undo()
+        rep["returned"] = returned[0] if returned else None
+        rep["tangent_changed"] = sorted(changed)
     return rep
 
 
@@ -875,11 +1021,16 @@ class WarmFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
         return x * x
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return 2 * x * g
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 2 * x * t
 """
 
 
@@ -1022,6 +1173,7 @@ def warm_up(gradcheck: bool = True) -> None:
         "vjps": [[[1.0, 2.0]]],
         "gradcheck": {"eps": 1e-6, "points": [[0, 0], [0, 1]]},
         "gradgrad": {"eps": 1e-6, "v": [[1.0, 2.0]], "w": [[0.5, 0.5]], "points": [[0, 0], [1, 1]]},
+        "forward_ad": {"seed": 1, "k": 1, "eps": 1e-6},
     }
     projected = {"id": "warm-projections", "args": case["args"], "diff_outputs": [0], "vjps": [],
                  "gradcheck": {"eps": 1e-6, "max_side": 1, "projections": {"seed": 1, "k": 1, "max_elements": 8}}}

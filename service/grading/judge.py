@@ -12,10 +12,12 @@ from __future__ import annotations
 import ast
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from .cases import task_cases
+from .checks import Outcome
+from .code_table import DEFAULT_TIMEOUT, CodeSpec
 from .errors import BadOutput, GraderFault
 from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
 from .references import (
@@ -24,10 +26,12 @@ from .references import (
     PreparedExercise,
     ReferenceCache,
 )
+from .registry import decide_grade, grade_summary
 from .reports import ChildError, parse_report, torch_messages
 from .runs import plan_run, summarize_run
-from .spec import CHECKS, DEFAULT_TIMEOUT, LIKELY_CAUSES, MAX_CODE_BYTES, CodeSpec
-from .verdict import Verdict, assemble
+from .spec import MAX_CODE_BYTES
+from .terms import LIKELY_CAUSES
+from .verdict import Verdict
 
 GRADER_VERSION = 1
 BAD_OUTPUT_MESSAGE = "the process running your code sent something that is not a valid result"
@@ -127,10 +131,9 @@ class Judge:
             return {"where": "parse", "type": type(exc).__name__, "message": str(exc)[:500], "line": None, "column": None, "traceback": ""}
 
     def _verdict_only(self, code_table: CodeSpec, status: str, message: str, *, parses: bool, error: dict[str, Any] | None = None) -> dict[str, Any]:
-        results = {"parses": {"passed": parses, "message": "The code parses." if parses else message}}
-        summary = assemble(code_table, results, [], message)
-        summary["score"] = 0.0
-        return {"score": 0.0, "status": status, "checks": summary["checks"], "diagnostics": [], "likely_causes": [],
+        outcomes = {"parses": Outcome(parses, "The code parses." if parses else message)}
+        summary = grade_summary(code_table, outcomes, [], message)
+        return {"score": 0.0, "status": status, "checks": summary.checks_json(), "diagnostics": [], "likely_causes": [],
                 "feedback": [], "error": error}
 
     def grade(self, exercise: dict[str, Any], source: str, *, timeout: float | None = None,
@@ -211,30 +214,28 @@ class Judge:
         except BadOutput:
             return self._verdict_only(ctab, "bad_output", BAD_OUTPUT_MESSAGE, parses=True)
         try:
-            v = Verdict(ctab, prepared.cases, prepared.reference_report, sub, source=source)
-            v.run()
-            if any(not r["passed"] and name in ("gradcheck", "gradgradcheck") for name, r in v.results.items()):
+            v = decide_grade(Verdict(ctab, prepared.cases, prepared.reference_report, sub, source=source))
+            if any(not outcome.passed and name in ("gradcheck", "gradgradcheck") for name, outcome in v.outcomes.items()):
                 # torch's own message helps here: let the child run it, wait briefly
                 session.request_more({"op": "torch_checks"})
                 if session.wait_frames(2, time.monotonic() + min(2.0, limit)) and len(session.frames) > 1:
-                    v = Verdict(ctab, prepared.cases, prepared.reference_report, sub,
-                                torch_messages(session.frames[1]), source=source)
-                    v.run()
-            summary = assemble(ctab, v.results, v.diagnostics, "an earlier check failed")
+                    v = decide_grade(Verdict(ctab, prepared.cases, prepared.reference_report, sub,
+                                             torch_messages(session.frames[1]), source=source))
+            summary = grade_summary(ctab, v.outcomes, v.diagnostics, "an earlier check failed")
         except GraderFault:
             raise
         except Exception as exc:  # a bug of ours on a well-formed report
             raise GraderFault(f"verdict failed: {exc!r}") from exc
-        status = "passed" if summary["score"] >= 1.0 - 1e-9 else "failed"
+        status = "passed" if summary.score >= 1.0 - 1e-9 else "failed"
         if status == "failed" and v.error is not None and _out_of_memory(v.error):
             status = "memory_limit"
         return {
-            "score": summary["score"],
+            "score": summary.score,
             "status": status,
-            "checks": summary["checks"],
+            "checks": summary.checks_json(),
             "diagnostics": v.diagnostics,
-            "likely_causes": summary["likely_causes"],
-            "feedback": [LIKELY_CAUSES[c] for c in summary["likely_causes"] if c in LIKELY_CAUSES],
+            "likely_causes": list(summary.likely_causes),
+            "feedback": [LIKELY_CAUSES[c] for c in summary.likely_causes if c in LIKELY_CAUSES],
             "error": v.error.to_json() if v.error else None,
         }
 
@@ -248,18 +249,17 @@ class Judge:
     # ------------------------------------------------------------------ "Try it yourself"
 
     def run(self, source: str, entry_point: str | None = None, inputs: list[Any] | None = None, *,
-            timeout: float | None = None, gradgradcheck: bool = False,
-            vmap: bool = False) -> dict[str, Any]:  # wiring (issue 36 helper): vmap
+            timeout: float | None = None, options: Collection[str] = ()) -> dict[str, Any]:
         """Run the learner's `source` as the lesson's Run button would: stdout, stderr, the
         exception if any, and, with `entry_point` and `inputs` (docs/authoring.md, "Input specs"),
         forward, the gradients for grad_output = ones (as after `y.sum().backward()`) and the
-        check engine's verdicts (runs.py). Raises ValueError for an invalid input spec (validate
-        first with spec.validate_run_inputs)."""
+        check engine's verdicts (runs.py), with the optional checks `options` asks for. Raises
+        ValueError for an invalid input spec (validate first with spec.validate_run_inputs)."""
         t_start = time.perf_counter()
         if not isinstance(source, str):
             raise TypeError("source must be a string")
         limit = min(timeout or self.timeout, self.timeout)
-        plan = plan_run(source, entry_point, inputs, gradgradcheck=gradgradcheck, vmap=vmap)  # wiring (issue 36 helper)
+        plan = plan_run(source, entry_point, inputs, options=options)
         result: dict[str, Any] = {"status": "ok", "error": None, "forward": None, "gradcheck": None}
         if _too_large(source):
             result.update(status="too_large")
@@ -299,4 +299,4 @@ class Judge:
         return self._finish_result(result, output, timings)
 
 
-__all__ = ["Judge", "GraderFault", "CHECKS"]
+__all__ = ["Judge", "GraderFault"]

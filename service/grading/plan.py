@@ -21,11 +21,13 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
+from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, to_float32
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
+from .code_table import CodeSpec, InputSpec
 from .draws import numel
+from .forward_ad import FORWARD_AD_TANGENTS
 from .reports import Output, Report
-from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE, CodeSpec, InputSpec
+from .spec import DEFAULT_AVOID_MARGIN, FLOAT_DTYPES, INT_BOUNDS, MAX_JACOBIAN_SIDE
 
 
 def seeded(secret: bytes, purpose: str, *parts: str) -> random.Random:
@@ -184,6 +186,11 @@ def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Ra
     # every column of the Jacobian (the table has at most MAX_JACOBIAN_SIDE: spec.load_code_spec)
     gradcheck = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points=all_points(case.args))
     done = dataclasses.replace(done, gradcheck=gradcheck, torch_gradcheck=True)
+    if code.forward_ad:
+        # its own seed: the shared rng's draws stay what they were for every other case and check
+        seed = seeded(secret, "forward_ad", slug, case.id, *variant_parts(variant)).getrandbits(62)
+        done = dataclasses.replace(done, forward_ad=ForwardAdPlan(seed, FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
+                                                                  tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS))
     if not code.gradgradcheck:
         return done
     # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cases import Case, diff_inputs, task_cases
+from .code_table import CodeSpec
 from .errors import BadOutput, GraderFault, ReferenceFault, ReferenceProblem
 from .plan import base_cases, canonical, complete_cases
 from .pool import ChildPool, Slot
+from .registry import decide_grade, grade_summary
 from .reports import Report, parse_report
-from .spec import CodeSpec, load_code_spec
-from .verdict import Verdict, assemble
+from .spec import load_code_spec
+from .verdict import Verdict
 
 #: Prepared (exercise version, variant) pairs a judge keeps at most: one per learner and code
 #: exercise they work on. The memory they hold is bounded too (DEFAULT_MAX_BYTES): whichever
@@ -173,11 +175,10 @@ def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:
 
 def _check_reference_passes(slug: str, code: CodeSpec, cases: list[Case], ref: Report, reference: str) -> Verdict:
     """The reference graded against itself scores 1, or the exercise is broken."""
-    verdict = Verdict(code, cases, ref, ref, source=reference)
-    verdict.run()
-    summary = assemble(code, verdict.results, verdict.diagnostics, "")
-    if summary["score"] < 1.0:
-        failed = [ReferenceProblem(f"check {c['name']}", c["message"]) for c in summary["checks"] if not c["passed"]]
+    verdict = decide_grade(Verdict(code, cases, ref, ref, source=reference))
+    summary = grade_summary(code, verdict.outcomes, verdict.diagnostics, "")
+    if summary.score < 1.0:
+        failed = [ReferenceProblem(f"check {c.name}", c.outcome.message) for c in summary.checks if not c.passed]
         texts = [f"{p.field.removeprefix('check ')}: {p.message}" for p in failed]
         raise ReferenceFault(slug, f"the reference fails its own checks: {texts[:3]}", failed)
     return verdict

@@ -20,7 +20,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cases import Arg, BatchedGradPlan, Case, GradgradPlan, JacobianPlan, VmapConfig, VmapPlan, diff_inputs, to_float32
+from .cases import (
+    Arg,
+    BatchedGradPlan,
+    Case,
+    ForwardAdPlan,
+    GradgradPlan,
+    JacobianPlan,
+    VmapConfig,
+    VmapPlan,
+    diff_inputs,
+    to_float32,
+)
 from .draws import alone_source, numel, run_grad_outputs
 from .errors import BadOutput
 
@@ -165,6 +176,43 @@ class GradgradNumbers:
     w_error: ChildError | None = None
 
 
+#: One dual evaluation: each output's tangent (flat), None where the output has none.
+Tangents = list["list[Any] | None"]
+
+#: The steps of harness._forward_ad, in order: a report stopped at one has every step before it.
+FORWARD_AD_STAGES = ("forward", "numerical", "jvp", "zero_tangent", "input_without_tangent", "backward")
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardAdNumbers:
+    """harness._forward_ad's numbers for a ForwardAdPlan (judged in forward_ad.py); `stage` names
+    the step that raised (None: none did)."""
+
+    ok: bool
+    stage: str | None
+    error: ChildError | None = None
+    #: whether the Function's class defines jvp (a fact for naming a failure, not a verdict)
+    has_jvp: bool = False
+    out_rg: list[bool] = field(default_factory=list)
+    out_shapes: list[list[int]] = field(default_factory=list)
+    #: more input and output elements than the plan's max_elements: nothing else was computed
+    too_large: bool = False
+    #: forward's outputs (flat, concatenated) at x - eps v and x + eps v: one row per random tangent,
+    #: then one per input requiring grad alone (its part of the first tangent), when there are several
+    minus: list[list[float]] = field(default_factory=list)
+    plus: list[list[float]] = field(default_factory=list)
+    #: the outputs' tangents for each random tangent, for zero tangents, and for each input alone
+    jvps: list[Tangents] = field(default_factory=list)
+    zero: Tangents | None = None
+    alone: list[Tangents] = field(default_factory=list)
+    #: backward for the plan's grad_output u (J^T u), one gradient per input requiring grad
+    vjp: Grads | None = None
+    #: what jvp returned the first time it was called (before torch checked it)
+    returned: Returned | None = None
+    #: positions (among the inputs requiring grad) of the inputs whose tangent jvp changed in place
+    tangent_changed: list[int] = field(default_factory=list)
+
+
 @dataclass(frozen=True, slots=True)
 class VmapCall:
     """One vmap call of a VmapPlan (its config of the same position): the Function on each batch
@@ -236,6 +284,7 @@ class CaseReport:
     #: a run's: the outputs that require grad, and the grad_outputs the child drew (one set per VJP)
     diff_outputs: list[int] | None = None
     vjp_sets: list[list[list[float]]] = field(default_factory=list)
+    forward_ad: ForwardAdNumbers | None = None
     vmap: VmapNumbers | None = None
     batched_grad: BatchedGradNumbers | None = None
 
@@ -358,6 +407,7 @@ def _case(rep: Any, case: Case) -> CaseReport:
         needs_input_grad=None if "needs_input_grad" not in rep else _needs_input_grad(alone, n_in, len(case.args)),
         gradgrad=None if case.gradgrad is None else _gradgrad(rep.get("gradgrad"), case.gradgrad, case.args, n_in),
         diff_outputs=diff_outputs, vjp_sets=vjp_sets,
+        forward_ad=None if case.forward_ad is None else _forward_ad(rep.get("forward_ad"), case.forward_ad, case.args),
         vmap=None if case.vmap is None else _vmap(rep.get("vmap"), case.vmap, case.args),
         batched_grad=None if case.batched_grad is None else _batched_grad(rep.get("batched_grad"), case.batched_grad,
                                                                           case.args))
@@ -512,6 +562,65 @@ def _gradgrad(gg: Any, plan: GradgradPlan, args: Sequence[Arg], n_in: int) -> Gr
     _require(w_product is None or _grad_rows([w_product], len(diff_inputs(ext))), "gradgrad.w_product")
     w_error = None if gg.get("w_error") is None else _error(gg["w_error"])
     return GradgradNumbers(True, None, v, numbers, present, w_product, w_error)
+
+
+def _tangents(ts: Any, shapes: Sequence[Sequence[int]]) -> bool:
+    """One dual evaluation's output tangents: one per output, each None or numbers of its size."""
+    return isinstance(ts, list) and len(ts) == len(shapes) and all(
+        t is None or _numlist(t, numel(sh)) for t, sh in zip(ts, shapes))
+
+
+def _forward_ad(fa: Any, plan: ForwardAdPlan, args: Sequence[Arg]) -> ForwardAdNumbers:
+    """harness._forward_ad's report for `plan` over `args`: every step before the one that stopped it
+    complete, each row as wide as the outputs, each tangent and gradient the size of its tensor."""
+    _require(isinstance(fa, dict) and isinstance(fa.get("ok"), bool), "forward_ad.ok")
+    stage = fa.get("stage")
+    ok = fa["ok"]
+    _require((stage is None) == ok and (stage is None or stage in FORWARD_AD_STAGES), "forward_ad.stage")
+    error = None if ok else _error(fa.get("error"))
+    _require(isinstance(fa.get("has_jvp"), bool), "forward_ad.has_jvp")
+    diff = diff_inputs(args)
+    changed = fa.get("tangent_changed")
+    _require(isinstance(changed, list) and all(_is_int(p) and 0 <= p < len(diff) for p in changed)
+             and changed == sorted(set(changed)), "forward_ad.tangent_changed")
+    head = {"ok": ok, "stage": stage, "error": error, "has_jvp": fa["has_jvp"], "returned": _returned(fa.get("returned")),
+            "tangent_changed": changed}
+    if stage == "forward":
+        return ForwardAdNumbers(**head)
+    out_rg, shapes = fa.get("out_rg"), fa.get("out_shapes")
+    _require(isinstance(out_rg, list) and len(out_rg) <= _MAX_OUTPUTS and all(isinstance(b, bool) for b in out_rg), "forward_ad.out_rg")
+    _require(isinstance(shapes, list) and len(shapes) == len(out_rg) and all(_is_shape(sh) for sh in shapes), "forward_ad.out_shapes")
+    width = sum(numel(sh) for sh in shapes)
+    n_in = sum(args[i].numel for i in diff)
+    over = plan.max_elements is not None and n_in + width > plan.max_elements
+    _require(fa.get("too_large", False) is over, "forward_ad.too_large")
+    if over:
+        _require(ok, "forward_ad.too_large")
+        return ForwardAdNumbers(**head, out_rg=out_rg, out_shapes=shapes, too_large=True)
+    n_alone = len(diff) if len(diff) > 1 else 0
+    n_rows = plan.k + n_alone
+    complete = {s: stage is None or FORWARD_AD_STAGES.index(stage) > FORWARD_AD_STAGES.index(s) for s in FORWARD_AD_STAGES}
+    started = {s: stage is None or FORWARD_AD_STAGES.index(stage) >= FORWARD_AD_STAGES.index(s) for s in FORWARD_AD_STAGES}
+    minus, plus = fa.get("minus"), fa.get("plus")
+    for rows in (minus, plus):
+        _require(isinstance(rows, list) and len(rows) <= n_rows and all(_numlist(r, width) for r in rows), "forward_ad rows")
+        _require(not complete["numerical"] or len(rows) == n_rows, "forward_ad rows")
+    jvps = fa.get("jvps", []) if started["jvp"] else []
+    _require(isinstance(jvps, list) and len(jvps) <= plan.k and all(_tangents(t, shapes) for t in jvps), "forward_ad.jvps")
+    _require(not complete["jvp"] or len(jvps) == plan.k, "forward_ad.jvps")
+    zero = fa.get("zero") if complete["zero_tangent"] else None
+    _require(not complete["zero_tangent"] or _tangents(zero, shapes), "forward_ad.zero")
+    alone = fa.get("alone", []) if started["input_without_tangent"] else []
+    _require(isinstance(alone, list) and len(alone) <= n_alone and all(_tangents(t, shapes) for t in alone), "forward_ad.alone")
+    _require(not complete["input_without_tangent"] or len(alone) == n_alone, "forward_ad.alone")
+    vjp = fa.get("vjp") if complete["backward"] else None
+    if complete["backward"] and any(out_rg) and diff:
+        _require(isinstance(vjp, list) and len(vjp) == len(diff) and all(
+            g is None or _numlist(g, args[i].numel) for g, i in zip(vjp, diff)), "forward_ad.vjp")
+    else:
+        _require(vjp is None, "forward_ad.vjp")
+    return ForwardAdNumbers(**head, out_rg=out_rg, out_shapes=shapes, minus=minus, plus=plus, jvps=jvps, zero=zero,
+                            alone=alone, vjp=vjp)
 
 
 def _grad_list(gs: Any, sizes: Sequence[int], what: str) -> Grads:

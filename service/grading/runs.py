@@ -25,16 +25,31 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from . import batching, checks
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs, plan_batched_grad, plan_vmap
-from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
-from .draws import numel, seeded_vectors
+from .cases import (
+    Arg,
+    Case,
+    ForwardAdPlan,
+    GradgradPlan,
+    JacobianPlan,
+    ProjectionPlan,
+    all_points,
+    diff_inputs,
+    plan_batched_grad,
+    plan_vmap,
+)
+from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, Outcome, jnum
+from .code_table import DEFAULT_TOLERANCES, CodeSpec, Tolerances
+from .draws import seeded_vectors
+from .forward_ad import FORWARD_AD_TANGENTS
 from .plan import run_cases
-from .reports import CaseReport, Output, TorchMessage, TorchMessages, parse_report
-from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs
+from .registry import OPTIONS, RUN_CHECKS, run_results
+from .reports import Output, TorchMessage, TorchMessages, parse_report
+from .run_checks import RunCase
+from .spec import MAX_JACOBIAN_SIDE, load_run_inputs
 
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
 #: beyond that, by random projections (the full numbers would not fit a result frame in time).
@@ -69,9 +84,14 @@ def _float64(a: Arg) -> Arg:
     return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False,
-             vmap: bool = False) -> RunPlan:  # wiring (issue 36 helper): vmap
-    """The cases of a run. Raises ValueError for an invalid input spec."""
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, options: Collection[str] = ()) -> RunPlan:
+    """The cases of a run, with the optional checks asked for (registry.OPTIONS: "gradgradcheck",
+    "forward_ad"; and "vmap", the batching checks). Raises ValueError for an invalid input spec or an
+    unknown option."""
+    unknown = set(options) - set(OPTIONS) - {"vmap"}  # wiring (issue 36 helper): "vmap"
+    if unknown:
+        raise ValueError(f"unknown checks asked for: {', '.join(sorted(unknown))}")
+    gradgradcheck = "gradgradcheck" in options
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
     if not entry_point or inputs is None:
@@ -103,8 +123,12 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         check_case = dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
                                          needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
                                          torch_gradgradcheck=gradgradcheck)
+        if "forward_ad" in options:
+            check_case = dataclasses.replace(check_case, forward_ad=ForwardAdPlan(
+                _seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol,
+                MAX_PROJECTED_ELEMENTS))
         cases[-1] = check_case
-    if vmap:  # wiring (issue 36 helper)
+    if "vmap" in options:  # wiring (issue 36 helper)
         check_case = cases[-1] = dataclasses.replace(check_case, vmap=plan_vmap(check_case.args, _seed(source, "vmap")),
                                                      batched_grad=plan_batched_grad(check_case.args, _seed(source, "batched grad")))
     return RunPlan(cases, names, check_case.id)
@@ -133,18 +157,6 @@ def _public_inputs(case: Case, names: list[str]) -> list[dict[str, Any]]:
             item["value"] = jnum(a.value)
         out.append(item)
     return out
-
-
-def _check_json(name: str, outcome: Outcome) -> dict[str, Any]:
-    item: dict[str, Any] = {"name": name, "passed": outcome.passed, "message": outcome.message,
-                            "description": RUN_CHECKS[name]}
-    if not outcome.passed and outcome.likely_cause:
-        item["likely_cause"] = outcome.likely_cause
-    if outcome.diagnostics:
-        item["diagnostics"] = [d.to_json() for d in outcome.diagnostics]
-    if not outcome.passed and outcome.shapes:
-        item["shapes"] = outcome.shapes
-    return item
 
 
 def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages], entry_point: str | None, source: str) -> dict[str, Any]:  # noqa: C901
@@ -181,7 +193,13 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     case = next(c for c in plan.cases if c.id == plan.check_case_id)
     rep = reps[case.id]
     float32 = case is not run_case
-    outcomes = _run_checks(case, rep, run_case, run_rep, plan.names, source)
+    checked = RunCase(case, rep, run_case, run_rep, plan.names, source)
+    outcomes: dict[str, Outcome] = {}
+    for check in RUN_CHECKS:
+        assert check.run is not None
+        outcome = check.run(checked)
+        if outcome is not None:
+            outcomes[check.name] = outcome
     torch_msg = torch_msgs.get(case.id) or TorchMessages()
     name = "jacobian_projections" if "jacobian_projections" in outcomes else "gradcheck"
     result["gradcheck"] = _summary(name, outcomes[name], torch_msg.gradcheck)
@@ -193,7 +211,7 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
         if rep.gradgrad is not None and rep.gradgrad.ok:
             result["gradgradcheck"]["grad_outputs"] = [{"shape": v.shape, "dtype": v.dtype, "values": _shown(v.values)}
                                                        for v in rep.gradgrad.v]
-    result["checks"] = [_check_json(n, outcomes[n]) for n in RUN_CHECKS if n in outcomes]
+    result["checks"] = [c.to_json() for c in run_results(outcomes)]
     result["passed"] = all(o.passed for o in outcomes.values())
     result["likely_causes"] = list(dict.fromkeys(o.likely_cause for o in outcomes.values() if not o.passed and o.likely_cause))
     for o in outcomes.values():
@@ -216,63 +234,4 @@ def _summary(name: str, outcome: Outcome, torch_msg: TorchMessage | None) -> dic
            "torch_message": torch_msg.message if torch_msg else None}
     if not outcome.passed and outcome.likely_cause:
         out["likely_cause"] = outcome.likely_cause
-    return out
-
-
-def _run_checks(case: Case, rep: CaseReport, run_case: Case, run_rep: CaseReport, names: list[str], source: str) -> dict[str, Outcome]:  # noqa: C901
-    """Every check of a run, on the check case (`rep`), from the one engine: the Jacobian in full
-    (gradcheck) or by random projections (jacobian_projections), then the hygiene checks."""
-    args = case.args
-    out: dict[str, Outcome] = {}
-    plan_gc = case.gradcheck
-    assert plan_gc is not None  # planned whenever an input requires grad, and gradients were shown
-    gc_rep = rep.gradcheck
-    mode = gc_rep.mode if gc_rep else "full"
-    float32 = rep.forward.ok and checks.computes_in_float32(args, rep.forward.outputs)
-    vjps, vsets = rep.vjps, rep.vjp_sets
-    atol, rtol = plan_gc.atol, plan_gc.rtol
-    alone = rep.needs_input_grad
-    returned = next((vr.returned for vr in vjps if vr.returned is not None), None)
-    consulted = checks.uses_needs_input_grad(source)
-    if gc_rep is not None and mode == "too_large":
-        n_in = sum(args[i].numel for i in diff_inputs(args))
-        width = sum(numel(s) for s in gc_rep.out_shapes)
-        out["gradcheck"] = Outcome(False, f"Not checked: the Jacobian ({width} output elements by {n_in} input elements) "
-                                          f"is too large to check in one run, even by random projections (made up to "
-                                          f"{MAX_PROJECTED_ELEMENTS} input and output elements together). Use smaller inputs.")
-    elif gc_rep is not None and mode == "projections":
-        out["jacobian_projections"] = checks.projections(args, gc_rep, plan_gc, names, float32=float32)
-        projected = gc_rep.stage not in ("forward", "numerical") and any(gc_rep.out_rg)
-        if vjps and projected and rep.diff_outputs == [k for k, rg in enumerate(gc_rep.out_rg) if rg]:
-            out["random_vjp"] = checks.projected_vjps(args, gc_rep, plan_gc, vsets, vjps, names, float32=float32)
-            out["backward_arity"] = checks.backward_arity(args, returned, names)
-            if alone is not None and vjps[-1].ok:
-                out["needs_input_grad"] = checks.needs_input_grad(
-                    args, checks.grads_by_input(args, vjps[-1].grads), alone, names, atol, rtol, consulted=consulted, returned=returned,
-                    source="with every input requiring grad (checked by projections) it gave")
-            out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
-    else:
-        out["gradcheck"] = checks.jacobian(args, gc_rep, plan_gc, names, float32=float32)
-        jac: Jacobians | None = None
-        if gc_rep is not None and gc_rep.stage not in ("forward", "numerical"):
-            try:
-                jac = checks.numerical_jacobian(args, gc_rep, plan_gc)
-            except (ValueError, IndexError, TypeError):
-                jac = None
-        if jac is not None and jac.diff_outputs and rep.diff_outputs != jac.diff_outputs:
-            jac = None  # two forwards disagree on which outputs require grad
-        if vjps and jac is not None and jac.diff_outputs:
-            out["random_vjp"] = checks.random_vjps(args, jac, vsets, vjps, 0, names, atol, rtol, float32=float32)
-            out["backward_arity"] = checks.backward_arity(args, returned, names)
-            if alone is not None:
-                out["needs_input_grad"] = checks.needs_input_grad(args, checks.numerical_vjp(jac, args, vsets[-1]), alone,
-                                                                  names, atol, rtol, consulted=consulted, returned=returned)
-            out["grad_output_unchanged"] = checks.grad_output_unchanged(vjps)
-    out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_rep.forward.inputs_after, names, run_rep.returned_inputs)
-    if case.gradgrad is not None:
-        out["gradgradcheck"] = checks.gradgradcheck(args, rep.gradgrad, case.gradgrad, names)
-    if case.vmap is not None:  # wiring (issue 36 helper)
-        out["vmap"] = batching.check_vmap(case, rep, names)
-    if case.batched_grad is not None:  # wiring (issue 36 helper)
-        out["batched_grad"] = batching.check_batched_grad(case, rep, names)
     return out

@@ -19,43 +19,26 @@ import keyword
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from .code_table import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOLERANCES,
+    CaseSpec,
+    CodeSpec,
+    InputSpec,
+    Tolerances,
+)
 from .draws import numel
+from .registry import DEFAULT_WEIGHTS, OPTIONS, applicable, default_weights
 from .technique import TECHNIQUES, missing_techniques
 from .terms import CAUSES, CHECKS as CHECK_TERMS
 
 Problem = tuple[str, str]
-
-#: name -> default weight, in the order a report lists them (what each checks, in words: terms.CHECKS)
-CHECKS: dict[str, float] = {
-    "parses": 0.0,
-    "entry_point": 0.0,
-    "forward": 0.20,
-    "output_shape_dtype": 0.05,
-    "inputs_unchanged": 0.05,
-    "backward_arity": 0.10,
-    "gradcheck": 0.20,
-    "gradient": 0.20,
-    "boundary": 0.10,
-    "gradgradcheck": 0.15,
-    "grad_output_unchanged": 0.05,
-    "technique": 0.10,
-}
-#: Checks that judge gradients: a submission that fakes its results must earn nothing here.
-GRADIENT_CHECKS = ("gradcheck", "gradient", "boundary", "gradgradcheck")
-#: Checks of backward: the gradients it returns, how many, and that it leaves grad_output alone.
-#: Under the `gate` scoring rule an attempt that fails one of them scores at most the rule's cap
-#: (service/scoring.py): the anti-faking set above, and the two other checks of backward.
-BACKWARD_CHECKS = (*GRADIENT_CHECKS, "grad_output_unchanged", "backward_arity")
-
-#: Named likely causes: name -> title and advice in one line (a report's hint and feedback). A view
-#: of terms.CAUSES, where the words live.
-LIKELY_CAUSES: Mapping[str, str] = MappingProxyType({name: term.sentence for name, term in CAUSES.items()})
 
 INPUT_TYPES = ("tensor", "float", "int", "bool", "none", "ints")
 TENSOR_DTYPES = ("float64", "float32", "int64", "int32", "bool")
@@ -72,9 +55,7 @@ MAX_JACOBIAN_SIDE = 256
 MAX_DIMS = 4
 MAX_CODE_BYTES = 64 * 1024
 TIMEOUT_RANGE = (0.5, 30.0)
-DEFAULT_TIMEOUT = 10.0
 MEMORY_RANGE_MB = (64, 4096)
-DEFAULT_MEMORY_MB = 1024
 
 #: How a problem about a code file that does not parse starts (the loader gives it the error's line).
 SYNTAX_ERROR = "syntax error"
@@ -118,125 +99,6 @@ def flatten(value: Any) -> list[Any]:
 def _int_fits(v: int, dtype: str) -> bool:
     lo, hi = INT_BOUNDS[dtype]
     return lo <= v <= hi
-
-
-# --------------------------------------------------------------------------- typed tables
-
-
-@dataclass(frozen=True)
-class Tolerances:
-    """How close is close enough; see the [code.tolerances] format above."""
-
-    forward_rtol: float = 1e-6
-    forward_atol: float = 1e-8
-    grad_rtol: float = 1e-6
-    grad_atol: float = 1e-8
-    float32_rtol: float = 1e-4
-    float32_atol: float = 1e-5
-    eps: float = 1e-6
-    gradcheck_atol: float = 1e-5
-    gradcheck_rtol: float = 1e-3
-
-
-DEFAULT_TOLERANCES = Tolerances()
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One forward argument, validated, defaults filled. Fields that do not apply are None."""
-
-    type: str
-    name: str | None = None
-    description: str = ""
-    dtype: str | None = None                     # tensor
-    shape: tuple[int, ...] | None = None         # tensor
-    requires_grad: bool | None = None            # tensor
-    #: fixed values: a tensor's, flattened; a scalar; an "ints" list
-    value: Any = None
-    range: tuple[float, float] | None = None     # random values (a random bool: (0, 1))
-    avoid: tuple[float, ...] | None = None
-    avoid_margin: float | None = None
-    #: random float tensors: intervals [low, high] each holding at least one of the values drawn
-    cover: tuple[tuple[float, float], ...] | None = None
-    container: str | None = None                 # ints
-
-    @property
-    def has_value(self) -> bool:
-        return self.value is not None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The table form (fields that apply only): the inputs' share of the plan's seed material,
-        and what an override in a variant starts from."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if v is not None or f.name == "description":
-                out[f.name] = _as_lists(v)
-        return out
-
-    def as_table(self) -> dict[str, Any]:
-        """The entry as an author writes it (a tensor's fixed value nested, which sets its shape):
-        valid input to the loaders again."""
-        out = self.as_dict()
-        if self.type == "tensor" and self.value is not None:
-            out["value"] = _nest(list(self.value), list(self.shape or ()))
-            del out["shape"]
-        return out
-
-
-@dataclass(frozen=True)
-class CaseSpec:
-    """A variant or a boundary case: every input, some of them changed."""
-
-    name: str
-    inputs: tuple[InputSpec, ...]
-    #: boundary cases: input name -> the gradient for grad_output = ones, flattened
-    expected_grad: Mapping[str, tuple[float, ...]] | None = None
-
-
-@dataclass(frozen=True)
-class CodeSpec:
-    """A code exercise's [code] table, validated, defaults filled (see the format above)."""
-
-    entry_point: str
-    call: str
-    inputs: tuple[InputSpec, ...]
-    random_cases: int = 3
-    differentiable: bool = True
-    gradgradcheck: bool = False
-    strict_none: bool = False
-    float32_case: bool = False
-    timeout: float = DEFAULT_TIMEOUT
-    memory_mb: int = DEFAULT_MEMORY_MB
-    tolerances: Tolerances = DEFAULT_TOLERANCES
-    variants: tuple[CaseSpec, ...] = ()
-    boundary: tuple[CaseSpec, ...] = ()
-    technique: tuple[str, ...] = ()
-    #: every check's weight as written (defaults from CHECKS)
-    weights: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    #: the checks that apply, weights normalised to sum to 1
-    checks: Mapping[str, float] = dataclasses.field(default_factory=dict)
-
-    @property
-    def input_names(self) -> list[str]:
-        return [inp.name or f"input {i}" for i, inp in enumerate(self.inputs)]
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data (the seed material of the plan: a change here changes every drawn input)."""
-        def case(c: CaseSpec) -> dict[str, Any]:
-            out: dict[str, Any] = {"name": c.name, "inputs": [i.as_dict() for i in c.inputs]}
-            if c.expected_grad is not None:
-                out["expected_grad"] = {k: list(v) for k, v in c.expected_grad.items()}
-            return out
-
-        return {
-            "entry_point": self.entry_point, "differentiable": self.differentiable, "gradgradcheck": self.gradgradcheck,
-            "strict_none": self.strict_none, "technique": list(self.technique), "random_cases": self.random_cases,
-            "timeout": self.timeout, "memory_mb": self.memory_mb, "tolerances": dataclasses.asdict(self.tolerances),
-            "inputs": [i.as_dict() for i in self.inputs], "variants": [case(c) for c in self.variants],
-            "boundary": [case(c) for c in self.boundary], "float32_case": self.float32_case,
-            "weights": dict(self.weights), "checks": dict(self.checks), "call": self.call,
-        }
 
 
 # --------------------------------------------------------------------------- field types
@@ -331,8 +193,8 @@ class _CheckTable(fields.Field[Any]):
             raise ValidationError("must be a table: check name -> weight")
         errors: dict[str, str] = {}
         for k, v in value.items():
-            if k not in CHECKS:
-                errors[k] = f"unknown check (known: {', '.join(CHECKS)})"
+            if k not in DEFAULT_WEIGHTS:
+                errors[k] = f"unknown check (known: {', '.join(DEFAULT_WEIGHTS)})"
             elif not _is_number(v) or v < 0:
                 errors[k] = "must be a non-negative number"
         if errors:
@@ -562,6 +424,7 @@ class _CodeTableSchema(_Strict):
     random_cases = _Int(load_default=3, validate=validate.Range(1, 8, error="must be an integer from 1 to 8"))
     differentiable = _Bool(load_default=True)
     gradgradcheck = _Bool(load_default=False)
+    forward_ad = _Bool(load_default=False)
     strict_none = _Bool(load_default=False)
     float32_case = _Bool()
     timeout = _Number(load_default=DEFAULT_TIMEOUT, validate=validate.Range(
@@ -656,19 +519,6 @@ def _override(base: InputSpec, override: Any, where: str, problems: list[Problem
     return spec or base
 
 
-def _as_lists(value: Any) -> Any:
-    """Tuples, nested or not, as the lists a table writes."""
-    return [_as_lists(v) for v in value] if isinstance(value, tuple) else value
-
-
-def _nest(flat: list[Any], shape: list[int]) -> Any:
-    """A flat list of values as the nested list of that shape."""
-    if not shape:
-        return flat[0]
-    step = len(flat) // shape[0]
-    return [_nest(flat[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])]
-
-
 def _cases(raw_cases: list[dict[str, Any]], key: str, inputs: tuple[InputSpec, ...], all_names: set[str],
            problems: list[Problem], *, complete: bool = True) -> tuple[CaseSpec, ...]:
     """Variants or boundary cases. `all_names`: every input's name as written, loaded or not (an
@@ -758,30 +608,15 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
     code = CodeSpec(
         entry_point=data["entry_point"], call=data.get("call") or f"{data['entry_point']}.apply({', '.join(map(str, names))})",
         inputs=inputs, random_cases=data["random_cases"], differentiable=data["differentiable"],
-        gradgradcheck=data["gradgradcheck"], strict_none=data["strict_none"],
+        gradgradcheck=data["gradgradcheck"], forward_ad=data["forward_ad"], strict_none=data["strict_none"],
         float32_case=has_float64 and data.get("float32_case", True), timeout=float(data["timeout"]),
         memory_mb=data["memory_mb"], tolerances=data["tolerances"], variants=variants, boundary=boundary,
         technique=tuple(dict.fromkeys(data["technique"])),
-        weights=MappingProxyType(dict(CHECKS) | data["weights"]))
-    checks = applicable_checks(code)
+        weights=MappingProxyType(default_weights({name for name in OPTIONS if data[name]}) | data["weights"]))
+    checks = applicable(code, code.weights)
     if checks and sum(checks.values()) <= 0:
         return None, [("code.weights", "at least one applicable check needs a positive weight")]
     return dataclasses.replace(code, checks=MappingProxyType(checks)), []
-
-
-def applicable_checks(code: CodeSpec) -> dict[str, float]:
-    """Checks that apply to this exercise, with weights normalised to sum to 1."""
-    w = dict(code.weights)
-    if not code.differentiable:
-        w.pop("gradcheck")
-    if not code.boundary:
-        w.pop("boundary")
-    if not code.gradgradcheck:
-        w.pop("gradgradcheck")
-    if not code.technique:
-        w.pop("technique")
-    total = sum(w.values())
-    return {k: (v / total if total > 0 else 0.0) for k, v in w.items()}
 
 
 def wrong_file_expectations(text: str) -> tuple[str | None, list[str]]:
@@ -837,10 +672,10 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
         cause, fails = wrong_file_expectations(text)
         if cause is None:
             problems.append((path, "first lines must include '# expect: <likely cause>'"))
-        elif cause not in LIKELY_CAUSES:
+        elif cause not in CAUSES:
             problems.append((path, f"unknown likely cause {cause!r}"))
         for f in fails:
-            if f not in CHECKS:
+            if f not in DEFAULT_WEIGHTS:
                 problems.append((path, f"'# fails:' names unknown check {f!r}"))
     other = [p for p in files if p not in ("reference.py", "starter.py", "exercise.toml") and not p.startswith("wrong/")]
     for p in other:

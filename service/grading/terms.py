@@ -4,8 +4,8 @@ what a report's status means.
 
 Every page (the learner pages, the dashboard) and every sentence the grader writes for a learner
 takes its names from here: the API serves this table (GET /api/v1/terms), the learner pages embed
-it, and diagnosis.py builds its sentences from it. spec.CHECKS keeps only the checks' weights;
-spec.LIKELY_CAUSES and checks.RUN_CHECKS are views of this table.
+it, and diagnosis.py builds its sentences from it. What each check weighs and how it decides:
+registry.py, under the same names. LIKELY_CAUSES is a view of this table.
 
 No identifier of the code appears in a title, description, advice or verdict, except the Python and
 torch names a learner writes themselves (forward, backward, grad_output, ctx.save_for_backward...).
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 
@@ -75,7 +77,7 @@ def _table(*terms: Any) -> dict[str, Any]:
     return {t.name: t for t in terms}
 
 
-#: Every check, of grades (spec.CHECKS, in their order) and of runs (checks.RUN_CHECKS): one term
+#: Every check, of grades and of runs (registry.CHECKS, in their order): one term
 #: where a grade and a run make the same check.
 CHECKS: dict[str, CheckTerm] = _table(
     CheckTerm("parses", "Code parses", "The code is valid Python.",
@@ -125,6 +127,11 @@ CHECKS: dict[str, CheckTerm] = _table(
     CheckTerm("needs_input_grad", "Gradients when one input requires grad",
               "backward gives the same gradient when only one input requires grad (ctx.needs_input_grad honoured).",
               failed="Not yet: your backward's gradients change with which inputs require grad."),
+    CheckTerm("forward_ad", "Forward-mode check (jvp)",
+              "jvp agrees with finite differences of forward along random tangents, as "
+              "torch.autograd.gradcheck(check_forward_ad=True) checks; a zero tangent gives zero; an input without "
+              "a tangent is handled; and jvp agrees with backward: <J v, u> = <v, J^T u>.",
+              failed="Not yet: your jvp (forward mode) is wrong."),
     CheckTerm("vmap", "Works under vmap",
               "torch.func.vmap of your Function over a batch gives the same outputs and gradients as calling it on "
               "each batch entry alone, with the batch at the front, at the end (in_dims and out_dims other than 0), "
@@ -189,6 +196,41 @@ CAUSES: dict[str, CauseTerm] = _table(
               "Define the class the exercise names (check its spelling) as a subclass of torch.autograd.Function."),
     CauseTerm("load_error", "Your file raised an exception when it was loaded",
               "Fix the code at the top level of your file (outside forward and backward)."),
+    CauseTerm("jvp_missing", "The Function has no jvp",
+              "Forward mode calls a static jvp(ctx, *tangents): add one that returns the derivative of forward "
+              "times the tangents, one tangent per output, and save what it needs with ctx.save_for_forward(...)."),
+    CauseTerm("jvp_ignores_tangent", "jvp ignores the tangent",
+              "Multiply your derivative by each input's tangent (for example x_t * torch.cos(x)): a zero tangent "
+              "must give a zero output tangent."),
+    CauseTerm("jvp_wrong_derivative", "jvp computes a different derivative",
+              "Work out the derivative of forward again and compare jvp with it at the values shown: jvp returns the "
+              "derivative times the tangent."),
+    CauseTerm("jvp_wrong_count", "jvp does not return one tangent per output",
+              "jvp returns one tangent per forward output (not one per input, as backward does): the tangent alone "
+              "for a single output, a tuple of them for several."),
+    CauseTerm("jvp_wrong_shape", "jvp returns a tangent of the wrong shape",
+              "Each tangent jvp returns has its output's shape (no sum, no extra dimension)."),
+    CauseTerm("jvp_missing_tangent", "jvp fails when an input has no tangent",
+              "An input without a tangent reaches jvp as zeros, or as None after ctx.set_materialize_grads(False): "
+              "check for None and treat it as zero, and give the same result as for a zero tangent."),
+    CauseTerm("jvp_backward_disagree", "jvp and backward disagree",
+              "Both are derivatives of the same forward, so <J v, u> must equal <v, J^T u>: jvp matches finite "
+              "differences here, so look at backward."),
+    CauseTerm("jvp_signature", "jvp takes the wrong arguments",
+              "jvp(ctx, *tangents) gets one tangent per forward input, in order (None for an input that is not a "
+              "tensor), as forward gets its inputs."),
+    CauseTerm("jvp_not_saved_for_forward", "jvp reads tensors that were not saved for it",
+              "In forward (or setup_context), save what jvp needs with ctx.save_for_forward(...): in jvp, "
+              "ctx.saved_tensors holds only those."),
+    CauseTerm("jvp_modifies_tangent", "jvp changes a tangent in place",
+              "Compute a new tensor (x_t * mask, not x_t.mul_(mask)); only an input that forward changes in place "
+              "(marked dirty) has its tangent changed in place."),
+    CauseTerm("jvp_not_in_place", "jvp of a forward that changes its input must change that input's tangent",
+              "forward marks its input dirty, so jvp must update that input's tangent in place and return it (for "
+              "example x_t.mul_(2))."),
+    CauseTerm("jvp_error", "jvp raised an exception", "Read the error below and fix that line of jvp."),
+    CauseTerm("forward_not_repeatable", "forward gives different values for the same input",
+              "Make forward a pure function of its inputs (no random noise, no state kept between calls)."),
     CauseTerm("vmap_setup_context_missing", "Your Function is not ready for vmap: it has no setup_context",
               "torch.func.vmap needs torch 2's style: forward(x, ...) takes no ctx, a static setup_context(ctx, inputs, "
               "output) saves what backward needs, and the class sets generate_vmap_rule = True."),
@@ -220,6 +262,9 @@ CAUSES: dict[str, CauseTerm] = _table(
               "between calls."),
 )
 
+#: Named likely causes: name -> title and advice in one line (a report's hint and feedback).
+LIKELY_CAUSES: Mapping[str, str] = MappingProxyType({name: term.sentence for name, term in CAUSES.items()})
+
 #: Where an exception can be raised (the `where` of an error: judge.py's parse, harness.py's others).
 STAGES: dict[str, StageTerm] = _table(
     StageTerm("parse", "while Python read your code", "Your code", " while Python read it"),
@@ -243,6 +288,11 @@ STAGES: dict[str, StageTerm] = _table(
     StageTerm("gradgradcheck", "during the double backward check", "Your code", " during the double backward check"),
     StageTerm("double backward", "while autograd differentiated your backward", "Your backward",
               " when autograd differentiated it (double backward)"),
+    StageTerm("jvp", "in jvp (forward mode)", "Your jvp"),
+    StageTerm("zero_tangent", "in jvp, called with zero tangents", "Your jvp", " when called with zero tangents"),
+    StageTerm("input_without_tangent", "in jvp, called for an input without a tangent", "Your jvp",
+              " when an input had no tangent"),
+    StageTerm("forward_ad", "during the forward-mode check", "Your code", " during the forward-mode check"),
     StageTerm("vmap", "under torch.func.vmap, over a batch of inputs", "Your Function", " under torch.func.vmap"),
     StageTerm("vmap backward", "in backward, through torch.func.vmap", "Your backward",
               " when called through torch.func.vmap"),

@@ -18,11 +18,13 @@ from typing import Any
 
 from . import checks
 from .cases import Case, diff_inputs
-from .checks import allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
+from .checks import Outcome, allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
+from .code_table import CodeSpec
 from .draws import numel
+from .forward_ad import check_forward_ad
 from .reports import CaseReport, ChildError, Report, TorchMessages
-from .spec import CHECKS, GRADIENT_CHECKS, LIKELY_CAUSES, CodeSpec
 from .technique import TECHNIQUES, missing_techniques
+from .terms import LIKELY_CAUSES
 
 # --------------------------------------------------------------------------- numbers
 
@@ -31,7 +33,9 @@ from .technique import TECHNIQUES, missing_techniques
 
 
 class Verdict:
-    """Builds the checks of one grade from the plan, the reference's and the submission's reports."""
+    """Decides the checks of one grade from the plan, the reference's and the submission's reports:
+    one method per check (registry.py names them, in order, and calls them: `registry.decide_grade`),
+    each recording its Outcome in `outcomes`."""
 
     def __init__(self, code: CodeSpec, cases: Sequence[Case], ref: Report, sub: Report, torch_msgs: dict[str, TorchMessages] | None = None,
                  source: str = "") -> None:
@@ -44,7 +48,7 @@ class Verdict:
         self.sub_cases = {c.id: c for c in sub.cases}
         self.diagnostics: list[dict[str, Any]] = []
         self.error: ChildError | None = None
-        self.results: dict[str, dict[str, Any]] = {}
+        self.outcomes: dict[str, Outcome] = {}
 
     # ---- helpers
 
@@ -72,12 +76,14 @@ class Verdict:
                     return True
         return False
 
-    def _result(self, name: str, passed: bool, message: str, cause: str | None = None, **extra: Any) -> None:
-        r = {"passed": passed, "message": message}
-        if cause and not passed:
-            r["likely_cause"] = cause
-        r.update(extra)
-        self.results[name] = r
+    def _result(self, name: str, passed: bool, message: str, cause: str | None = None, *, other_causes: Sequence[str] = (),
+                torch_message: str | None = None, shapes: dict[str, Any] | None = None) -> None:
+        self.outcomes[name] = Outcome(passed, message, cause if not passed else None, shapes=shapes,
+                                      other_causes=tuple(other_causes), torch_message=torch_message)
+
+    def passed(self, name: str) -> bool:
+        outcome = self.outcomes.get(name)
+        return outcome is not None and outcome.passed
 
     def _diag(self, check: str, case: Case, arg_i: int, a: list[Any], expected: list[Any], numerical: list[Any] | None,
               atol: float, rtol: float, cause: str, cause_info: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -107,8 +113,15 @@ class Verdict:
 
     # ---- checks in order
 
+    def parses(self) -> None:
+        """A report exists only for code that parsed (the judge answers a syntax error itself)."""
+        self._result("parses", True, "The code parses.")
+
+    def entry_point(self) -> None:
+        """Load and entry point: when they fail, nothing else can run."""
+        self.gate()
+
     def gate(self) -> bool:
-        """Load and entry point; False when nothing else can run."""
         e = self.sub.load_error
         if e is not None:
             self._note_error(e)
@@ -210,9 +223,9 @@ class Verdict:
         if not checked:
             self._result("output_shape_dtype", False, "Not checked: forward did not run.", "forward_error")
         elif fails:
-            causes = list(dict.fromkeys(c for c, _ in fails))
-            self._result("output_shape_dtype", False, " ".join(dict.fromkeys(m for _, m in fails[:3])), fails[0][0],
-                         **({"other_causes": causes[1:]} if len(causes) > 1 else {}))
+            first = fails[0][0]
+            self._result("output_shape_dtype", False, " ".join(dict.fromkeys(m for _, m in fails[:3])), first,
+                         other_causes=[c for c in dict.fromkeys(c for c, _ in fails) if c and c != first])
         else:
             self._result("output_shape_dtype", True, "Output shapes, dtypes and differentiability match the reference.")
 
@@ -258,7 +271,7 @@ class Verdict:
             self._result("backward_arity", False, "Not checked: forward did not run, so backward could not be called.", "forward_error")
         elif fails:
             first_cause, first_message, shapes = fails[0]
-            self._result("backward_arity", False, first_message, first_cause, **({"shapes": shapes} if shapes else {}))
+            self._result("backward_arity", False, first_message, first_cause, shapes=shapes)
         else:
             self._result("backward_arity", True, "backward returns one value per input, None where no gradient is taken.")
 
@@ -303,7 +316,7 @@ class Verdict:
                     self.diagnostics.append(d.to_json(case=case.name))
                 tm = self._torch(case).gradcheck
                 self._result("gradcheck", False, outcome.message, outcome.likely_cause,
-                             **({"torch_message": tm.message} if tm and not tm.ok else {}))
+                             torch_message=tm.message if tm and not tm.ok else None)
                 return
         self._result("gradcheck", True, "backward agrees with finite differences (gradcheck, float64): the full Jacobian, "
                                         "zero and undefined grad_outputs, reentrancy.")
@@ -383,7 +396,7 @@ class Verdict:
         if ok:
             self._result("boundary", True, f"The gradient is right at the boundary points ({n} check(s)).")
             return
-        if self.results.get("gradient", {}).get("passed") and cause not in ("forward_error", "backward_error"):
+        if self.passed("gradient") and cause not in ("forward_error", "backward_error"):
             cause = "boundary_only"
             for d in self.diagnostics:
                 if d["check"] == "boundary":
@@ -423,10 +436,31 @@ class Verdict:
                     self.diagnostics.append(d.to_json(case=case.name))
                 tm = self._torch(case).gradgradcheck
                 self._result("gradgradcheck", False, outcome.message, outcome.likely_cause,
-                             **({"torch_message": tm.message} if tm and not tm.ok else {}))
+                             torch_message=tm.message if tm and not tm.ok else None)
                 return
         self._result("gradgradcheck", True, "Double backward agrees with finite differences of backward (gradgradcheck): "
                                             "the Jacobian of backward's gradients in the inputs and grad_output.")
+
+    def forward_ad(self) -> None:
+        """Forward mode (forward_ad.py): the submission's jvp against finite differences of its forward
+        along the plan's tangents, against its own backward (the dot-product test), and against the
+        reference's jvp for the same tangents."""
+        passed: Outcome | None = None
+        for case in self.cases:
+            if case.forward_ad is None:
+                continue
+            s = self.sub_cases.get(case.id)
+            if not s or not s.forward.ok:
+                self._result("forward_ad", False, "Not checked: forward raised an exception.", "forward_error")
+                return
+            outcome = check_forward_ad(case, s, self.names, ref=self.ref_cases[case.id])
+            if not outcome.passed:
+                self._note_error(outcome.error)
+                self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
+                self.outcomes["forward_ad"] = outcome
+                return
+            passed = outcome
+        self.outcomes["forward_ad"] = passed or Outcome(False, "Not checked: no input requires grad.", "wrong_value")
 
     def grad_output_unchanged(self) -> None:
         reports = [s for s in map(self.sub_cases.get, (case.id for case in self.cases)) if s is not None and s.forward.ok]
@@ -443,51 +477,6 @@ class Verdict:
         if missing:
             self._result("technique", False, "The exercise asks for this, and your code does not do it: "
                          + " ".join(TECHNIQUES[t][0] for t in missing), TECHNIQUES[missing[0]][1],
-                         **({"other_causes": [TECHNIQUES[t][1] for t in missing[1:]]} if len(missing) > 1 else {}))
+                         other_causes=[TECHNIQUES[t][1] for t in missing[1:]])
         else:
             self._result("technique", True, "Uses " + ", ".join(self.code.technique) + ".")
-
-    # ---- assembly
-
-    def run(self) -> None:
-        self._result("parses", True, "The code parses.")
-        applicable = self.code.checks
-        if not self.gate():
-            return
-        for name in applicable:
-            if name in ("parses", "entry_point"):
-                continue
-            getattr(self, name)()
-
-
-def assemble(code: CodeSpec, results: dict[str, dict[str, Any]], diagnostics: list[dict[str, Any]], not_run: str) -> dict[str, Any]:  # noqa: C901
-    """Checks list (in CHECKS order), score, likely causes."""
-    applicable = code.checks
-    checks = []
-    score = 0.0
-    causes: list[str] = []
-    for name in CHECKS:
-        if name not in applicable:
-            continue
-        r = results.get(name) or {"passed": False, "message": f"Not run: {not_run}"}
-        item = {"name": name, "weight": round(applicable[name], 6), "passed": bool(r["passed"]), "message": r["message"]}
-        for k in ("likely_cause", "other_causes", "torch_message", "shapes"):
-            if k in r and not item["passed"]:
-                item[k] = r[k]
-        if item["passed"]:
-            score += applicable[name]
-        if not item["passed"]:
-            for c in [r.get("likely_cause")] + list(r.get("other_causes", [])):
-                if c and c not in causes:
-                    causes.append(c)
-        checks.append(item)
-    for d in diagnostics:
-        c = d.get("likely_cause")
-        if c and c not in causes:
-            causes.append(c)
-    return {"score": round(min(1.0, score), 6), "checks": checks, "likely_causes": causes}
-
-
-def gradient_score(result: dict[str, Any]) -> float:
-    """Weight earned on the gradient checks (what a faked result must never get)."""
-    return float(sum(c["weight"] for c in result.get("checks", []) if c["name"] in GRADIENT_CHECKS and c["passed"]))

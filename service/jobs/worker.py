@@ -91,7 +91,7 @@ def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
 
 def execute_run(judge: Any, run: Run) -> dict[str, Any]:
     try:
-        result = judge.run(run.code, run.entry_point, run.inputs, gradgradcheck=bool(run.gradgradcheck))
+        result = judge.run(run.code, run.entry_point, run.inputs, options=run.options)
     except ValueError as exc:  # an input spec the API let through: report it, do not retry
         result = {"status": "invalid_inputs", "error": {"message": str(exc)}}
     return {"result": result}

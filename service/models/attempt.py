@@ -202,8 +202,14 @@ class Run(GradingJob, Base):
 
     # Loaded when read (never joined: the workers claim runs with SELECT ... FOR UPDATE).
     exercise: Mapped[Exercise | None] = relationship()
-    # Also check double backward (torch.autograd.gradgradcheck), as the request asked.
+    # The optional checks the request asked for (grading.registry.OPTIONS), with those of the
+    # exercise it runs: double backward (torch.autograd.gradgradcheck), forward mode (jvp).
     gradgradcheck: Mapped[bool] = mapped_column(default=False, server_default=false())
+    forward_ad: Mapped[bool] = mapped_column(default=False, server_default=false())
+
+    @property
+    def options(self) -> frozenset[str]:
+        return frozenset(name for name, on in (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad)) if on)
 
 
 class AttemptEvent(Base):

@@ -12,6 +12,7 @@ from ..auth import BEARER, course_staff, current_client, learner_scope, require_
 from ..database import serialize_transactions
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
+from ..grading.registry import OPTIONS
 from ..grading.runs import exercise_run_inputs
 from ..grading.spec import load_code_spec, validate_run_inputs
 from ..learner_tokens import LearnerScope
@@ -53,9 +54,10 @@ def _visible(run_id: uuid.UUID):
     return stmt
 
 
-def _exercise_call(slug: str, number: int | None) -> tuple[Exercise, str, list[dict]]:
-    """The exercise a run names, with the entry point and sample inputs its "Run" uses: of its
-    current version, or (a course's staff previewing) of version `number`, published or not."""
+def _exercise_call(slug: str, number: int | None) -> tuple[Exercise, str, list[dict], frozenset[str]]:
+    """The exercise a run names, with the entry point, sample inputs and optional checks its "Run"
+    uses: of its current version, or (a course's staff previewing) of version `number`, published
+    or not."""
     scope = learner_scope()
     if scope is not None and not scope.allows(slug):
         problem_abort(403, f"This learner token is not for exercise {slug!r}.")
@@ -74,7 +76,7 @@ def _exercise_call(slug: str, number: int | None) -> tuple[Exercise, str, list[d
     code_spec, problems = load_code_spec(version.spec)
     if code_spec is None:  # the catalog (or the version's format check) checked it when it was saved
         raise RuntimeError(f"exercise {slug!r} has an invalid [code] table: {problems}")
-    return exercise, code_spec.entry_point, exercise_run_inputs(code_spec)
+    return exercise, code_spec.entry_point, exercise_run_inputs(code_spec), code_spec.options
 
 
 def _previewed_version(slug: str, number: int) -> tuple[Exercise, ExerciseVersion]:
@@ -178,6 +180,7 @@ class Runs(MethodView):
         client, scope = current_client(), learner_scope()
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
         exercise = None
+        options = {name for name in OPTIONS if payload[name]}
         if "version" in payload and payload.get("exercise") is None:
             problem_abort(422, "A version is of an exercise: name it in `exercise`.", type=VALIDATION_ERROR,
                           errors=[{"field": "json.version", "message": "only with exercise"}])
@@ -187,7 +190,8 @@ class Runs(MethodView):
                 problem_abort(422, "An exercise's run uses its own entry point and inputs: leave them out.",
                               type=VALIDATION_ERROR, errors=[{"field": f"json.{name}", "message": "not with exercise"}
                                                               for name in given])
-            exercise, entry_point, inputs = _exercise_call(payload["exercise"], payload.get("version"))
+            exercise, entry_point, inputs, exercise_options = _exercise_call(payload["exercise"], payload.get("version"))
+            options |= exercise_options
         if (entry_point is None) != (inputs is None):
             missing = "inputs" if inputs is None else "entry_point"
             problem_abort(422, "Give both entry_point and inputs, or neither.", type=VALIDATION_ERROR,
@@ -205,7 +209,7 @@ class Runs(MethodView):
             place = RunPlace(exercise, None if staff is None else staff.course_id)
         run = Run(id=uuid.uuid4(), client_id=client.id, learner=None if scope is None else scope.learner,
                   exercise=place.exercise, course_id=place.course_id, code=payload["code"], entry_point=entry_point,
-                  inputs=inputs, gradgradcheck=payload["gradgradcheck"], status=AttemptStatus.QUEUED.value)
+                  inputs=inputs, status=AttemptStatus.QUEUED.value, **{name: name in options for name in OPTIONS})
         session.add(run)
         session.commit()
         dispatch_job(Run, run.id)

@@ -153,7 +153,14 @@ class RunCreateSchema(RequestSchema):
     gradgradcheck = JsonBoolean(load_default=False, metadata={
         "description": "Also check double backward, as torch.autograd.gradgradcheck (fast_mode off) would, for "
                        "random grad_outputs (shown in result.gradgradcheck.grad_outputs): the check 'gradgradcheck' "
-                       "of the result. With entry_point and inputs; default false"})
+                       "of the result. With entry_point and inputs; default false. A run of an exercise whose "
+                       "[code] table asks for it makes it too"})
+    forward_ad = JsonBoolean(load_default=False, metadata={
+        "description": "Also check forward mode: the Function's jvp against finite differences of forward along "
+                       "random tangents, for zero tangents and for each input alone having a tangent, and against "
+                       "backward (the dot-product test), as torch.autograd.gradcheck(check_forward_ad=True) asks: "
+                       "the check 'forward_ad' of the result. With entry_point and inputs; default false. A run of "
+                       "an exercise whose [code] table asks for it makes it too"})
     wait = fields.Float(load_default=DEFAULT_RUN_WAIT, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS),
                         metadata={"description": "Seconds to hold the request for the result (default 10)"})
 
@@ -172,10 +179,12 @@ class RunSchema(Schema):
     learner = fields.String(allow_none=True, metadata={
         "description": "The learner whose token made the run; null for a run made with an API key"})
     gradgradcheck = fields.Boolean(required=True, metadata={"description": "Whether double backward is checked too"})
+    forward_ad = fields.Boolean(required=True, metadata={"description": "Whether forward mode (jvp) is checked too"})
     result = fields.Dict(allow_none=True, metadata={
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "
                        "gradients, the checks with diagnostics (gradcheck: the full Jacobian, or "
-                       "jacobian_projections for a large one; gradgradcheck when asked), passed and likely_causes"})
+                       "jacobian_projections for a large one; gradgradcheck and forward_ad when asked), passed and "
+                       "likely_causes"})
     diagnosis = fields.Nested(DiagnosisSchema, allow_none=True, metadata={
         "description": "Once finished: what the result opens with, made from it (one verdict line, the likely cause "
                        "with what to do, one failing case in the learner's terms); null until then"})

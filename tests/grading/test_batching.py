@@ -121,7 +121,7 @@ def _checks(result: dict) -> dict[str, dict]:
 
 
 def _run(judge, source: str, entry: str = "ClampFn", inputs: list | None = None) -> dict:
-    result = judge.run(source, entry, inputs or INPUTS, vmap=True)
+    result = judge.run(source, entry, inputs or INPUTS, options={"vmap"})
     assert result["status"] == "ok", result
     return result
 

@@ -1,4 +1,4 @@
-"""A run's gradgradcheck (asked for with gradgradcheck=True) never disagrees with
+"""A run's gradgradcheck (asked for with options=("gradgradcheck",)) never disagrees with
 torch.autograd.gradgradcheck (fast_mode off) on the same inputs and grad_outputs.
 
 Over the same items as test_agreement.py (every reference and known mistake of every code exercise,
@@ -14,7 +14,7 @@ import pytest
 
 from service.grading import checks
 from service.grading.runs import plan_run
-from service.grading.spec import LIKELY_CAUSES
+from service.grading.terms import LIKELY_CAUSES
 from tests.grading.agreement_support import DTYPES, ITEMS, args_from_run, load_function
 from tests.grading.corpus_support import GRADCHECK_KWARGS, load_corpus
 
@@ -31,7 +31,7 @@ def _torch_gradgradcheck(source: str, entry_point: str, args: tuple, grad_output
 
 def _grad_outputs(source: str, entry_point: str, inputs: list, result: dict) -> tuple:
     """The grad_outputs the run used: the judge's draw from the run's seed, as the run reports their shapes."""
-    plan = plan_run(source, entry_point, inputs, gradgradcheck=True)
+    plan = plan_run(source, entry_point, inputs, options=("gradgradcheck",))
     check_case = next(c for c in plan.cases if c.id == plan.check_case_id)
     shown = result["gradgradcheck"]["grad_outputs"]
     values = check_case.gradgrad.grad_outputs([checks.numel(v["shape"]) for v in shown])
@@ -51,7 +51,7 @@ GRADGRAD_ITEMS = [i for i in ITEMS if i[0] not in _CORPUS or not _CORPUS[i[0]].l
 
 @pytest.mark.parametrize(("label", "source", "entry_point", "inputs"), GRADGRAD_ITEMS, ids=[i[0] for i in GRADGRAD_ITEMS])
 def test_run_gradgradcheck_agrees_with_torch(judge, label, source, entry_point, inputs):
-    result = judge.run(source, entry_point, inputs, gradgradcheck=True)
+    result = judge.run(source, entry_point, inputs, options=("gradgradcheck",))
     assert result["status"] in ("ok", "error"), result
     ours = result.get("gradgradcheck")
     if ours is None or "grad_outputs" not in ours:

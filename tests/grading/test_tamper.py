@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.grading.verdict import gradient_score
+from service.grading.registry import gradient_score
 from tests.grading.support import WRONG_SIGN_CLAMPFN
 
 TAMPER = {

@@ -25,7 +25,7 @@ import socket
 import time
 import uuid
 
-from service.grading.verdict import gradient_score
+from service.grading.registry import gradient_score
 from tests.grading.support import EXERCISES, WRONG_SIGN_CLAMPFN as TAMPER_HEADER, load_exercise
 
 PROJECT = EXERCISES.parent

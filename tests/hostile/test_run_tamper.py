@@ -195,9 +195,9 @@ SMALL = [{"name": "x", "type": "tensor", "value": [[-1.5, 0.2, 2.3], [0.9, -0.4,
 
 
 def test_double_backward_rows_made_from_finite_differences_do_not_pass_a_run(judge):
-    honest = judge.run(NOT_DIFFERENTIABLE, "SoftplusFn", SMALL, gradgradcheck=True)
+    honest = judge.run(NOT_DIFFERENTIABLE, "SoftplusFn", SMALL, options=("gradgradcheck",))
     assert _checks(honest)["gradgradcheck"]["likely_cause"] == "backward_not_differentiable"
-    result = judge.run(NOT_DIFFERENTIABLE + ROWS_FROM_FINITE_DIFFERENCES, "SoftplusFn", SMALL, gradgradcheck=True)
+    result = judge.run(NOT_DIFFERENTIABLE + ROWS_FROM_FINITE_DIFFERENCES, "SoftplusFn", SMALL, options=("gradgradcheck",))
     assert result["status"] == "ok" and result["passed"] is False
     check = _checks(result)["gradgradcheck"]
     # double backward for the judge's w is not the combination of the rows the child reported
@@ -205,7 +205,7 @@ def test_double_backward_rows_made_from_finite_differences_do_not_pass_a_run(jud
 
 
 def test_gradgradcheck_with_other_grad_outputs_is_refused(judge):
-    result = judge.run(NOT_DIFFERENTIABLE + OTHER_GRAD_OUTPUTS, "SoftplusFn", SMALL, gradgradcheck=True)
+    result = judge.run(NOT_DIFFERENTIABLE + OTHER_GRAD_OUTPUTS, "SoftplusFn", SMALL, options=("gradgradcheck",))
     assert result["status"] == "bad_output"
 
 

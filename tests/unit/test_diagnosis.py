@@ -8,11 +8,9 @@ import re
 
 import pytest
 
-from service.grading import terms
-from service.grading.checks import RUN_CHECKS
+from service.grading import registry, terms
 from service.grading.diagnosis import diagnose_grade, diagnose_run
-from service.grading.spec import CHECKS, LIKELY_CAUSES
-from service.grading.terms import code_names
+from service.grading.terms import LIKELY_CAUSES, code_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: A check's or a cause's name standing alone (not ctx.needs_input_grad, torch's own).
@@ -20,7 +18,7 @@ CODE_NAMES = code_names()
 
 
 def test_every_check_cause_stage_and_status_has_its_words():
-    assert set(CHECKS) | set(RUN_CHECKS) <= set(terms.CHECKS)
+    assert set(registry.BY_NAME) == set(terms.CHECKS)
     assert set(LIKELY_CAUSES) == set(terms.CAUSES)
     # every `where` an error is given: the child's (harness.py) and the judge's (parse, entry point)
     source = (ROOT / "service/grading/harness.py").read_text()
