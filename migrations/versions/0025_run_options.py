@@ -3,7 +3,8 @@
 Revision ID: 0025
 Revises: 0024
 POST /api/v1/runs takes "forward_ad": true to have the run check the Function's jvp (forward mode),
-and "in_place": true to check a Function that changes its input (called on clones), as it takes
+"in_place": true to check a Function that changes its input (called on clones), and "vmap": true
+to check it under torch.func.vmap (and backward for a batch of grad_outputs), as it takes
 "gradgradcheck" (0010); the worker that runs it reads the flags from here. A run
 of an exercise also makes the optional checks the exercise's [code] table asks for.
 """
@@ -18,7 +19,7 @@ down_revision: str | Sequence[str] | None = '0024'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-OPTIONS = ('forward_ad', 'in_place')
+OPTIONS = ('forward_ad', 'in_place', 'vmap')
 
 
 def upgrade() -> None:

@@ -99,6 +99,8 @@ class CodeSpec:
     forward_ad: bool = False
     #: the Function changes an input in place (ctx.mark_dirty): called on clones, and checked so
     in_place: bool = False
+    #: also check the Function under torch.func.vmap, and backward for a batch of grad_outputs
+    vmap: bool = False
     strict_none: bool = False
     float32_case: bool = False
     timeout: float = DEFAULT_TIMEOUT
@@ -115,7 +117,8 @@ class CodeSpec:
     @property
     def options(self) -> frozenset[str]:
         """The optional checks the table asks for (registry.OPTIONS), by their `[code]` keys."""
-        flags = (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad), ("in_place", self.in_place))
+        flags = (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad), ("in_place", self.in_place),
+                 ("vmap", self.vmap))
         return frozenset(name for name, on in flags if on)
 
     @property

@@ -16,6 +16,10 @@ its tensors):
   (``runs.plan_run``);
 - ``run_grad_outputs``: a run's grad_outputs, ones then random ones, drawn by the child from the
   seed we send (it alone knows the outputs' shapes) and reported;
+- the batching checks' choices (cases.VmapPlan, cases.BatchedGradPlan): ``batch_size`` (none of the
+  inputs' sizes), ``batch_scales`` (the batch's entries as factors of the case's values),
+  ``batch_grad_outputs`` (one set of grad_outputs per entry) and ``alone_source`` (which vmap call's
+  numbers alone another call shares);
 - ``forward_ad_tangents`` and ``forward_ad_grad_outputs``: a forward-mode check's random tangents
   and the grad_output of its dot-product test, drawn by both sides from the plan's seed.
 - ``in_place_vectors``: the in-place check's factors w of the op after the Function and its
@@ -87,6 +91,40 @@ def run_grad_outputs(seed: int, sizes: Sequence[int], n_random: int) -> list[lis
     after another from one generator seeded with `seed`."""
     gen = random.Random(seed)
     return [[[1.0] * n for n in sizes]] + [_signed(gen, sizes) for _ in range(n_random)]
+
+
+def batch_size(shapes: Sequence[Sequence[int]], candidates: Sequence[int] = (2, 3, 5, 7, 11, 13)) -> int:
+    """The batch size of a vmap or batched-gradient check over inputs of these shapes: the first
+    candidate that is none of their sizes, so that a batch dimension put in the wrong place changes
+    a shape (a [5, 3, 4] result where [3, 4, 5] was due) instead of hiding among equal sizes."""
+    sizes = {d for shape in shapes for d in shape}
+    return next((b for b in candidates if b not in sizes), candidates[-1])
+
+
+def alone_source(in_dims: Sequence[Sequence[int | None]], c: int) -> int:
+    """The vmap call whose one-call-per-entry numbers call `c` of a plan shares: the first that
+    batches the same arguments (their values are the same whatever the dimensions). The child
+    computes and reports them there only; the judge reads them from there."""
+    batched = [d is not None for d in in_dims[c]]
+    return next(p for p in range(c + 1) if [d is not None for d in in_dims[p]] == batched)
+
+
+@functools.lru_cache(maxsize=16)
+def batch_scales(seed: int, batch: int) -> tuple[float, ...]:
+    """The batch of a vmap check, as factors of the case's own values: entry 0 is the case itself
+    (1.0), entry b > 0 is every floating-point input batched over multiplied by its factor, drawn
+    from [0.5, 0.95] (a positive factor below one keeps an input in any domain that holds the case's
+    value and zero: [-1, 1], positive, sorted, symmetric positive definite...). Rounded to 1/1024,
+    so that a scaled float32 value is the float32 rounding of the same product on both sides."""
+    gen = random.Random(f"{seed}/batch")
+    return (1.0,) + tuple(round(gen.uniform(0.5, 0.95) * 1024) / 1024 for _ in range(batch - 1))
+
+
+def batch_grad_outputs(seed: int, batch: int, sizes: Sequence[int]) -> list[list[list[float]]]:
+    """One set of grad_outputs per batch entry (one vector per differentiable output, of these
+    sizes), drawn one entry after another from one generator seeded with `seed`."""
+    gen = random.Random(f"{seed}/batch grad_outputs")
+    return [_signed(gen, sizes) for _ in range(batch)]
 
 
 def forward_ad_tangents(seed: int, k: int, sizes: Sequence[int]) -> list[list[list[float]]]:

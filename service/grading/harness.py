@@ -17,6 +17,9 @@ honest submission's numbers easy to collect:
 - when asked, the in-place check's numbers (`_in_place`): the Function on clones of its inputs
   inside a bigger expression, which input objects it returned and their version counters, the
   expression's gradient and its values at nearby points, and a call on leaves requiring grad;
+- the batching numbers when asked: torch.func.vmap of the Function beside one call per batch
+  entry (outputs, and gradients through both), and backward for a batch of grad_outputs at once
+  beside one at a time (gradcheck's check_batched_grad);
 - afterwards, in a second frame, torch's own gradcheck/gradgradcheck messages (familiar to the
   learner; informative only).
 
@@ -272,6 +275,10 @@ def _planned_numbers(fn: Any, case: dict[str, Any], rep: dict[str, Any], diff_ou
         rep["gradgrad"] = _gradgrad(fn, case)
     if case.get("forward_ad"):
         rep["forward_ad"] = _forward_ad(fn, case["args"], case["forward_ad"])
+    if case.get("vmap"):
+        rep["vmap"] = _vmap_numbers(fn, case)
+    if case.get("batched_grad"):
+        rep["batched_grad"] = _batched_grad_numbers(fn, case)
 
 
 def _vjp(outs: Any, diff_out_idx: list[int], diff_in: list[Any], vset: Any, case: dict[str, Any], recorder: _Recorder,
@@ -846,6 +853,206 @@ def _in_place_leaf(fn_cls: Any, specs: list[Any], diff_idx: list[int]) -> dict[s
     return res
 
 
+# --------------------------------------------------------------------------- batching (vmap)
+
+
+def _vmap_rule(fn_cls: Any) -> str:
+    """How the Function supports torch.func.vmap: "generate" (generate_vmap_rule = True),
+    "staticmethod" (its own vmap), "both" (torch refuses that) or "none"."""
+    base = torch.autograd.Function
+    generate = getattr(fn_cls, "generate_vmap_rule", False) is True
+    own = getattr(fn_cls, "vmap", base.vmap) is not base.vmap
+    return "both" if generate and own else "generate" if generate else "staticmethod" if own else "none"
+
+
+def _scaled(spec: dict[str, Any], scale: float) -> dict[str, Any]:
+    """A floating-point tensor argument's spec multiplied by `scale` (a batch entry,
+    draws.batch_scales); other arguments as they are."""
+    if spec["t"] != "tensor" or scale == 1.0 or not spec["dtype"].startswith("float"):
+        return spec
+    return dict(spec, values=[v * scale for v in spec["values"]])
+
+
+def _entry_args(specs: list[Any], in_dims: list[Any], scale: float) -> list[Any]:
+    """Fresh arguments of one batch entry: the batched ones scaled, the others as the case gives them."""
+    return [_build_arg(_scaled(spec, scale) if d is not None else spec) for spec, d in zip(specs, in_dims)]
+
+
+def _vjp_tensors(outs: Any, diff_out: list[int], vset: list[list[float]]) -> list[Any]:
+    return [torch.tensor(v, dtype=outs[k].dtype).reshape(outs[k].shape) for v, k in zip(vset, diff_out)]
+
+
+def _grads_flat(grads: Any) -> list[Any]:
+    return [None if g is None else _flat(g) for g in grads]
+
+
+def _vmap_numbers(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The vmap check's numbers (cases.VmapPlan): per config, the outputs of the Function called on
+    each batch entry alone and of torch.func.vmap(Fn.apply, in_dims, out_dims) over the batch, and,
+    with "grads", the gradients through both for the same grad_outputs (drawn from the seed for
+    the outputs that require grad when called alone). The numbers of the calls alone are made and
+    reported once for the configs that batch the same arguments (draws.alone_source). The judge
+    compares them; nothing is decided here. The learner's exceptions are data, with where they
+    happened: "forward" (one entry alone), "vmap", "backward" (one entry alone), "vmap backward"."""
+    plan, specs = case["vmap"], case["args"]
+    try:
+        rep: dict[str, Any] = {"rule": _vmap_rule(fn_cls),
+                               "setup_context": fn_cls.setup_context is not torch.autograd.Function.setup_context}
+    except BaseException as exc:  # noqa: BLE001 - a hostile class attribute
+        return {"rule": "none", "setup_context": False, "configs": [], "error": _error(exc, "vmap")}
+    all_dims = [cfg["in_dims"] for cfg in plan["configs"]]
+    alone: dict[int, dict[str, Any]] = {}
+    rep["configs"] = []
+    for c, cfg in enumerate(plan["configs"]):
+        source = draws.alone_source(all_dims, c)
+        if source == c:
+            alone[c] = _alone(fn_cls, specs, cfg["in_dims"], plan)
+        rep["configs"].append(_vmap_config(fn_cls, specs, cfg, plan, alone[source], own=source == c))
+    return rep
+
+
+def _alone(fn_cls: Any, specs: list[Any], in_dims: list[Any], plan: dict[str, Any]) -> dict[str, Any]:
+    """The Function called on each batch entry alone (its report, and what the vmap calls reuse:
+    the outputs of entry 0 and the grad_outputs)."""
+    batch, seed = plan["batch"], plan["seed"]
+    scales = draws.batch_scales(seed, batch)
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    res: dict[str, Any] = {}
+    state: dict[str, Any] = {"report": res}
+    singles: list[Any] = []
+    try:
+        entries = [_entry_args(specs, in_dims, scales[b]) for b in range(batch)]
+        for args in entries:
+            singles.append(_as_tuple(fn_cls.apply(*args)))
+        res["single"] = [[_describe_output(o) for o in outs[:16]] for outs in singles]
+    except BaseException as exc:  # noqa: BLE001 - a learner's failure is data
+        res["single_error"] = _error(exc, "forward")
+        return state
+    state["first"] = singles[0]
+    if not plan.get("grads") or not diff_idx:
+        return state
+    diff_out = [k for k, o in enumerate(singles[0]) if isinstance(o, torch.Tensor) and o.requires_grad]
+    res["diff_outputs"] = diff_out
+    if not diff_out:
+        return state
+    try:
+        vsets = state["vsets"] = draws.batch_grad_outputs(seed, batch, [singles[0][k].numel() for k in diff_out])
+        grads = []
+        for b, (args, outs) in enumerate(zip(entries, singles)):
+            grads.append(_grads_flat(torch.autograd.grad([outs[k] for k in diff_out], [args[i] for i in diff_idx],
+                                                         _vjp_tensors(outs, diff_out, vsets[b]), allow_unused=True)))
+        res["single_grads"] = grads
+    except BaseException as exc:  # noqa: BLE001
+        res["single_grads_error"] = _error(exc, "backward")
+    return state
+
+
+def _vmap_config(fn_cls: Any, specs: list[Any], cfg: dict[str, Any], plan: dict[str, Any], alone: dict[str, Any],  # noqa: C901
+                 own: bool) -> dict[str, Any]:
+    """One vmap call, beside the numbers alone (`alone`, reported here when `own`)."""
+    in_dims, out_dims = cfg["in_dims"], cfg["out_dims"]
+    batch = plan["batch"]
+    scales = draws.batch_scales(plan["seed"], batch)
+    diff_idx = [i for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+    single = alone["report"]
+    res: dict[str, Any] = dict(single) if own else {}
+    if "single_error" in single:
+        return res
+    try:
+        batched: list[Any] = []
+        leaves: list[list[Any]] = []  # per input requiring grad: one leaf per entry, or the one shared
+        for i, (spec, d) in enumerate(zip(specs, in_dims)):
+            if d is None:
+                a = _build_arg(spec)
+                batched.append(a)
+                if i in diff_idx:
+                    leaves.append([a])
+            else:
+                parts = [_build_arg(_scaled(spec, scales[b])) for b in range(batch)]
+                batched.append(torch.stack(parts, d))
+                if i in diff_idx:
+                    leaves.append(parts)
+    except BaseException as exc:  # noqa: BLE001
+        res["vmap_error"] = _error(exc, "harness")
+        return res
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="There is a performance drop")
+            vout = _as_tuple(torch.func.vmap(fn_cls.apply, in_dims=tuple(in_dims), out_dims=out_dims)(*batched))
+        res["vmap"] = [_describe_output(o) for o in vout[:16]]
+    except BaseException as exc:  # noqa: BLE001
+        res["vmap_error"] = _error(exc, "vmap")
+        return res
+    diff_out = single.get("diff_outputs")
+    if not diff_out or "single_grads" not in single or not cfg.get("grads", True):
+        return res
+    # gradients through vmap, for the grad_outputs of the entries alone
+    try:
+        first, vsets = alone["first"], alone["vsets"]
+        per_entry = [_vjp_tensors(first, diff_out, vsets[b]) for b in range(batch)]
+        vs = [torch.stack([v[pos] for v in per_entry], out_dims) for pos in range(len(diff_out))]
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="There is a performance drop")
+            grads = torch.autograd.grad([vout[k] for k in diff_out], [leaf for group in leaves for leaf in group], vs,
+                                        allow_unused=True)
+        flat = _grads_flat(grads)
+        out, n = [], 0
+        for group in leaves:
+            out.append(flat[n:n + len(group)])
+            n += len(group)
+        res["vmap_grads"] = out
+    except BaseException as exc:  # noqa: BLE001
+        res["vmap_grads_error"] = _error(exc, "vmap backward")
+    return res
+
+
+def _batched_grad_numbers(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """torch.autograd.gradcheck's check_batched_grad numbers (its _test_batched_grad): for each
+    output that requires grad, backward for each of the plan's grad_outputs alone, then for all of
+    them at once, by torch.func.vmap over the vector-Jacobian product (an undefined gradient as
+    zeros, as torch makes it). gradcheck vmaps with its older prototype vmap, which has no batching
+    rule for some common operations (einsum, flatten) and so fails backwards that torch.func.vmap,
+    the one learners use, batches rightly."""
+    plan, specs = case["batched_grad"], case["args"]
+    batch = plan["batch"]
+    try:
+        args = [_build_arg(a) for a in specs]
+        diff_in = [args[i] for i, a in enumerate(specs) if a["t"] == "tensor" and a.get("rg")]
+        all_outs = _as_tuple(fn_cls.apply(*args))
+        idx = [k for k, o in enumerate(all_outs) if isinstance(o, torch.Tensor) and o.requires_grad]
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": _error(exc, "forward")}
+    rep: dict[str, Any] = {"ok": True, "outputs": []}
+    try:
+        vsets = draws.batch_grad_outputs(plan["seed"], batch, [all_outs[k].numel() for k in idx])
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": _error(exc, "grad_output")}
+    for pos, k in enumerate(idx[:16]):
+        o = all_outs[k]
+        item: dict[str, Any] = {"index": k}
+        rep["outputs"].append(item)
+        try:
+            vk = [torch.tensor(vsets[b][pos], dtype=o.dtype).reshape(o.shape) for b in range(batch)]
+            item["single"] = [_grads_flat(torch.autograd.grad(o, diff_in, v, retain_graph=True, allow_unused=True))
+                              for v in vk]
+        except BaseException as exc:  # noqa: BLE001
+            item["single_error"] = _error(exc, "backward")
+            continue
+
+        def vjp(v: Any, o: Any = o) -> tuple[Any, ...]:
+            grads = torch.autograd.grad(o, diff_in, v, retain_graph=True, allow_unused=True)
+            return tuple(torch.zeros([], dtype=x.dtype).expand(x.shape) if g is None else g
+                         for g, x in zip(grads, diff_in))
+
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                item["batched"] = _grads_flat(torch.func.vmap(vjp)(torch.stack(vk)))
+        except BaseException as exc:  # noqa: BLE001
+            item["batched_error"] = _error(exc, "batched backward")
+    return rep
+
+
 def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None = None) -> dict[str, Any]:
     """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally: for a
     Jacobian checked in full only (the slow mode on a large one would take seconds), gradgradcheck
@@ -1016,6 +1223,29 @@ def warm(x: torch.Tensor, pad: List[int], y: Optional[torch.Tensor] = None) -> t
 warm(torch.ones(2), [1, 2])
 """
 
+_WARM_VMAP_CODE = """
+import torch
+class WarmFn(torch.autograd.Function):
+    generate_vmap_rule = True
+    @staticmethod
+    def forward(x, y):
+        return x * y
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, g * x
+class WarmRuleFn(WarmFn):
+    generate_vmap_rule = False
+    @staticmethod
+    def vmap(info, in_dims, x, y):
+        x = x if in_dims[0] is None else x.movedim(in_dims[0], 0)
+        y = y if in_dims[1] is None else y.movedim(in_dims[1], 0)
+        return WarmRuleFn.apply(x, y), 0
+"""
+
 #: Modules whose Python source TorchScript compiles when a scripted function calls into them
 #: (torch.nn.functional.pad, torch.functional.norm, the forward of torch's own nn layers...).
 SOURCE_MODULES = ("torch.nn", "torch.functional", "torch._lowrank", "torch._linalg_utils", "torch._lobpcg")
@@ -1083,6 +1313,22 @@ class _WrongFn(torch.autograd.Function):
         return result
 
 
+def _warm_vmap() -> None:
+    """One pass through the batching checks' paths (torch.func.vmap of a Function with a generated
+    rule and with its own vmap staticmethod; backward through them and for a batch of grad_outputs):
+    torch imports modules on first use there, and a sandboxed child has no filesystem to import
+    them from. (Their error paths import nothing more. A first exception raised in torch's C++ costs
+    a process about 10 MB of RSS: raised here, it would grow the zygote by as much.)"""
+    x = {"t": "tensor", "dtype": "float64", "shape": [2], "values": [0.5, -1.5], "rg": True}
+    y = {"t": "tensor", "dtype": "float64", "shape": [2], "values": [1.5, 0.25], "rg": True}
+    vmap = {"seed": 1, "batch": 3, "grads": True, "configs": [
+        {"in_dims": [0, 0], "out_dims": 0}, {"in_dims": [1, 1], "out_dims": -1}, {"in_dims": [0, None], "out_dims": 0}]}
+    case = {"id": "warm-vmap", "args": [x, y], "diff_outputs": [0], "vjps": [], "vmap": vmap,
+            "batched_grad": {"seed": 2, "batch": 3}}
+    for entry in ("WarmFn", "WarmRuleFn"):
+        _warm_run({"source": _WARM_VMAP_CODE, "entry_point": entry, "cases": [case]})
+
+
 def warm_up(gradcheck: bool = True) -> None:
     """One pass through run_task's code paths (and one trusted gradcheck), so that lazy imports,
     allocator pools and copy-on-write page faults happen before a submission's clock starts.
@@ -1097,6 +1343,7 @@ def warm_up(gradcheck: bool = True) -> None:
         _load_failure_paths(x)
         _warm_run({"source": _WARM_SCRIPT_CODE})
         preload_sources()
+        _warm_vmap()
     case = {
         "id": "warm",
         "args": [{"t": "tensor", "dtype": "float64", "shape": [2], "values": [0.5, -1.5], "rg": True}],

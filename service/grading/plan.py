@@ -31,6 +31,8 @@ from .cases import (
     ProjectionPlan,
     all_points,
     diff_inputs,
+    plan_batched_grad,
+    plan_vmap,
     to_float32,
 )
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
@@ -173,6 +175,26 @@ def complete_cases(code: CodeSpec, cases: list[Case], probe: Report, secret: byt
                       variant) for case in cases]
 
 
+def _optional_checks(code: CodeSpec, case: Case, secret: bytes, slug: str, variant: str | None) -> Case:
+    """The plans of the optional checks the exercise asks for (but gradgradcheck, planned with the
+    shared rng's draws), each from a seed of its own: the shared rng's draws stay what they were."""
+    tol = code.tolerances
+
+    def seed(purpose: str) -> int:
+        return seeded(secret, purpose, slug, case.id, *variant_parts(variant)).getrandbits(62)
+
+    plans: dict[str, Any] = {}
+    if code.forward_ad:
+        plans["forward_ad"] = ForwardAdPlan(seed("forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
+                                            tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
+    if code.in_place:
+        plans["in_place"] = InPlacePlan(seed("in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
+                                        ProjectionPlan(seed("in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+    if code.vmap:
+        plans.update(vmap=plan_vmap(case.args, seed("vmap")), batched_grad=plan_batched_grad(case.args, seed("batched grad")))
+    return dataclasses.replace(case, **plans)
+
+
 def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Random, secret: bytes, slug: str,
               fd: bool, variant: str | None) -> Case:
     """One case completed; the draws from `rng` in the order they have always been made."""
@@ -199,16 +221,7 @@ def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Ra
     # every column of the Jacobian (the table has at most MAX_JACOBIAN_SIDE: spec.load_code_spec)
     gradcheck = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points=all_points(case.args))
     done = dataclasses.replace(done, gradcheck=gradcheck, torch_gradcheck=True)
-    if code.forward_ad:
-        # its own seed: the shared rng's draws stay what they were for every other case and check
-        seed = seeded(secret, "forward_ad", slug, case.id, *variant_parts(variant)).getrandbits(62)
-        done = dataclasses.replace(done, forward_ad=ForwardAdPlan(seed, FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
-                                                                  tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS))
-    if code.in_place:
-        seed = seeded(secret, "in_place", slug, case.id, *variant_parts(variant)).getrandbits(62)
-        done = dataclasses.replace(done, in_place=InPlacePlan(
-            seed, tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
-            ProjectionPlan(seed ^ 1, PROJECTIONS, MAX_PROJECTED_ELEMENTS)))
+    done = _optional_checks(code, done, secret, slug, variant)
     if not code.gradgradcheck:
         return done
     # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,

@@ -88,6 +88,11 @@ CHECKS: tuple[Check, ...] = (
     Check("in_place", 0.15, Verdict.in_place, run_checks.in_place, option="in_place",
           applies=lambda code: code.in_place and code.differentiable, reports=("in_place", "clone_inputs"),
           judges_gradients=True, judges_backward=True),
+    Check("vmap", 0.10, Verdict.vmap, run_checks.vmap, option="vmap", applies=lambda code: code.vmap,
+          reports=("vmap",), judges_gradients=True),
+    Check("batched_grad", 0.05, Verdict.batched_grad, run_checks.batched_grad, option="vmap",
+          applies=lambda code: code.vmap and code.differentiable, reports=("batched_grad",), judges_gradients=True,
+          judges_backward=True),
     Check("grad_output_unchanged", 0.05, Verdict.grad_output_unchanged, run_checks.grad_output_unchanged,
           reports=("grad_outputs",), judges_backward=True),
     Check("technique", 0.10, Verdict.technique, applies=lambda code: bool(code.technique)),
@@ -101,7 +106,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType({c.name: c.weight or 0.0
 GRADIENT_CHECKS: tuple[str, ...] = tuple(c.name for c in CHECKS if c.judges_gradients)
 BACKWARD_CHECKS: tuple[str, ...] = tuple(c.name for c in CHECKS if c.judges_backward)
 #: the optional checks, by the `[code]` key and run request field that ask for them
-OPTIONS: tuple[str, ...] = tuple(c.option for c in CHECKS if c.option)
+OPTIONS: tuple[str, ...] = tuple(dict.fromkeys(c.option for c in CHECKS if c.option))
 
 
 def default_weights(options: Collection[str]) -> dict[str, float]:

@@ -15,12 +15,25 @@ changed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, InPlacePlan, JacobianPlan, diff_inputs, to_float32
-from .draws import numel, run_grad_outputs
+from .cases import (
+    Arg,
+    BatchedGradPlan,
+    Case,
+    ForwardAdPlan,
+    GradgradPlan,
+    InPlacePlan,
+    JacobianPlan,
+    VmapConfig,
+    VmapPlan,
+    diff_inputs,
+    to_float32,
+)
+from .draws import alone_source, numel, run_grad_outputs
 from .errors import BadOutput
 
 Grads = list["list[Any] | None"]  # one backward's gradients, one per input requiring grad (None: undefined)
@@ -257,6 +270,64 @@ class InPlaceNumbers:
 
 
 @dataclass(frozen=True, slots=True)
+class VmapCall:
+    """One vmap call of a VmapPlan (its config of the same position): the Function on each batch
+    entry alone, then torch.func.vmap over the batch, then the gradients through both. A failed
+    step's error ends the call's numbers (`where`: "forward", "vmap", "backward", "vmap backward")."""
+
+    #: per batch entry, the outputs of the Function called on that entry alone
+    single: tuple[tuple[Output, ...], ...] = ()
+    single_error: ChildError | None = None
+    #: the outputs of vmap (the batch dimension where out_dims puts it)
+    vmap: tuple[Output, ...] | None = None
+    vmap_error: ChildError | None = None
+    #: the outputs requiring grad when called alone (the grad_outputs' order), when gradients were asked
+    diff_outputs: list[int] | None = None
+    #: per batch entry, backward's gradients alone (one per input requiring grad)
+    single_grads: list[Grads] | None = None
+    single_grads_error: ChildError | None = None
+    #: per input requiring grad, its gradients through vmap: one per batch entry, or one in all for
+    #: an input the call does not batch (shared by every entry)
+    vmap_grads: list[Grads] | None = None
+    vmap_grads_error: ChildError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VmapNumbers:
+    """harness._vmap_numbers' report: how the Function supports vmap ("generate": generate_vmap_rule
+    = True; "staticmethod": its own vmap; "both"; "none"), whether it has setup_context, and one
+    VmapCall per config of the plan."""
+
+    rule: str
+    setup_context: bool
+    calls: tuple[VmapCall, ...] = ()
+    error: ChildError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchedGradOutput:
+    """check_batched_grad for one output requiring grad (`index`: its position among forward's
+    outputs): backward for each grad_output of the batch alone (`single`, per entry, one gradient
+    per input requiring grad), and for all at once (`batched`, per input, the batch's gradients
+    flat, entry after entry; None: undefined)."""
+
+    index: int
+    single: list[Grads] | None = None
+    single_error: ChildError | None = None
+    batched: Grads | None = None
+    batched_error: ChildError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchedGradNumbers:
+    """harness._batched_grad_numbers' report (forward raised: `error`)."""
+
+    ok: bool
+    error: ChildError | None = None
+    outputs: tuple[BatchedGradOutput, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class CaseReport:
     id: str
     forward: Forward
@@ -271,6 +342,8 @@ class CaseReport:
     vjp_sets: list[list[list[float]]] = field(default_factory=list)
     forward_ad: ForwardAdNumbers | None = None
     in_place: InPlaceNumbers | None = None
+    vmap: VmapNumbers | None = None
+    batched_grad: BatchedGradNumbers | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,7 +466,10 @@ def _case(rep: Any, case: Case) -> CaseReport:
         needs_input_grad=None if "needs_input_grad" not in rep else _needs_input_grad(alone, n_in, len(case.args)),
         gradgrad=None if case.gradgrad is None else _gradgrad(rep.get("gradgrad"), case.gradgrad, case.args, n_in),
         diff_outputs=diff_outputs, vjp_sets=vjp_sets, in_place=in_place,
-        forward_ad=None if case.forward_ad is None else _forward_ad(rep.get("forward_ad"), case.forward_ad, case.args))
+        forward_ad=None if case.forward_ad is None else _forward_ad(rep.get("forward_ad"), case.forward_ad, case.args),
+        vmap=None if case.vmap is None else _vmap(rep.get("vmap"), case.vmap, case.args),
+        batched_grad=None if case.batched_grad is None else _batched_grad(rep.get("batched_grad"), case.batched_grad,
+                                                                          case.args))
 
 
 def _forward(fwd: Any, args: Sequence[Arg]) -> Forward:
@@ -669,6 +745,129 @@ def _in_place(ip: Any, plan: InPlacePlan, args: Sequence[Arg]) -> InPlaceNumbers
     minus, plus = ip.get("minus", []), ip.get("plus", [])
     _require(stage is not None or (len(minus) == n_moves and len(plus) == n_moves), "in_place rows")
     return InPlaceNumbers(ip["ok"], stage, error, leaf, inputs, tuple(warns), outputs, grads, mode, minus, plus)
+
+
+def _grad_list(gs: Any, sizes: Sequence[int], what: str) -> Grads:
+    """Gradients, one per size (None: undefined), each of that many numbers."""
+    _require(isinstance(gs, list) and len(gs) == len(sizes)
+             and all(g is None or _numlist(g, n) for g, n in zip(gs, sizes)), what)
+    grads: Grads = gs
+    return grads
+
+
+_VMAP_RULES = frozenset({"generate", "staticmethod", "both", "none"})
+
+
+def _vmap(vm: Any, plan: VmapPlan, args: Sequence[Arg]) -> VmapNumbers:
+    """harness._vmap_numbers' report for `plan`: one call per config, each entry's outputs for
+    the plan's batch size, gradients of the inputs' sizes (per entry, or one for an input the config
+    does not batch). The numbers of the calls alone are given once for the configs that batch the
+    same arguments, at the first (draws.alone_source), and read from there for the others."""
+    _require(isinstance(vm, dict) and vm.get("rule") in _VMAP_RULES and isinstance(vm.get("setup_context"), bool),
+             "vmap")
+    if vm.get("error") is not None:
+        _require(vm.get("configs") == [], "vmap.configs")
+        return VmapNumbers(vm["rule"], vm["setup_context"], (), _error(vm["error"]))
+    raw = vm.get("configs")
+    _require(isinstance(raw, list) and len(raw) == len(plan.configs), "vmap.configs")
+    all_dims = [cfg.in_dims for cfg in plan.configs]
+    calls: list[VmapCall] = []
+    for c, (rc, cfg) in enumerate(zip(raw, plan.configs)):
+        _require(isinstance(rc, dict), "vmap call")
+        source = alone_source(all_dims, c)
+        if source == c:
+            alone = _vmap_alone(rc, plan, args)
+        else:
+            _require(not any(k in rc for k in _ALONE_KEYS), "vmap call: the numbers alone given twice")
+            alone = calls[source]
+        calls.append(_vmap_call(rc, cfg, plan, args, alone))
+    return VmapNumbers(vm["rule"], vm["setup_context"], tuple(calls))
+
+
+_ALONE_KEYS = ("single", "single_error", "diff_outputs", "single_grads", "single_grads_error")
+
+
+def _vmap_alone(c: dict[str, Any], plan: VmapPlan, args: Sequence[Arg]) -> VmapCall:
+    """The numbers of the calls alone (a VmapCall with those fields only)."""
+    if c.get("single_error") is not None:
+        return VmapCall(single_error=_error(c["single_error"]))
+    single: Any = c.get("single")
+    _require(isinstance(single, list) and len(single) == plan.batch, "vmap.single")
+    entries = []
+    for outs in single:
+        _require(isinstance(outs, list) and 1 <= len(outs) <= _MAX_OUTPUTS, "vmap.single outputs")
+        entries.append(tuple(_output(o) for o in outs))
+    _require(len({len(e) for e in entries}) == 1, "vmap.single outputs")
+    diff_in = diff_inputs(args)
+    if not plan.grads or not diff_in:
+        return VmapCall(tuple(entries))
+    diff_out: Any = c.get("diff_outputs")
+    first = entries[0]
+    _require(isinstance(diff_out, list) and all(_is_int(k) and 0 <= k < len(first) and first[k].kind == "tensor"
+                                                 and first[k].requires_grad for k in diff_out)
+             and diff_out == sorted(set(diff_out)), "vmap.diff_outputs")
+    if not diff_out:
+        return VmapCall(tuple(entries), diff_outputs=diff_out)
+    if c.get("single_grads_error") is not None:
+        return VmapCall(tuple(entries), diff_outputs=diff_out, single_grads_error=_error(c["single_grads_error"]))
+    sg: Any = c.get("single_grads")
+    sizes = [args[i].numel for i in diff_in]
+    _require(isinstance(sg, list) and len(sg) == plan.batch, "vmap.single_grads")
+    return VmapCall(tuple(entries), diff_outputs=diff_out, single_grads=[_grad_list(g, sizes, "vmap.single_grads") for g in sg])
+
+
+def _vmap_call(c: dict[str, Any], cfg: VmapConfig, plan: VmapPlan, args: Sequence[Arg], alone: VmapCall) -> VmapCall:
+    """One vmap call's numbers beside the numbers alone it is compared with."""
+    call = VmapCall(alone.single, alone.single_error, diff_outputs=alone.diff_outputs, single_grads=alone.single_grads,
+                    single_grads_error=alone.single_grads_error)
+    if alone.single_error is not None:
+        _require(not any(k in c for k in ("vmap", "vmap_error", "vmap_grads", "vmap_grads_error")), "vmap.vmap")
+        return call
+    if c.get("vmap_error") is not None:
+        return dataclasses.replace(call, vmap_error=_error(c["vmap_error"]))
+    raw_v: Any = c.get("vmap")
+    _require(isinstance(raw_v, list) and 1 <= len(raw_v) <= _MAX_OUTPUTS, "vmap.vmap")
+    call = dataclasses.replace(call, vmap=tuple(_output(o) for o in raw_v))
+    if alone.single_grads is None or not cfg.grads:
+        _require(not any(k in c for k in ("vmap_grads", "vmap_grads_error")), "vmap.vmap_grads")
+        return call
+    if c.get("vmap_grads_error") is not None:
+        return dataclasses.replace(call, vmap_grads_error=_error(c["vmap_grads_error"]))
+    vg: Any = c.get("vmap_grads")
+    diff_in = diff_inputs(args)
+    _require(isinstance(vg, list) and len(vg) == len(diff_in), "vmap.vmap_grads")
+    return dataclasses.replace(call, vmap_grads=[
+        _grad_list(g, [args[i].numel] * (1 if cfg.in_dims[i] is None else plan.batch), "vmap.vmap_grads")
+        for g, i in zip(vg, diff_in)])
+
+
+def _batched_grad(bg: Any, plan: BatchedGradPlan, args: Sequence[Arg]) -> BatchedGradNumbers:
+    """harness._batched_grad_numbers' report: per output requiring grad (at most 16, in order),
+    the batch's gradients alone and at once, of the inputs' sizes."""
+    error = _ok_block(bg, "batched_grad")
+    if error is not None:
+        return BatchedGradNumbers(False, error)
+    raw = bg.get("outputs")
+    _require(isinstance(raw, list) and len(raw) <= _MAX_OUTPUTS, "batched_grad.outputs")
+    diff_in = diff_inputs(args)
+    sizes = [args[i].numel for i in diff_in]
+    outs = []
+    for item in raw:
+        _require(isinstance(item, dict) and _is_int(item.get("index")) and 0 <= item["index"], "batched_grad.index")
+        if item.get("single_error") is not None:
+            outs.append(BatchedGradOutput(item["index"], single_error=_error(item["single_error"])))
+            continue
+        single = item.get("single")
+        _require(isinstance(single, list) and len(single) == plan.batch, "batched_grad.single")
+        rows = [_grad_list(g, sizes, "batched_grad.single") for g in single]
+        if item.get("batched_error") is not None:
+            outs.append(BatchedGradOutput(item["index"], rows, batched_error=_error(item["batched_error"])))
+            continue
+        batched = _grad_list(item.get("batched"), [plan.batch * n for n in sizes], "batched_grad.batched")
+        outs.append(BatchedGradOutput(item["index"], rows, batched=batched))
+    indices = [o.index for o in outs]
+    _require(indices == sorted(set(indices)), "batched_grad.index")
+    return BatchedGradNumbers(True, None, tuple(outs))
 
 
 def gradgrad_args(args: Sequence[Arg], v: Sequence[GradOutput]) -> list[Arg]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from . import checks
+from . import batching, checks
 from .cases import Case, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, Jacobians, Outcome
 from .draws import numel
@@ -153,3 +153,9 @@ def forward_ad(r: RunCase) -> Outcome | None:
 
 def in_place(r: RunCase) -> Outcome | None:
     return None if r.case.in_place is None else check_in_place(r.case, r.rep, r.names)
+def vmap(r: RunCase) -> Outcome | None:
+    return None if r.case.vmap is None else batching.check_vmap(r.case, r.rep, r.names)
+
+
+def batched_grad(r: RunCase) -> Outcome | None:
+    return None if r.case.batched_grad is None else batching.check_batched_grad(r.case, r.rep, r.names)

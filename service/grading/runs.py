@@ -29,7 +29,19 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import Arg, Case, ForwardAdPlan, GradgradPlan, InPlacePlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from .cases import (
+    Arg,
+    Case,
+    ForwardAdPlan,
+    GradgradPlan,
+    InPlacePlan,
+    JacobianPlan,
+    ProjectionPlan,
+    all_points,
+    diff_inputs,
+    plan_batched_grad,
+    plan_vmap,
+)
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, Outcome, jnum
 from .code_table import DEFAULT_TOLERANCES, CodeSpec, Tolerances
 from .draws import seeded_vectors
@@ -76,7 +88,7 @@ def _float64(a: Arg) -> Arg:
 
 def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, options: Collection[str] = ()) -> RunPlan:
     """The cases of a run, with the optional checks asked for (registry.OPTIONS: "gradgradcheck",
-    "forward_ad", "in_place"). Raises ValueError for an invalid input spec or an unknown option."""
+    "forward_ad", "in_place", "vmap"). Raises ValueError for an invalid input spec or an unknown option."""
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise ValueError(f"unknown checks asked for: {', '.join(sorted(unknown))}")
@@ -116,17 +128,20 @@ def _checks_planned(check_case: Case, source: str, options: Collection[str]) -> 
         w = seeded_vectors(_seed(source, "gradgrad w"), [check_case.args[i].numel for i in diff_inputs(check_case.args)])
         gradgrad = GradgradPlan(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")), w,
                                 v_seed=_seed(source, "gradgrad grad_outputs"))
-    in_place = forward_ad = None
+    in_place = forward_ad = vmap = batched_grad = None
     if "in_place" in options:
         in_place = InPlacePlan(_seed(source, "in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
                                ProjectionPlan(_seed(source, "in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
     if "forward_ad" in options:
         forward_ad = ForwardAdPlan(_seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
                                    tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
+    if "vmap" in options:
+        vmap, batched_grad = plan_vmap(check_case.args, _seed(source, "vmap")), plan_batched_grad(check_case.args, _seed(source, "batched grad"))
     # torch's message is asked for when the Jacobian is made in full
     return dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
                                needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
-                               torch_gradgradcheck=gradgradcheck, in_place=in_place, forward_ad=forward_ad)
+                               torch_gradgradcheck=gradgradcheck, in_place=in_place, forward_ad=forward_ad, vmap=vmap,
+                               batched_grad=batched_grad)
 
 
 def exercise_run_inputs(code: CodeSpec) -> list[dict[str, Any]]:

@@ -138,6 +138,15 @@ CHECKS: dict[str, CheckTerm] = _table(
               "and the gradient through the whole expression, uses of the input after the call included, matches "
               "finite differences; on a leaf that requires grad, torch refuses it.",
               failed="Not yet: your in-place Function is not safe inside a bigger expression."),
+    CheckTerm("vmap", "Works under vmap",
+              "torch.func.vmap of your Function over a batch gives the same outputs and gradients as calling it on "
+              "each batch entry alone, with the batch at the front, at the end (in_dims and out_dims other than 0), "
+              "and with some inputs shared by the whole batch.",
+              failed="Not yet: your Function does not work under vmap."),
+    CheckTerm("batched_grad", "Batched backward",
+              "backward for a batch of grad_outputs at once (torch.func.vmap over backward, as "
+              "torch.autograd.gradcheck's check_batched_grad) gives the same gradients as for each grad_output alone.",
+              failed="Not yet: your backward does not work for a batch of grad_outputs."),
 )
 
 #: Every likely cause a grade or a run names (a wrong/*.py file's `# expect:` names one of these).
@@ -246,6 +255,35 @@ CAUSES: dict[str, CauseTerm] = _table(
     CauseTerm("not_in_place", "forward does not change its input in place",
               "This exercise asks for an in-place Function: change the input in place (for example "
               "x.clamp_(min=0)), mark it with ctx.mark_dirty(x) and return it."),
+    CauseTerm("vmap_setup_context_missing", "Your Function is not ready for vmap: it has no setup_context",
+              "torch.func.vmap needs torch 2's style: forward(x, ...) takes no ctx, a static setup_context(ctx, inputs, "
+              "output) saves what backward needs, and the class sets generate_vmap_rule = True."),
+    CauseTerm("vmap_rule_missing", "Your Function is not ready for vmap: it has no vmap rule",
+              "Set generate_vmap_rule = True in the class (a forward and backward written with torch operations get "
+              "their batched version for free), or write a vmap staticmethod; not both."),
+    CauseTerm("vmap_in_place", "An in-place operation on a batched tensor",
+              "Under vmap a tensor may carry a batch your code does not see: compute a new tensor instead of writing "
+              "into one (x.clamp(...), not x.clamp_(...)), and make a buffer you fill from the batched tensor "
+              "(torch.zeros_like(x), not torch.zeros(x.shape)). A Function that marks its input dirty must return "
+              "and save a view of it (x.view_as(x))."),
+    CauseTerm("vmap_data_dependent", ".item() or Python control flow on a tensor's values under vmap",
+              "Under vmap one tensor holds a whole batch, so it has no single value: use torch operations "
+              "(torch.where(mask, a, b) for an if/else, x * mask instead of x[mask] = ...), and no .item(), .tolist(), "
+              ".numpy() or float(t)."),
+    CauseTerm("vmap_wrong_out_dims", "Your vmap staticmethod returns the wrong out_dims",
+              "Return, for each output, the dimension that holds the batch in the tensor you return (None if it has "
+              "none): for a result computed elementwise, the in_dims of the input it came from, not always 0."),
+    CauseTerm("vmap_mismatch", "The batched result differs from one call per batch entry",
+              "Under vmap each batch entry must be computed as if alone: no sum, mean or maximum over the batch "
+              "dimension, no sizes written in advance (use x.shape, -1 or expand_as), and a vmap staticmethod must "
+              "put each output's batch where its out_dims says."),
+    CauseTerm("vmap_error", "Your Function raised an exception under vmap",
+              "Read the error below: under vmap every tensor carries a batch dimension your code does not see, and "
+              "an operation torch cannot batch raises."),
+    CauseTerm("batched_grad_mismatch", "Batched backward differs from one grad_output at a time",
+              "backward must treat grad_output as one more tensor, possibly carrying a batch it does not see: compute "
+              "with torch operations on it, reshape with its own shape (expand_as, reshape_as), and keep no state "
+              "between calls."),
 )
 
 #: Named likely causes: name -> title and advice in one line (a report's hint and feedback).
@@ -279,6 +317,11 @@ STAGES: dict[str, StageTerm] = _table(
     StageTerm("input_without_tangent", "in jvp, called for an input without a tangent", "Your jvp",
               " when an input had no tangent"),
     StageTerm("forward_ad", "during the forward-mode check", "Your code", " during the forward-mode check"),
+    StageTerm("vmap", "under torch.func.vmap, over a batch of inputs", "Your Function", " under torch.func.vmap"),
+    StageTerm("vmap backward", "in backward, through torch.func.vmap", "Your backward",
+              " when called through torch.func.vmap"),
+    StageTerm("batched backward", "in backward, called with a batch of grad_outputs at once", "Your backward",
+              " when called with a batch of grad_outputs at once"),
 )
 
 #: A report's status: a grade's (models.attempt.VERDICTS) and a run's ("ok", "error", ...).

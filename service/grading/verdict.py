@@ -13,10 +13,10 @@ self-consistent but wrong (e.g. all-zero) function earns nothing there either.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import checks
+from . import batching, checks
 from .cases import Case, diff_inputs
 from .checks import Outcome, allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .code_table import CodeSpec
@@ -480,6 +480,34 @@ class Verdict:
                 return
             passed = outcome
         self.outcomes["in_place"] = passed or Outcome(False, "Not checked: no input requires grad.", "forward_error")
+
+    def _planned_check(self, name: str, planned: Callable[[Case], bool],
+                       decide: Callable[[Case, CaseReport, CaseReport], Outcome]) -> None:
+        """A check made on the cases that plan it: the first failure, or the last pass."""
+        passed: Outcome | None = None
+        for case in self.cases:
+            s = self.sub_cases.get(case.id)
+            if not planned(case) or s is None:
+                continue
+            outcome = decide(case, s, self.ref_cases[case.id])
+            if not outcome.passed:
+                self._note_error(outcome.error)
+                self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
+                self.outcomes[name] = outcome
+                return
+            passed = outcome
+        self.outcomes[name] = passed or Outcome(False, "Not checked: no input could be batched.", "forward_error")
+
+    def vmap(self) -> None:
+        """Batching (batching.py): torch.func.vmap of the submission against its calls one by one, and
+        each batch entry against the reference's."""
+        self._planned_check("vmap", lambda case: case.vmap is not None,
+                            lambda case, s, r: batching.check_vmap(case, s, self.names, ref=r))
+
+    def batched_grad(self) -> None:
+        """backward for a batch of grad_outputs at once against one at a time (and the reference's)."""
+        self._planned_check("batched_grad", lambda case: case.batched_grad is not None,
+                            lambda case, s, r: batching.check_batched_grad(case, s, self.names, ref=r))
 
     def grad_output_unchanged(self) -> None:
         reports = [s for s in map(self.sub_cases.get, (case.id for case in self.cases)) if s is not None and s.forward.ok]

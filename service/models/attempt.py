@@ -203,14 +203,16 @@ class Run(GradingJob, Base):
     # Loaded when read (never joined: the workers claim runs with SELECT ... FOR UPDATE).
     exercise: Mapped[Exercise | None] = relationship()
     # The optional checks the request asked for (grading.registry.OPTIONS), with those of the
-    # exercise it runs: double backward (torch.autograd.gradgradcheck), forward mode (jvp), in place.
+    # exercise it runs: double backward (torch.autograd.gradgradcheck), forward mode (jvp), in place, vmap.
     gradgradcheck: Mapped[bool] = mapped_column(default=False, server_default=false())
     forward_ad: Mapped[bool] = mapped_column(default=False, server_default=false())
     in_place: Mapped[bool] = mapped_column(default=False, server_default=false())
+    vmap: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     @property
     def options(self) -> frozenset[str]:
-        flags = (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad), ("in_place", self.in_place))
+        flags = (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad), ("in_place", self.in_place),
+                 ("vmap", self.vmap))
         return frozenset(name for name, on in flags if on)
 
 

@@ -167,6 +167,12 @@ class RunCreateSchema(RequestSchema):
                        "expression: the input it changes marked dirty and returned, the gradient through it against "
                        "finite differences, a leaf refused: the check 'in_place' of the result. Default false; a run "
                        "of an exercise whose [code] table asks for it makes it too"})
+    vmap = JsonBoolean(load_default=False, metadata={
+        "description": "Also check the Function under torch.func.vmap (batched against one call per batch entry, "
+                       "outputs and gradients, with in_dims and out_dims other than 0) and backward for a batch of "
+                       "grad_outputs at once (as gradcheck's check_batched_grad): the checks 'vmap' and "
+                       "'batched_grad' of the result. Default false; a run of an exercise whose [code] table asks "
+                       "for it makes it too"})
     wait = fields.Float(load_default=DEFAULT_RUN_WAIT, validate=validate.Range(min=0, max=MAX_WAIT_SECONDS),
                         metadata={"description": "Seconds to hold the request for the result (default 10)"})
 
@@ -188,6 +194,7 @@ class RunSchema(Schema):
     forward_ad = fields.Boolean(required=True, metadata={"description": "Whether forward mode (jvp) is checked too"})
     in_place = fields.Boolean(required=True, metadata={"description": "Whether the Function is called on clones and "
                                                                        "checked as an in-place Function"})
+    vmap = fields.Boolean(required=True, metadata={"description": "Whether the Function is checked under vmap too"})
     result = fields.Dict(allow_none=True, metadata={
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "
                        "gradients, the checks with diagnostics (gradcheck: the full Jacobian, or "
