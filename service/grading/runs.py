@@ -28,13 +28,14 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from . import checks
-from .cases import Arg, Case, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
+from . import checks, custom_ops  # custom_ops: wiring (issue 36 helper)
+from .cases import Arg, Case, CustomOpPlan, GradgradPlan, JacobianPlan, ProjectionPlan, all_points, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, RUN_CHECKS, Jacobians, Outcome, jnum
 from .draws import numel, seeded_vectors
 from .plan import run_cases
 from .reports import CaseReport, Output, TorchMessage, TorchMessages, parse_report
 from .spec import DEFAULT_TOLERANCES, MAX_JACOBIAN_SIDE, CodeSpec, Tolerances, load_run_inputs
+from .terms import CHECKS as CHECK_TERMS  # wiring (issue 36 helper)
 
 #: The full Jacobian is checked up to this many input elements and output elements (each side);
 #: beyond that, by random projections (the full numbers would not fit a result frame in time).
@@ -69,7 +70,8 @@ def _float64(a: Arg) -> Arg:
     return dataclasses.replace(a, dtype="float64") if a.kind == "tensor" and a.dtype == "float32" else a
 
 
-def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False) -> RunPlan:
+def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, gradgradcheck: bool = False,
+             custom_op: bool | None = None) -> RunPlan:  # custom_op: wiring (issue 36 helper)
     """The cases of a run. Raises ValueError for an invalid input spec."""
     if inputs is None and entry_point is None:
         return RunPlan([], [], "")
@@ -103,6 +105,10 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
                                          needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
                                          torch_gradgradcheck=gradgradcheck)
         cases[-1] = check_case
+    # wiring (issue 36 helper): opcheck's facts on the run case (the inputs as given) when the code makes a
+    # custom op (None: look at the source); the child reports them only if the entry point is one
+    if custom_op or (custom_op is None and custom_ops.defines_custom_op(source)):
+        cases[0] = dataclasses.replace(cases[0], custom_op=CustomOpPlan())
     return RunPlan(cases, names, check_case.id)
 
 
@@ -133,7 +139,8 @@ def _public_inputs(case: Case, names: list[str]) -> list[dict[str, Any]]:
 
 def _check_json(name: str, outcome: Outcome) -> dict[str, Any]:
     item: dict[str, Any] = {"name": name, "passed": outcome.passed, "message": outcome.message,
-                            "description": RUN_CHECKS[name]}
+                            "description": RUN_CHECKS[name] if name in RUN_CHECKS  # wiring (issue 36 helper)
+                            else CHECK_TERMS[name].description}
     if not outcome.passed and outcome.likely_cause:
         item["likely_cause"] = outcome.likely_cause
     if outcome.diagnostics:
@@ -152,9 +159,10 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
         return result
     if not plan.has_function:
         return result
-    if report.entry is None or not report.entry.is_function:
+    if report.entry is None or not report.entry.runs:  # wiring (issue 36 helper): a Function or a custom op
         result.update(status="error", error={"where": "entry point", "type": "NameError",
-                                             "message": f"{entry_point} is not defined as a torch.autograd.Function subclass",
+                                             "message": f"{entry_point} is not defined as a torch.autograd.Function subclass"
+                                                        " or a torch.library custom op",
                                              "traceback": "", "line": None})
         return result
     reps = {r.id: r for r in report.cases}
@@ -163,6 +171,13 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     f = run_rep.forward
     if f.error is not None:
         result.update(status="error", error=f.error.to_json())
+        # wiring (issue 36 helper): a custom op that raised (one returning its input does) still gets opcheck's checks
+        op_outcomes = custom_ops.op_checks(run_case, run_rep, plan.names) if run_rep.custom_op is not None else {}
+        if op_outcomes:
+            result["checks"] = [_check_json(n, o) for n, o in op_outcomes.items()]
+            result["passed"] = False
+            result["likely_causes"] = list(dict.fromkeys(o.likely_cause for o in op_outcomes.values()
+                                                         if not o.passed and o.likely_cause))
         return result
     result["forward"] = {"outputs": [_public_output(o) for o in f.outputs]}
     diff_in = diff_inputs(run_case.args)
@@ -190,6 +205,7 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
             result["gradgradcheck"]["grad_outputs"] = [{"shape": v.shape, "dtype": v.dtype, "values": _shown(v.values)}
                                                        for v in rep.gradgrad.v]
     result["checks"] = [_check_json(n, outcomes[n]) for n in RUN_CHECKS if n in outcomes]
+    result["checks"] += [_check_json(n, outcomes[n]) for n in custom_ops.OP_CHECKS if n in outcomes]  # wiring (issue 36 helper)
     result["passed"] = all(o.passed for o in outcomes.values())
     result["likely_causes"] = list(dict.fromkeys(o.likely_cause for o in outcomes.values() if not o.passed and o.likely_cause))
     for o in outcomes.values():
@@ -267,4 +283,7 @@ def _run_checks(case: Case, rep: CaseReport, run_case: Case, run_rep: CaseReport
     out["inputs_unchanged"] = checks.inputs_unchanged(run_case.args, run_rep.forward.inputs_after, names, run_rep.returned_inputs)
     if case.gradgrad is not None:
         out["gradgradcheck"] = checks.gradgradcheck(args, rep.gradgrad, case.gradgrad, names)
+    if run_rep.custom_op is not None:  # wiring (issue 36 helper): opcheck's four tests, on the run case
+        out = custom_ops.with_op_causes(out, run_rep.custom_op)
+        out.update(custom_ops.op_checks(run_case, run_rep, names))
     return out
