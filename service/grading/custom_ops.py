@@ -344,6 +344,8 @@ def check_op_fake_tensor(case: Case, rep: CaseReport, names: Sequence[str], *, r
         if bad is not None:
             return Outcome(False, f"On fake tensors, your op's {_out(k, n).replace('the ', '')} {bad[1]}.",
                            "op_fake_wrong_metadata")
+    if not f.call.ok:  # the outputs agree, but the call failed afterwards (autograd, after setup_context): opcheck fails too
+        return _raised(f.call, "Called on your inputs", co)
     return Outcome(True, f"Your fake kernel describes the op's {n} output(s) exactly: shape, dtype, device and strides.")
 
 

@@ -64,10 +64,16 @@ def _ms(t0: float) -> float:
 # --------------------------------------------------------------------------- errors and tracebacks
 
 
+#: The custom op the task runs (None: a Function, or none): its registered functions note where they raised.
+_OP: _OpEntry | None = None
+
+
 def _error(exc: BaseException, where: str, filename: str = FILENAME, tb: Any = None) -> dict[str, Any]:
     """Exception type, message, and a traceback trimmed to the learner's own frames (those of `tb`
     when given: the traceback the exception had where it was raised, before C++ code dropped it)."""
     try:
+        if tb is None and _OP is not None:  # a custom op's: the traceback its function had where it raised
+            tb = _OP.raised_in(exc)[1]
         frames = [f for f in traceback.extract_tb(tb if tb is not None else exc.__traceback__) if f.filename == filename]
         lines = traceback.format_list(frames)
         text = "".join(lines)
@@ -1065,6 +1071,8 @@ def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) ->
     task["torch_checks"]: "now" (run torch's gradcheck after the main frame), "wait" (only once
     the judge asks, through wait_continue(): it asks when its own check failed and the familiar
     message helps), or "never"."""
+    global _OP
+    _OP = None
     t_start = _perf()
     source = task["source"]
     entry_point = task.get("entry_point")
@@ -1097,7 +1105,7 @@ def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) ->
         if facts.get("is_function"):
             fn_cls = obj
         elif facts.get("is_custom_op"):
-            fn_cls = _OpEntry(obj)
+            fn_cls = _OP = _OpEntry(obj)
     if fn_cls is not None:
         recorder = _Recorder()
         try:

@@ -812,7 +812,7 @@ def _op_autograd_facts(b: dict[str, Any], case: Case) -> OpAutogradFacts:
 
 
 def _dims(x: Any, what: str) -> tuple[int | None, ...]:
-    _require(isinstance(x, list) and len(x) <= 16 and all(d is None or _is_int(d) for d in x), what)
+    _require(isinstance(x, list) and len(x) <= 16 and all(d is None or (_is_int(d) and d >= 0) for d in x), what)
     return tuple(x)
 
 
@@ -835,6 +835,7 @@ def _op_side(b: Any, what: str) -> OpSide:
         role = b.get("role")
         _require(role is None or role in OP_ROLES, f"{what}.role")
         return OpSide(False, error, role)
+    _require(b.get("role") is None, f"{what}.role")
     if b.get("unsupported") is not None:
         _require(b["unsupported"] is True, f"{what}.unsupported")
         return OpSide(True, unsupported=True)
