@@ -424,8 +424,11 @@ def check_op_aot_dispatch(case: Case, rep: CaseReport, names: Sequence[str], *, 
         return Outcome(False, "Not checked: the compiled run's numbers were not reported.")
     if not aot.ok:
         out = _raised(aot, "Traced as torch.compile traces it (AOTAutograd, dynamic shapes)", co, compiled=True)
-        cause = _fake_cause(co) if out.likely_cause in ("op_not_traceable", "forward_error") else None
-        return Outcome(False, out.message, cause or out.likely_cause, error=out.error)
+        fake = _fake_cause(co) if out.likely_cause in ("op_not_traceable", "backward_error", "forward_error") else None
+        if fake == "op_fake_wrong_metadata":  # the trace ran on what the fake kernel said the outputs are
+            return Outcome(False, out.message + " (the trace runs on your fake kernel's outputs, which do not match the "
+                                                "real ones: see the fake kernel's check)", fake, error=out.error)
+        return Outcome(False, out.message, fake or out.likely_cause, error=out.error)
     if aot.count != eager.count:
         return Outcome(False, f"Compiled, your op returns {aot.count} output(s); eagerly, {eager.count}.",
                        _fake_cause(co) or "op_compiled_differs")
