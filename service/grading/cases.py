@@ -159,6 +159,32 @@ class GradgradPlan:
         return {**jac, "v_seed": self.v_seed, "w": self.w}
 
 
+#: torch.library.opcheck's default tests, in its order, each reported by the child as facts and
+#: numbers (harness._op_checks) and decided by the judge (custom_ops.py), by the names the child uses.
+OP_TESTS = ("schema", "autograd_registration", "fake_tensor", "aot_dispatch")
+
+
+@dataclass(frozen=True, slots=True)
+class CustomOpPlan:
+    """The facts of torch.library.opcheck's tests asked of a child whose entry point is a custom op
+    (torch.library.custom_op): `tests`, some of OP_TESTS; a tensor of more than `max_values`
+    elements is described but its values (AOTAutograd's outputs and gradients beside eager ones)
+    are not sent. `atol`/`rtol`: the judge's tolerances comparing AOTAutograd with eager (None:
+    torch.testing.assert_close's for the dtype, as opcheck); not sent."""
+
+    tests: tuple[str, ...] = OP_TESTS
+    max_values: int = 6144
+    atol: float | None = None
+    rtol: float | None = None
+
+    def __post_init__(self) -> None:
+        if not set(self.tests) <= set(OP_TESTS) or len(set(self.tests)) != len(self.tests):
+            raise ValueError(f"custom-op tests are some of {OP_TESTS}, each once")
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"tests": list(self.tests), "max_values": self.max_values}
+
+
 @dataclass(frozen=True, slots=True)
 class ForwardAdPlan:
     """torch.autograd.gradcheck(check_forward_ad=True)'s question, asked along random tangents:
@@ -368,6 +394,9 @@ class Case:
     vmap: VmapPlan | None = None
     #: backward for a batch of grad_outputs at once against one at a time (batching.check_batched_grad)
     batched_grad: BatchedGradPlan | None = None
+    #: opcheck's facts when the entry point turns out to be a custom op (ignored by a child whose
+    #: entry point is a Function)
+    custom_op: CustomOpPlan | None = None
 
     @property
     def probe(self) -> bool:
@@ -394,7 +423,7 @@ class Case:
             out["random_vjps"] = self.random_grad_outputs
         # the optional checks' plans, only when asked: the tasks cached before them are unchanged
         plans = (("forward_ad", self.forward_ad), ("in_place", self.in_place), ("vmap", self.vmap),
-                 ("batched_grad", self.batched_grad))
+                 ("batched_grad", self.batched_grad), ("custom_op", self.custom_op))
         for key, plan in plans:
             if plan is not None:
                 out[key] = plan.to_wire()

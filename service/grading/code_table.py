@@ -101,6 +101,8 @@ class CodeSpec:
     in_place: bool = False
     #: also check the Function under torch.func.vmap, and backward for a batch of grad_outputs
     vmap: bool = False
+    #: the entry point is a custom op (torch.library.custom_op): torch.library.opcheck's tests too
+    custom_op: bool = False
     strict_none: bool = False
     float32_case: bool = False
     timeout: float = DEFAULT_TIMEOUT
@@ -118,7 +120,7 @@ class CodeSpec:
     def options(self) -> frozenset[str]:
         """The optional checks the table asks for (registry.OPTIONS), by their `[code]` keys."""
         flags = (("gradgradcheck", self.gradgradcheck), ("forward_ad", self.forward_ad), ("in_place", self.in_place),
-                 ("vmap", self.vmap))
+                 ("vmap", self.vmap), ("custom_op", self.custom_op))
         return frozenset(name for name, on in flags if on)
 
     @property

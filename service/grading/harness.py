@@ -6,7 +6,8 @@ checked against the reference the judge computes in a trusted process. The harne
 honest submission's numbers easy to collect:
 
 - load: compile and exec the code (syntax errors are caught by the judge before it gets here);
-- entry: facts about the entry point (exists, is a class, subclasses torch.autograd.Function);
+- entry: facts about the entry point (exists, is a class, subclasses torch.autograd.Function, or is
+  a custom op made with torch.library.custom_op: then `apply` is the op itself, `_OpEntry`);
 - per case: forward through `Fn.apply` on the judge's inputs, the outputs' values/shape/dtype,
   the inputs after forward, vector-Jacobian products for the judge's grad_outputs (via
   torch.autograd.grad, i.e. through autograd, exactly as a learner's `.backward()` would),
@@ -20,6 +21,7 @@ honest submission's numbers easy to collect:
 - the batching numbers when asked: torch.func.vmap of the Function beside one call per batch
   entry (outputs, and gradients through both), and backward for a batch of grad_outputs at once
   beside one at a time (gradcheck's check_batched_grad);
+- per case of a custom op, when asked: the facts of torch.library.opcheck's tests (`_op_checks`);
 - afterwards, in a second frame, torch's own gradcheck/gradgradcheck messages (familiar to the
   learner; informative only).
 
@@ -32,6 +34,7 @@ Stdlib + torch only.
 from __future__ import annotations
 
 import builtins
+import functools
 import linecache
 import math
 import os
@@ -45,6 +48,9 @@ from typing import Any
 import draws  # loaded from this folder by the zygote, as protocol is
 import protocol
 import torch
+import torch.utils._pytree as pytree
+from torch._library.custom_ops import CustomOpDef
+from torch.utils._python_dispatch import TorchDispatchMode
 
 FILENAME = "submission.py"
 MAX_VALUES = 100_000  # elements per tensor reported; beyond that only the shape is sent
@@ -66,10 +72,17 @@ def _ms(t0: float) -> float:
 # --------------------------------------------------------------------------- errors and tracebacks
 
 
-def _error(exc: BaseException, where: str, filename: str = FILENAME) -> dict[str, Any]:
-    """Exception type, message, and a traceback trimmed to the learner's own frames."""
+#: The custom op the task runs (None: a Function, or none): its registered functions note where they raised.
+_OP: _OpEntry | None = None
+
+
+def _error(exc: BaseException, where: str, filename: str = FILENAME, tb: Any = None) -> dict[str, Any]:
+    """Exception type, message, and a traceback trimmed to the learner's own frames (those of `tb`
+    when given: the traceback the exception had where it was raised, before C++ code dropped it)."""
     try:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+        if tb is None and _OP is not None:  # a custom op's: the traceback its function had where it raised
+            tb = _OP.raised_in(exc)[1]
+        frames = [f for f in traceback.extract_tb(tb if tb is not None else exc.__traceback__) if f.filename == filename]
         lines = traceback.format_list(frames)
         text = "".join(lines)
         message = _safe_str(exc)
@@ -163,6 +176,9 @@ class _Recorder:
         self.records: list[dict[str, Any]] = []
 
     def install(self, cls: Any) -> None:
+        if isinstance(cls, _OpEntry):
+            self._install_op(cls.op)
+            return
         fn_base = torch.autograd.Function
         name = "vjp" if getattr(cls, "vjp", fn_base.vjp) is not fn_base.vjp else "backward"
         original = getattr(cls, name)
@@ -178,6 +194,24 @@ class _Recorder:
 
         setattr(cls, name, staticmethod(backward))
 
+    def _install_op(self, op: Any) -> None:
+        """A custom op's backward is the function given to register_autograd, which the op's autograd
+        kernel looks up on the op at each call (it returns one gradient per input of the op)."""
+        original = op._backward_fn
+        if original is None:
+            return
+        records = self.records
+
+        def backward(ctx: Any, *grads: Any) -> Any:
+            ret = original(ctx, *grads)
+            try:
+                records.append(_describe_returned(ret))
+            except BaseException:
+                pass
+            return ret
+
+        op._backward_fn = backward
+
 
 def _entry_facts(namespace: dict[str, Any], entry_point: str) -> tuple[dict[str, Any], object]:
     obj: Any = namespace.get(entry_point)
@@ -188,6 +222,9 @@ def _entry_facts(namespace: dict[str, Any], entry_point: str) -> tuple[dict[str,
         facts["has_forward"] = obj.forward is not fn_base.forward
         facts["has_backward"] = obj.backward is not fn_base.backward or obj.vjp is not fn_base.vjp
         facts["setup_context"] = obj.setup_context is not fn_base.setup_context
+    elif isinstance(obj, CustomOpDef):
+        facts["is_custom_op"] = True
+        facts["op"] = _op_facts(obj)
     else:
         facts["type"] = type(obj).__name__
         facts["defined"] = sorted(
@@ -237,6 +274,7 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
         }
     except BaseException as exc:  # noqa: BLE001 - a learner's failure is data
         rep["forward"] = {"ok": False, "error": _error(exc, "forward")}
+        _op_checks_if_asked(fn_cls, case, rep)  # a custom op refuses an output aliasing an input: say why
         rep["ms"] = _ms(t0)
         return rep, (args, None)
     diff_out_idx = case.get("diff_outputs")
@@ -255,6 +293,7 @@ def _run_case(fn_cls: Any, case: dict[str, Any], recorder: _Recorder) -> tuple[d
                                            case.get("random_vjps", 2))
         rep["vjp_sets"] = vsets
     rep["returned_inputs"] = [i for i, a in enumerate(args) if any(o is a for o in outs)]
+    _op_checks_if_asked(fn_cls, case, rep)
     vjps = []
     for vset in vsets:
         vjps.append(_vjp(outs, diff_out_idx, diff_in, vset, case, recorder, retain=True))
@@ -1053,6 +1092,465 @@ def _batched_grad_numbers(fn_cls: Any, case: dict[str, Any]) -> dict[str, Any]:
     return rep
 
 
+# --------------------------------------------------------------------------- custom ops (torch.library)
+#
+# An entry point made with torch.library.custom_op is called where a Function's `apply` would be
+# (forward, the VJPs and gradcheck's numbers all go through the dispatcher, as a learner's own call
+# does), and, when the case asks ("custom_op"), the child reports the facts of
+# torch.library.opcheck's four tests, each made as opcheck makes it (torch 2.13,
+# torch/testing/_internal/optests), without deciding anything:
+#
+# - schema (opcheck: SchemaCheckMode): the op called on copies of the inputs; per tensor input, its
+#   values, version counter, shape, strides and storage after the call; per output, whether it is an
+#   input or shares memory with one; whether outputs share memory. When the op raises (a custom op
+#   refuses an output that aliases an input), the same facts of the learner's function called
+#   directly, on detached copies.
+# - autograd registration (opcheck: autograd_registration_check): whether a kernel is registered at
+#   an autograd dispatch key (the entry's facts) and, if not, whether outputs require grad under the
+#   autograd fallback "nothing"; which outputs require grad when inputs do; one backward (ones as
+#   grad_outputs), whose exception is data (a forgotten register_autograd raises here).
+# - fake tensor (opcheck: CrossRefFakeMode): below autograd, the op on fake tensors (FakeTensorMode
+#   with a ShapeEnv, static shapes) beside the real call: each output's shape, dtype, device,
+#   strides, storage offset, requires_grad, conj and neg bits, and the aliasing facts, both sides.
+# - aot dispatch (opcheck: aot_autograd_check, dynamic shapes): the op run eagerly and through
+#   AOTAutograd (functorch.compile.compiled_function with the nop compiler, the min-cut
+#   partitioner; no inductor, no C compiler), outputs and the gradients of sum(|sum(output)|), as
+#   numbers.
+#
+# The modules these need (torch._dynamo, which a custom op's first call imports, FakeTensorMode,
+# ShapeEnv and sympy, functorch.compile) are loaded by warm_up in the zygote: a sandboxed child has
+# no filesystem to import them from.
+
+_MAX_OP_OUTPUTS = 16
+
+
+class _OpEntry:
+    """A custom op seen through the interface the harness runs a Function by: `apply` is the op
+    itself. The learner's registered functions are wrapped to note which one raised, with the
+    traceback it had there (`last`): an exception that crosses the dispatcher or autograd's C++ code
+    comes back without the learner's frames."""
+
+    def __init__(self, op: Any) -> None:
+        self.op = op
+        self.apply = op
+        self.overload = op._opoverload
+        self.autograd_kernel = _has_autograd_kernel(self.overload.name())
+        self.last: tuple[str, BaseException, Any] | None = None
+        if op._abstract_fn is not None:
+            op._abstract_fn = self._guard(op._abstract_fn, "fake kernel")
+        if op._setup_context_fn is not None:
+            op._setup_context_fn = self._guard(op._setup_context_fn, "setup_context")
+        if op._backward_fn is not None:
+            op._backward_fn = self._guard(op._backward_fn, "backward")
+        fns = getattr(op, "_backend_fns", None)
+        if isinstance(fns, dict):
+            for key, fn in list(fns.items()):
+                fns[key] = self._guard(fn, "implementation")
+
+    def _guard(self, fn: Any, role: str) -> Any:
+        entry = self
+
+        @functools.wraps(fn)  # its module too: torch names it in its messages
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as exc:
+                if entry.last is None or entry.last[1] is not exc:  # the innermost role keeps it
+                    entry.last = (role, exc, exc.__traceback__)
+                raise
+
+        return guarded
+
+    def raised_in(self, exc: BaseException) -> tuple[str | None, Any]:
+        """The role of the learner's function that raised `exc` (or what it was raised from), and
+        the traceback it had there; (None, None) when torch raised it."""
+        if self.last is None:
+            return None, None
+        role, raised, tb = self.last
+        e: BaseException | None = exc
+        for _ in range(4):
+            if e is None:
+                break
+            if e is raised:
+                return role, tb
+            e = e.__cause__ or e.__context__
+        if type(exc) is type(raised) and _safe_str(exc) == _safe_str(raised):  # raised again as a copy
+            return role, tb
+        return None, None
+
+
+def _has_autograd_kernel(name: str) -> bool:
+    """opcheck's autograd_registration_check passes at once when one of these keys has a kernel
+    (a custom op always has one at Autograd: its autograd formula, or an error when none is given)."""
+    return any(bool(torch._C._dispatch_has_kernel_for_dispatch_key(name, key))
+               for key in ("AutogradCPU", "Autograd", "CompositeImplicitAutograd"))
+
+
+def _op_facts(op: Any) -> dict[str, Any]:
+    """What a custom op is: its name and schema, what it declares it mutates, what is registered."""
+    overload = op._opoverload
+    schema = overload._schema
+    name = overload.name()
+    try:
+        trivial = bool(torch._library.utils.can_generate_trivial_fake_impl(overload))
+    except BaseException:
+        trivial = False
+    return {
+        "qualname": str(op._qualname)[:200],
+        "schema": str(schema)[:1000],
+        "args": [str(a.name) for a in schema.arguments][:64],
+        "mutates_args": [str(a.name) for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write][:64],
+        "returns": len(schema.returns),
+        "has_autograd": op._backward_fn is not None,
+        "has_setup_context": op._setup_context_fn is not None,
+        "has_fake": op._abstract_fn is not None,
+        "trivial_fake": trivial,
+        "autograd_kernel": _has_autograd_kernel(name),
+        "has_meta": bool(torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "Meta")),
+    }
+
+
+def _op_error(exc: BaseException, where: str, entry: _OpEntry) -> dict[str, Any]:
+    role, tb = entry.raised_in(exc)
+    return {"ok": False, "error": _error(exc, where, tb=tb), "role": role}
+
+
+def _op_checks_if_asked(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any]) -> None:
+    """opcheck's facts under rep["custom_op"], for a custom op's case that asks (not a probe)."""
+    if case.get("custom_op") and case.get("diff_outputs") is not None and isinstance(fn_cls, _OpEntry):
+        rep["custom_op"] = _op_checks(fn_cls, case)
+
+
+def _op_checks(entry: _OpEntry, case: dict[str, Any]) -> dict[str, Any]:
+    """The facts of opcheck's tests the case asks for, each with the milliseconds it took."""
+    plan = case["custom_op"]
+    tests = plan.get("tests") or []
+    max_values = int(plan.get("max_values", MAX_VALUES))
+    rep: dict[str, Any] = {"ms": {}}
+    for name, fn in (("schema", _op_schema), ("autograd_registration", _op_autograd),
+                     ("fake_tensor", _op_fake), ("aot_dispatch", _op_aot)):
+        if name not in tests:
+            continue
+        t0 = _perf()
+        try:
+            rep[name] = fn(entry, case["args"], max_values)
+        except BaseException as exc:  # noqa: BLE001 - our own failure to collect the facts, reported as such
+            rep[name] = {"ok": False, "error": _error(exc, "harness")}
+        rep["ms"][name] = _ms(t0)
+    return rep
+
+
+def _leaves(out: Any) -> list[Any]:
+    try:
+        return list(pytree.tree_leaves(out))
+    except BaseException:
+        return [out]
+
+
+def _overlaps(a: Any, b: Any) -> bool:
+    try:
+        return bool(torch._C._overlaps(a, b))
+    except BaseException:
+        try:
+            return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+        except BaseException:
+            return False
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    """Bit for bit, NaN equal to NaN (a change of any size counts)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return bool(torch.equal(a, b))
+
+
+def _tensor_state(t: Any) -> tuple[Any, ...]:
+    return (t._version, tuple(t.shape), tuple(t.stride()), t.untyped_storage().data_ptr(), t.storage_offset(),
+            torch.Tensor.detach(t).clone())
+
+
+def _input_after(i: int, t: Any, state: tuple[Any, ...], max_values: int) -> dict[str, Any]:
+    version, shape, stride, ptr, offset, before = state
+    after = torch.Tensor.detach(t)
+    same_shape = tuple(after.shape) == shape
+    return {
+        "arg": i,
+        "version_bumped": bool(t._version != version),
+        "resized": bool(not same_shape or tuple(after.stride()) != stride),
+        "storage_changed": bool(after.untyped_storage().data_ptr() != ptr or after.storage_offset() != offset),
+        "changed": bool(not same_shape or not _same_values(after, before)),
+        # opcheck's own rule (SchemaCheckMode: torch.allclose, NaN equal to NaN)
+        "close": bool(same_shape and torch.allclose(after, before, equal_nan=True)) if after.dtype.is_floating_point
+        else bool(same_shape and torch.equal(after, before)),
+        "values": _flat(after) if after.numel() <= max_values else None,
+    }
+
+
+def _aliasing(outs: list[Any], args: list[Any]) -> tuple[list[dict[str, Any]], bool]:
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    facts: list[dict[str, Any]] = []
+    for o in outs[:_MAX_OP_OUTPUTS]:
+        if not isinstance(o, torch.Tensor):
+            facts.append({"tensor": False, "is_input": None, "aliases": []})
+            continue
+        facts.append({"tensor": True, "is_input": next((i for i in tensors if o is args[i]), None),
+                      "aliases": [i for i in tensors if _overlaps(o, args[i])]})
+    touts = [o for o in outs if isinstance(o, torch.Tensor)]
+    each_other = any(_overlaps(touts[j], touts[k]) for j in range(len(touts)) for k in range(j + 1, len(touts)))
+    return facts, each_other
+
+
+def _op_implementation(op: Any) -> Any:
+    fns = getattr(op, "_backend_fns", {}) or {}
+    return fns.get("cpu") or fns.get(None) or op._init_fn
+
+
+def _op_schema(entry: _OpEntry, specs: list[Any], max_values: int) -> dict[str, Any]:
+    """opcheck's test_schema, as facts: what one call of the op did to its inputs and returned."""
+    args = [_build_arg(a) for a in specs]  # opcheck copies the inputs, requires_grad kept
+    res: dict[str, Any] = {"ok": True, "source": "op"}
+    states = {i: _tensor_state(a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+    try:
+        out = entry.op(*args)
+        res["call"] = {"ok": True}
+    except BaseException as exc:  # noqa: BLE001 - a custom op refuses an output that aliases an input, or the code raised
+        res["call"] = _op_error(exc, "op call", entry)
+        # what the learner's own function does, called directly on detached copies
+        res["source"] = "implementation"
+        args = [_build_arg(dict(a, rg=False)) if a["t"] == "tensor" else _build_arg(a) for a in specs]
+        states = {i: _tensor_state(a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+        try:
+            with torch.no_grad():
+                out = _op_implementation(entry.op)(*args)
+        except BaseException as exc2:  # noqa: BLE001
+            res["implementation"] = _op_error(exc2, "op implementation", entry)
+            return res
+    outs = _leaves(out)
+    res["inputs"] = [_input_after(i, args[i], st, max_values) for i, st in states.items()]
+    res["outputs"], res["outputs_alias_each_other"] = _aliasing(outs, args)
+    res["count"] = len(outs)
+    return res
+
+
+def _op_autograd(entry: _OpEntry, specs: list[Any], max_values: int) -> dict[str, Any]:
+    """opcheck's test_autograd_registration, as facts, and whether backward through the op runs."""
+    if not any(a["t"] == "tensor" and a.get("rg") for a in specs):
+        return {"ok": True, "skipped": True}  # opcheck skips it too: nothing requires grad
+    res: dict[str, Any] = {"ok": True, "skipped": False, "autograd_kernel": entry.autograd_kernel}
+    if not entry.autograd_kernel:
+        _op_autograd_fallback(entry, specs, res)
+    args = [_build_arg(a) for a in specs]
+    try:
+        outs = _leaves(entry.op(*args))
+        res["call"] = {"ok": True}
+    except BaseException as exc:  # noqa: BLE001 - setup_context runs here
+        res["call"] = _op_error(exc, "op call", entry)
+        return res
+    res["outputs_rg"] = [bool(isinstance(o, torch.Tensor) and o.requires_grad) for o in outs[:_MAX_OP_OUTPUTS]]
+    diff_out = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+    diff_in = [a for a, s in zip(args, specs) if s["t"] == "tensor" and s.get("rg")]
+    if diff_out:
+        res["backward"] = _op_backward(entry, diff_out, diff_in)
+    return res
+
+
+def _op_autograd_fallback(entry: _OpEntry, specs: list[Any], res: dict[str, Any]) -> None:
+    """opcheck's test proper, for an op with no autograd kernel: whether an output that is not an
+    input requires grad anyway, under the autograd fallback "nothing"."""
+    args = [_build_arg(a) for a in specs]
+    prev = torch._C._get_autograd_fallback_mode()
+    try:
+        torch._C._set_autograd_fallback_mode("nothing")
+        try:
+            outs = _leaves(entry.op(*args))
+        finally:
+            torch._C._set_autograd_fallback_mode(prev)
+        res["fallback_outputs_rg"] = any(isinstance(o, torch.Tensor) and o.requires_grad and not any(o is a for a in args)
+                                         for o in outs)
+    except BaseException as exc:  # noqa: BLE001
+        res["fallback"] = _op_error(exc, "op call", entry)
+
+
+def _op_backward(entry: _OpEntry, diff_out: list[Any], diff_in: list[Any]) -> dict[str, Any]:
+    """One backward through the op, for grad_outputs of ones: its exception, what setup_context
+    saved, the attribute of ctx backward missed."""
+    op, seen = entry.op, {}
+    original = op._backward_fn
+
+    def backward(ctx: Any, *grads: Any) -> Any:  # how many tensors setup_context saved
+        try:
+            seen["saved"] = len(ctx.saved_tensors)
+        except BaseException:
+            pass
+        return original(ctx, *grads)
+
+    try:
+        if original is not None:
+            op._backward_fn = backward
+        torch.autograd.grad(diff_out, diff_in, [torch.ones_like(o) for o in diff_out], allow_unused=True)
+        return {"ok": True}
+    except BaseException as exc:  # noqa: BLE001 - no autograd formula, or the learner's backward raised
+        res = _op_error(exc, "backward", entry)
+        obj = getattr(exc, "obj", None) if isinstance(exc, AttributeError) else None
+        if isinstance(obj, torch.autograd.function.FunctionCtx):
+            res["ctx_attribute"] = str(getattr(exc, "name", "") or "")[:100]
+        if "saved" in seen:
+            res["saved"] = seen["saved"]
+        return res
+    finally:
+        op._backward_fn = original
+
+
+def _meta(o: Any) -> dict[str, Any]:
+    """A tensor's metadata as opcheck's fake-tensor test compares it (a symbolic size: None)."""
+    if not isinstance(o, torch.Tensor):
+        return {"kind": "other", "type": type(o).__name__}
+
+    def num(d: Any) -> int | None:
+        return d if isinstance(d, int) else None
+
+    has_storage = bool(torch._C._has_storage(o))
+    return {"kind": "tensor", "shape": [num(d) for d in o.shape], "dtype": _dtype_name(o.dtype),
+            "device": str(o.device), "strides": [num(d) for d in o.stride()],
+            "storage_offset": num(o.storage_offset()) if has_storage else None,
+            "rg": bool(o.requires_grad), "conj": bool(o.is_conj()), "neg": bool(o.is_neg())}
+
+
+def _alias_summary(out: Any, inputs: Any) -> dict[str, bool]:
+    from torch._subclasses import fake_utils
+
+    return {"alias_inputs": bool(fake_utils.outputs_alias_inputs(out, inputs)),
+            "are_inputs": bool(fake_utils.outputs_are_inputs(out, inputs)),
+            "alias_each_other": bool(fake_utils.output_alias_each_other(out))}
+
+
+class _FakeCrossRef(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """opcheck's CrossRefFakeMode for one op, recording instead of raising: below autograd, the op
+    on fake tensors, then the real call; each side's outputs described."""
+
+    def __init__(self, entry: _OpEntry) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.entry = entry
+        self.facts: dict[str, Any] = {"seen": False}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func is not self.entry.overload or self.facts["seen"]:
+            return func(*args, **kwargs)
+        from torch._subclasses.fake_tensor import FakeTensorMode, UnsupportedFakeTensorException
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        facts = self.facts
+        facts["seen"] = True
+        try:
+            with FakeTensorMode(shape_env=ShapeEnv()) as fake_mode:
+                fake_args, fake_kwargs = pytree.tree_map_only(
+                    torch.Tensor, functools.partial(fake_mode.from_tensor, static_shapes=True), (args, kwargs))
+                with warnings.catch_warnings():
+                    fake_r = func(*fake_args, **fake_kwargs)
+            leaves = _leaves(fake_r)
+            facts["fake"] = {"ok": True, "count": len(leaves), "outputs": [_meta(o) for o in leaves[:_MAX_OP_OUTPUTS]],
+                             **_alias_summary(fake_r, (fake_args, fake_kwargs))}
+        except UnsupportedFakeTensorException:
+            facts["fake"] = {"ok": True, "unsupported": True}
+        except BaseException as exc:  # noqa: BLE001 - no fake kernel, or the learner's raised
+            facts["fake"] = _op_error(exc, "fake tensors", self.entry)
+        r = func(*args, **kwargs)
+        leaves = _leaves(r)
+        facts["real"] = {"ok": True, "count": len(leaves), "outputs": [_meta(o) for o in leaves[:_MAX_OP_OUTPUTS]],
+                         **_alias_summary(r, (args, kwargs))}
+        return r
+
+
+def _op_fake(entry: _OpEntry, specs: list[Any], max_values: int) -> dict[str, Any]:
+    """opcheck's test_faketensor, as facts: the fake kernel's outputs beside the real ones."""
+    args = [_build_arg(a) for a in specs]
+    mode = _FakeCrossRef(entry)
+    res: dict[str, Any] = {"ok": True}
+    try:
+        with mode:
+            entry.op(*args)
+        res["call"] = {"ok": True}
+    except BaseException as exc:  # noqa: BLE001
+        res["call"] = _op_error(exc, "op call", entry)
+    res.update(mode.facts)
+    return res
+
+
+def _op_values(o: Any, max_values: int) -> dict[str, Any]:
+    if isinstance(o, torch.Tensor):
+        return {"kind": "tensor", "shape": [int(d) for d in o.shape], "dtype": _dtype_name(o.dtype),
+                "values": _flat(o) if o.numel() <= max_values else None}
+    value = o if isinstance(o, (int, float, bool)) else None
+    return {"kind": "other", "type": type(o).__name__, "value": value}
+
+
+def _op_run(f: Any, tensors: list[Any], grads: bool | None, entry: _OpEntry, max_values: int, compiled: bool) -> dict[str, Any]:
+    """aot_autograd_check's call_forwards_backwards: outputs with the seed fixed, then (grads) the
+    gradients of sum(|sum(output)|) for the inputs that require grad. grads None: decide as opcheck's
+    check_gradients="auto" (some input and some output require grad), and say so."""
+    from torch.testing._utils import freeze_rng_state
+
+    res: dict[str, Any] = {"ok": True, "stage": None}
+    stage = "forward"
+    try:
+        with freeze_rng_state():
+            torch.manual_seed(42)
+            out = f(tensors)
+        leaves = _leaves(out)
+        res["count"] = len(leaves)
+        res["outputs"] = [_op_values(o, max_values) for o in leaves[:_MAX_OP_OUTPUTS]]
+        if grads is None:
+            grads = (any(t.requires_grad for t in tensors)
+                     and any(isinstance(o, torch.Tensor) and o.requires_grad for o in leaves))
+            res["check_gradients"] = grads
+        if grads:
+            stage = "backward"
+            diff = [t for t in tensors if t.requires_grad]
+            total: Any = 0
+            for o in leaves:
+                if isinstance(o, torch.Tensor):
+                    total = total + o.sum().abs()
+            gs = torch.autograd.grad(total, diff, allow_unused=True)
+            res["grads"] = [None if g is None else _op_values(g, max_values) for g in gs]
+    except BaseException as exc:  # noqa: BLE001
+        where = ("compiled" if compiled else "forward") if stage == "forward" else ("compiled" if compiled else "backward")
+        res.update(_op_error(exc, where, entry), stage=stage)
+    return res
+
+
+def _op_aot(entry: _OpEntry, specs: list[Any], max_values: int) -> dict[str, Any]:
+    """opcheck's test_aot_dispatch_dynamic, as numbers: eager against AOTAutograd (dynamic shapes,
+    the nop compiler: torch.compile's front half, no inductor)."""
+    from functorch.compile import (  # type: ignore[import-untyped]
+        compiled_function,
+        min_cut_rematerialization_partition,
+        nop,
+    )
+
+    args = [_build_arg(a) for a in specs]
+    pos = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    tensors = [args[i] for i in pos]
+    op = entry.op
+
+    def func(ts: Any) -> Any:  # opcheck's func_no_tensors over its func (which copies the tensors)
+        full = list(args)
+        for p, t in zip(pos, ts):
+            full[p] = torch.clone(t)
+        return op(*full)
+
+    compiled = compiled_function(func, nop, nop, dynamic=True, partition_fn=min_cut_rematerialization_partition,
+                                 keep_inference_input_mutations=True)
+    res: dict[str, Any] = {"ok": True}
+    res["eager"] = _op_run(func, tensors, None, entry, max_values, compiled=False)
+    if not res["eager"]["ok"]:
+        return res  # opcheck stops here: eager mode must work first
+    res["aot"] = _op_run(compiled, tensors, res["eager"]["check_gradients"], entry, max_values, compiled=True)
+    return res
+
+
 def _torch_checks(fn_cls: Any, case: dict[str, Any], rep: dict[str, Any] | None = None) -> dict[str, Any]:
     """torch's own gradcheck/gradgradcheck messages, as a learner would see them locally: for a
     Jacobian checked in full only (the slow mode on a large one would take seconds), gradgradcheck
@@ -1090,6 +1588,8 @@ def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) ->
     task["torch_checks"]: "now" (run torch's gradcheck after the main frame), "wait" (only once
     the judge asks, through wait_continue(): it asks when its own check failed and the familiar
     message helps), or "never"."""
+    global _OP
+    _OP = None
     t_start = _perf()
     source = task["source"]
     entry_point = task.get("entry_point")
@@ -1121,6 +1621,8 @@ def run_task(task: dict[str, Any], result_fd: int, wait_continue: Any = None) ->
         report["entry"] = facts
         if facts.get("is_function"):
             fn_cls = obj
+        elif facts.get("is_custom_op"):
+            fn_cls = _OP = _OpEntry(obj)
     if fn_cls is not None:
         recorder = _Recorder()
         try:
@@ -1246,6 +1748,39 @@ class WarmRuleFn(WarmFn):
         return WarmRuleFn.apply(x, y), 0
 """
 
+# Two custom ops, one right and one wrong in every way opcheck looks at, run through every check
+# once in the zygote: a custom op's first call imports torch._dynamo (and sympy), the fake-tensor
+# and AOT checks import FakeTensorMode, ShapeEnv and functorch.compile, and each failure path its
+# own modules; a sandboxed child could import none of them. In their own namespace, registered in
+# the zygote only (a learner's op of the same name would replace it in its own child).
+_WARM_OP_CODE = """
+import torch
+@torch.library.custom_op("gradquiz_warm::scaled_sin", mutates_args=())
+def scaled_sin(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.sin(x) * scale
+@scaled_sin.register_fake
+def _(x, scale):
+    return torch.empty_like(x)
+def setup_context(ctx, inputs, output):
+    x, scale = inputs
+    ctx.save_for_backward(x)
+    ctx.scale = scale
+def backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return grad * torch.cos(x) * ctx.scale, None
+scaled_sin.register_autograd(backward, setup_context=setup_context)
+@torch.library.custom_op("gradquiz_warm::wrong", mutates_args=())
+def wrong(x: torch.Tensor, scale: float) -> torch.Tensor:
+    x.add_(scale)
+    return x.view(-1)
+@wrong.register_fake
+def _(x, scale):
+    return x.new_empty(x.shape[0] + 1).sum().item() * x
+@torch.library.custom_op("gradquiz_warm::no_fake", mutates_args=())
+def no_fake(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return x * scale
+"""
+
 #: Modules whose Python source TorchScript compiles when a scripted function calls into them
 #: (torch.nn.functional.pad, torch.functional.norm, the forward of torch's own nn layers...).
 SOURCE_MODULES = ("torch.nn", "torch.functional", "torch._lowrank", "torch._linalg_utils", "torch._lobpcg")
@@ -1329,6 +1864,17 @@ def _warm_vmap() -> None:
         _warm_run({"source": _WARM_VMAP_CODE, "entry_point": entry, "cases": [case]})
 
 
+def _warm_custom_ops() -> None:
+    """Every check of a custom op, once, on the ops of _WARM_OP_CODE (why: there)."""
+    args = [{"t": "tensor", "dtype": "float64", "shape": [2, 3], "values": [0.5, -1.5, 0.25, 1.0, -0.75, 2.0], "rg": True},
+            {"t": "float", "v": 2.0}]
+    case = {"id": "warm-op", "args": args, "diff_outputs": "auto", "vjp_seed": 1, "random_vjps": 1,
+            "gradcheck": {"eps": 1e-6, "atol": 1e-5, "rtol": 1e-3, "points": "all"}, "needs_input_grad": True,
+            "custom_op": {"tests": ["schema", "autograd_registration", "fake_tensor", "aot_dispatch"], "max_values": 64}}
+    for entry in ("scaled_sin", "wrong", "no_fake"):
+        _warm_run({"source": _WARM_OP_CODE, "entry_point": entry, "cases": [case], "torch_checks": "never"})
+
+
 def warm_up(gradcheck: bool = True) -> None:
     """One pass through run_task's code paths (and one trusted gradcheck), so that lazy imports,
     allocator pools and copy-on-write page faults happen before a submission's clock starts.
@@ -1342,6 +1888,7 @@ def warm_up(gradcheck: bool = True) -> None:
         torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))  # type: ignore[arg-type]
         _load_failure_paths(x)
         _warm_run({"source": _WARM_SCRIPT_CODE})
+        _warm_custom_ops()
         preload_sources()
         _warm_vmap()
     case = {

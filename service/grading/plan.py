@@ -24,6 +24,7 @@ from typing import Any
 from .cases import (
     Arg,
     Case,
+    CustomOpPlan,
     ForwardAdPlan,
     GradgradPlan,
     InPlacePlan,
@@ -190,6 +191,8 @@ def _optional_checks(code: CodeSpec, case: Case, secret: bytes, slug: str, varia
     if code.in_place:
         plans["in_place"] = InPlacePlan(seed("in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
                                         ProjectionPlan(seed("in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+    if code.custom_op:
+        plans["custom_op"] = CustomOpPlan()
     if code.vmap:
         plans.update(vmap=plan_vmap(case.args, seed("vmap")), batched_grad=plan_batched_grad(case.args, seed("batched grad")))
     return dataclasses.replace(case, **plans)

@@ -159,7 +159,7 @@ def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:
     if rep.load_error is not None:
         message = f"reference.py raised on load: {rep.load_error.message}"
         raise ReferenceFault(slug, message, [ReferenceProblem("(load)", message, rep.load_error.line)])
-    if rep.entry is None or not rep.entry.is_function:
+    if rep.entry is None or not rep.entry.runs:
         raise ReferenceFault(slug, "reference.py lacks the entry point",
                              [ReferenceProblem("(entry point)", "reference.py lacks the entry point")])
     for c in rep.cases:

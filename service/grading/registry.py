@@ -48,6 +48,11 @@ class Check:
     applies: Callable[[CodeSpec], bool] = _always
     #: the `[code]` key and run request field that ask for it (an optional check; off by default)
     option: str | None = None
+    #: a run makes it whenever the code calls for it (a custom op), unasked: its option is a
+    #: `[code]` key, not a run request field
+    detected: bool = False
+    #: a run decides it even when forward raised on the run's inputs (its numbers are made apart)
+    after_forward_error: bool = False
     #: what the child reports for it: the fields of a planned cases.Case it reads
     reports: tuple[str, ...] = ()
     #: when it fails, a grade decides nothing after it (the code did not load or has no entry point)
@@ -87,12 +92,22 @@ CHECKS: tuple[Check, ...] = (
           judges_gradients=True, judges_backward=True),
     Check("in_place", 0.15, Verdict.in_place, run_checks.in_place, option="in_place",
           applies=lambda code: code.in_place and code.differentiable, reports=("in_place", "clone_inputs"),
-          judges_gradients=True, judges_backward=True),
+          judges_gradients=True, judges_backward=True, after_forward_error=True),
     Check("vmap", 0.10, Verdict.vmap, run_checks.vmap, option="vmap", applies=lambda code: code.vmap,
           reports=("vmap",), judges_gradients=True),
     Check("batched_grad", 0.05, Verdict.batched_grad, run_checks.batched_grad, option="vmap",
           applies=lambda code: code.vmap and code.differentiable, reports=("batched_grad",), judges_gradients=True,
           judges_backward=True),
+    # a custom op's (torch.library.custom_op): torch.library.opcheck's four tests, on the op's own facts
+    Check("op_schema", 0.05, Verdict.op_schema, run_checks.op_schema, option="custom_op", detected=True,
+          applies=lambda code: code.custom_op, reports=("custom_op",), after_forward_error=True),
+    Check("op_autograd_registration", 0.05, Verdict.op_autograd_registration, run_checks.op_autograd_registration,
+          option="custom_op", detected=True, applies=lambda code: code.custom_op, reports=("custom_op",),
+          after_forward_error=True),
+    Check("op_fake_tensor", 0.10, Verdict.op_fake_tensor, run_checks.op_fake_tensor, option="custom_op", detected=True,
+          applies=lambda code: code.custom_op, reports=("custom_op",), after_forward_error=True),
+    Check("op_aot_dispatch", 0.10, Verdict.op_aot_dispatch, run_checks.op_aot_dispatch, option="custom_op",
+          detected=True, applies=lambda code: code.custom_op, reports=("custom_op",), after_forward_error=True),
     Check("grad_output_unchanged", 0.05, Verdict.grad_output_unchanged, run_checks.grad_output_unchanged,
           reports=("grad_outputs",), judges_backward=True),
     Check("technique", 0.10, Verdict.technique, applies=lambda code: bool(code.technique)),
@@ -105,8 +120,10 @@ RUN_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c.run is not None)
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType({c.name: c.weight or 0.0 for c in GRADE_CHECKS})
 GRADIENT_CHECKS: tuple[str, ...] = tuple(c.name for c in CHECKS if c.judges_gradients)
 BACKWARD_CHECKS: tuple[str, ...] = tuple(c.name for c in CHECKS if c.judges_backward)
-#: the optional checks, by the `[code]` key and run request field that ask for them
+#: the optional checks, by the `[code]` key that asks for them (a run: plan_run's `options`)
 OPTIONS: tuple[str, ...] = tuple(dict.fromkeys(c.option for c in CHECKS if c.option))
+#: the options a run request names (the others a run makes when the code calls for them)
+RUN_OPTIONS: tuple[str, ...] = tuple(dict.fromkeys(c.option for c in CHECKS if c.option and not c.detected))
 
 
 def default_weights(options: Collection[str]) -> dict[str, float]:

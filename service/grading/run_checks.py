@@ -10,10 +10,11 @@ need the numbers of one of them. Torch-free.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from . import batching, checks
+from . import batching, checks, custom_ops
 from .cases import Case, diff_inputs
 from .checks import MAX_PROJECTED_ELEMENTS, Jacobians, Outcome
 from .draws import numel
@@ -159,3 +160,16 @@ def vmap(r: RunCase) -> Outcome | None:
 
 def batched_grad(r: RunCase) -> Outcome | None:
     return None if r.case.batched_grad is None else batching.check_batched_grad(r.case, r.rep, r.names)
+
+
+def _op_check(decide: Callable[..., Outcome]) -> Callable[[RunCase], Outcome | None]:
+    """One of opcheck's tests, on the run case (the inputs as given), when the entry point is a custom op."""
+    def run(r: RunCase) -> Outcome | None:
+        return None if r.run_rep.custom_op is None else decide(r.run_case, r.run_rep, r.names)
+    return run
+
+
+op_schema = _op_check(custom_ops.check_op_schema)
+op_autograd_registration = _op_check(custom_ops.check_op_autograd_registration)
+op_fake_tensor = _op_check(custom_ops.check_op_fake_tensor)
+op_aot_dispatch = _op_check(custom_ops.check_op_aot_dispatch)

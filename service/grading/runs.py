@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from . import custom_ops
 from .cases import (
     Arg,
     Case,
+    CustomOpPlan,
     ForwardAdPlan,
     GradgradPlan,
     InPlacePlan,
@@ -46,9 +48,8 @@ from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, Outcome, jnum
 from .code_table import DEFAULT_TOLERANCES, CodeSpec, Tolerances
 from .draws import seeded_vectors
 from .forward_ad import FORWARD_AD_TANGENTS
-from .in_place import check_in_place
 from .plan import run_cases
-from .registry import OPTIONS, RUN_CHECKS, run_results
+from .registry import OPTIONS, RUN_CHECKS, Check, run_results
 from .reports import Output, TorchMessage, TorchMessages, parse_report
 from .run_checks import RunCase
 from .spec import MAX_JACOBIAN_SIDE, load_run_inputs
@@ -111,6 +112,9 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         cases.append(check_case)
     if all_points(check_case.args):
         cases[-1] = _checks_planned(check_case, source, options)
+    if "custom_op" in options or custom_ops.defines_custom_op(source):
+        # opcheck's facts on the inputs as given; the child reports them only if the entry point is a custom op
+        cases[0] = dataclasses.replace(cases[0], custom_op=CustomOpPlan())
     if "in_place" in options:  # an in-place Function's input must not be a leaf that requires grad
         cases = [dataclasses.replace(c, clone_inputs=True) for c in cases]
     return RunPlan(cases, names, cases[-1].id)
@@ -178,9 +182,10 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
         return result
     if not plan.has_function:
         return result
-    if report.entry is None or not report.entry.is_function:
+    if report.entry is None or not report.entry.runs:
         result.update(status="error", error={"where": "entry point", "type": "NameError",
-                                             "message": f"{entry_point} is not defined as a torch.autograd.Function subclass",
+                                             "message": f"{entry_point} is not defined as a torch.autograd.Function subclass"
+                                                        " or a torch.library custom op",
                                              "traceback": "", "line": None})
         return result
     reps = {r.id: r for r in report.cases}
@@ -189,12 +194,14 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     f = run_rep.forward
     if f.error is not None:
         result.update(status="error", error=f.error.to_json())
+        # the checks whose numbers are made apart (on clones, on the op's own facts) still say what went wrong
         check_case = next(c for c in plan.cases if c.id == plan.check_case_id)
-        if check_case.in_place is not None and check_case.id in reps:
-            # made on clones of its own before forward: what forward did wrong in place, said by name
-            outcome = check_in_place(check_case, reps[check_case.id], plan.names)
-            result.update(checks=[c.to_json() for c in run_results({"in_place": outcome})], passed=outcome.passed,
-                          likely_causes=[outcome.likely_cause] if outcome.likely_cause else [])
+        checked = RunCase(check_case, reps[check_case.id], run_case, run_rep, plan.names, source)
+        outcomes = _decided(checked, [c for c in RUN_CHECKS if c.after_forward_error])
+        if outcomes:
+            result.update(checks=[c.to_json() for c in run_results(outcomes)], passed=False,
+                          likely_causes=list(dict.fromkeys(o.likely_cause for o in outcomes.values()
+                                                           if not o.passed and o.likely_cause)))
         return result
     result["forward"] = {"outputs": [_public_output(o) for o in f.outputs]}
     diff_in = diff_inputs(run_case.args)
@@ -209,13 +216,9 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
     case = next(c for c in plan.cases if c.id == plan.check_case_id)
     rep = reps[case.id]
     float32 = case is not run_case
-    checked = RunCase(case, rep, run_case, run_rep, plan.names, source)
-    outcomes: dict[str, Outcome] = {}
-    for check in RUN_CHECKS:
-        assert check.run is not None
-        decided = check.run(checked)
-        if decided is not None:
-            outcomes[check.name] = decided
+    outcomes = _decided(RunCase(case, rep, run_case, run_rep, plan.names, source), RUN_CHECKS)
+    if run_rep.custom_op is not None:
+        outcomes = custom_ops.with_op_causes(outcomes, run_rep.custom_op)
     torch_msg = torch_msgs.get(case.id) or TorchMessages()
     name = "jacobian_projections" if "jacobian_projections" in outcomes else "gradcheck"
     result["gradcheck"] = _summary(name, outcomes[name], torch_msg.gradcheck)
@@ -234,6 +237,17 @@ def summarize_run(plan: RunPlan, frame: Any, torch_msgs: dict[str, TorchMessages
         if o.error is not None and result["error"] is None:
             result["error"] = o.error.to_json()
     return result
+
+
+def _decided(checked: RunCase, checks: Iterable[Check]) -> dict[str, Outcome]:
+    """The outcome of each of `checks` that applies to this run, by name, in report order."""
+    outcomes: dict[str, Outcome] = {}
+    for check in checks:
+        assert check.run is not None
+        outcome = check.run(checked)
+        if outcome is not None:
+            outcomes[check.name] = outcome
+    return outcomes
 
 
 def _public_output(o: Output) -> dict[str, Any]:

@@ -427,6 +427,7 @@ class _CodeTableSchema(_Strict):
     forward_ad = _Bool(load_default=False)
     in_place = _Bool(load_default=False)
     vmap = _Bool(load_default=False)
+    custom_op = _Bool(load_default=False)
     strict_none = _Bool(load_default=False)
     float32_case = _Bool()
     timeout = _Number(load_default=DEFAULT_TIMEOUT, validate=validate.Range(
@@ -611,6 +612,7 @@ def load_code_spec(spec: Mapping[str, Any]) -> tuple[CodeSpec | None, list[Probl
         entry_point=data["entry_point"], call=data.get("call") or f"{data['entry_point']}.apply({', '.join(map(str, names))})",
         inputs=inputs, random_cases=data["random_cases"], differentiable=data["differentiable"],
         gradgradcheck=data["gradgradcheck"], forward_ad=data["forward_ad"], in_place=data["in_place"], vmap=data["vmap"],
+        custom_op=data["custom_op"],
         strict_none=data["strict_none"],
         float32_case=has_float64 and data.get("float32_case", True), timeout=float(data["timeout"]),
         memory_mb=data["memory_mb"], tolerances=data["tolerances"], variants=variants, boundary=boundary,

@@ -147,6 +147,24 @@ CHECKS: dict[str, CheckTerm] = _table(
               "backward for a batch of grad_outputs at once (torch.func.vmap over backward, as "
               "torch.autograd.gradcheck's check_batched_grad) gives the same gradients as for each grad_output alone.",
               failed="Not yet: your backward does not work for a batch of grad_outputs."),
+    # a custom op (torch.library.custom_op): torch.library.opcheck's four tests, each decided by the judge
+    CheckTerm("op_schema", "Custom op keeps to its schema",
+              "The op changes no input its schema does not declare (mutates_args), and returns new tensors: no "
+              "output is an input or shares its memory, as torch.library.opcheck's schema test checks.",
+              failed="Not yet: your custom op does not do what its schema says."),
+    CheckTerm("op_autograd_registration", "Custom op's autograd formula",
+              "Gradients flow through the op by an autograd formula registered with register_autograd (its "
+              "backward and setup_context), as torch.library.opcheck's autograd registration test checks, and "
+              "setup_context saves what backward needs.",
+              failed="Not yet: gradients cannot flow through your custom op."),
+    CheckTerm("op_fake_tensor", "Custom op's fake kernel",
+              "The op has a fake kernel (register_fake), and on fake tensors it returns outputs with the shape, "
+              "dtype, device and strides of the real outputs, as torch.library.opcheck's fake tensor test checks.",
+              failed="Not yet: your custom op's fake kernel does not describe its outputs."),
+    CheckTerm("op_aot_dispatch", "Custom op under torch.compile",
+              "Traced as torch.compile traces it (AOTAutograd, dynamic shapes), the op computes the same outputs "
+              "and gradients as it does eagerly, as torch.library.opcheck's AOT dispatch test checks.",
+              failed="Not yet: your custom op does not work under torch.compile."),
 )
 
 #: Every likely cause a grade or a run names (a wrong/*.py file's `# expect:` names one of these).
@@ -284,6 +302,39 @@ CAUSES: dict[str, CauseTerm] = _table(
               "backward must treat grad_output as one more tensor, possibly carrying a batch it does not see: compute "
               "with torch operations on it, reshape with its own shape (expand_as, reshape_as), and keep no state "
               "between calls."),
+    # custom ops (torch.library.custom_op)
+    CauseTerm("op_undeclared_mutation", "The op changes an input its schema does not declare",
+              'Declare every input the op changes in mutates_args (for example mutates_args=("x",)), or compute '
+              "a new tensor instead of changing the input in place."),
+    CauseTerm("op_output_aliases_input", "An output is an input, or shares its memory",
+              "A custom op returns new tensors: return x.clone() or a newly computed tensor, not x itself or a view "
+              "of it (such as x.view(...) or x[0])."),
+    CauseTerm("op_no_autograd_formula", "No autograd formula is registered",
+              "Register one with op.register_autograd(backward, setup_context=setup_context), so gradients flow "
+              "through the op."),
+    CauseTerm("op_autograd_wrong_key", "Autograd is wired inside the op, not registered",
+              "Register the gradient with op.register_autograd(...); do not call a torch.autograd.Function from the "
+              "op's implementation."),
+    CauseTerm("op_setup_context_error", "setup_context saves wrongly",
+              "setup_context(ctx, inputs, output) gets the op's inputs as a tuple: unpack it (x, scale = inputs), "
+              "save tensors with ctx.save_for_backward(...) and plain values on ctx (ctx.scale = scale): "
+              "everything backward reads."),
+    CauseTerm("op_no_fake_kernel", "No fake kernel is registered",
+              "Register one with @op.register_fake: a function of the same inputs that returns empty tensors shaped "
+              "like the real outputs (for example torch.empty_like(x)), so torch.compile can trace the op."),
+    CauseTerm("op_fake_wrong_metadata", "The fake kernel returns the wrong shape or dtype",
+              "Return tensors with exactly the shape, dtype, device and strides of the real outputs, made from the "
+              "inputs' shapes (torch.empty_like(x), x.new_empty(...))."),
+    CauseTerm("op_fake_kernel_error", "The fake kernel raised an exception",
+              "A fake kernel runs on fake tensors, which have shapes but no values: it cannot read values (no .item(), "
+              ".tolist() or .numpy(), no if on a tensor's value)."),
+    CauseTerm("op_not_traceable", "The op runs eagerly but not when compiled",
+              "torch.compile traces the op with fake tensors of symbolic shapes: the fake kernel may only make "
+              "tensors from the inputs' shapes, and backward may only use torch operations (no .item() or "
+              ".numpy())."),
+    CauseTerm("op_compiled_differs", "Compiled, the op computes different values",
+              "Make the op a function of its inputs (no randomness, no state kept between calls), its fake kernel "
+              "exact, and backward a function of what setup_context saved."),
 )
 
 #: Named likely causes: name -> title and advice in one line (a report's hint and feedback).
@@ -322,6 +373,13 @@ STAGES: dict[str, StageTerm] = _table(
               " when called through torch.func.vmap"),
     StageTerm("batched backward", "in backward, called with a batch of grad_outputs at once", "Your backward",
               " when called with a batch of grad_outputs at once"),
+    StageTerm("op call", "when the grader called your custom op", "Your custom op", " when the grader called it"),
+    StageTerm("op implementation", "in your custom op's function, called directly", "Your custom op's function",
+              " when the grader called it directly"),
+    StageTerm("fake tensors", "while your custom op ran on fake tensors (its fake kernel)", "Your fake kernel",
+              " when your custom op ran on fake tensors"),
+    StageTerm("compiled", "while your custom op was traced as torch.compile traces it", "Your custom op",
+              " when it was traced as torch.compile traces it"),
 )
 
 #: A report's status: a grade's (models.attempt.VERDICTS) and a run's ("ok", "error", ...).

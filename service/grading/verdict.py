@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import batching, checks
+from . import batching, checks, custom_ops
 from .cases import Case, diff_inputs
 from .checks import Outcome, allclose, detect_cause, error_cause as _error_cause, fmt, jnum, unravel, worst
 from .code_table import CodeSpec
@@ -135,6 +135,9 @@ class Verdict:
             also = f" (classes defined: {', '.join(defined)})" if defined else ""
             self._result("entry_point", False, f"No {ep} is defined{also}.", "entry_point_missing")
             return False
+        if entry.is_custom_op and entry.op is not None:
+            self._result("entry_point", True, f"{ep} is a custom op ({entry.op.qualname}).")
+            return True
         if not entry.is_function:
             what = "not a class" if not entry.is_class else "a class that does not subclass torch.autograd.Function"
             self._result("entry_point", False, f"{ep} is {what}.", "entry_point_missing")
@@ -508,6 +511,23 @@ class Verdict:
         """backward for a batch of grad_outputs at once against one at a time (and the reference's)."""
         self._planned_check("batched_grad", lambda case: case.batched_grad is not None,
                             lambda case, s, r: batching.check_batched_grad(case, s, self.names, ref=r))
+
+    def _op_check(self, name: str, decide: Callable[..., Outcome]) -> None:
+        """One of opcheck's tests of a custom op, on the cases that plan them (the submission's own facts:
+        opcheck tests an op against itself)."""
+        self._planned_check(name, lambda case: case.custom_op is not None, lambda case, s, r: decide(case, s, self.names))
+
+    def op_schema(self) -> None:
+        self._op_check("op_schema", custom_ops.check_op_schema)
+
+    def op_autograd_registration(self) -> None:
+        self._op_check("op_autograd_registration", custom_ops.check_op_autograd_registration)
+
+    def op_fake_tensor(self) -> None:
+        self._op_check("op_fake_tensor", custom_ops.check_op_fake_tensor)
+
+    def op_aot_dispatch(self) -> None:
+        self._op_check("op_aot_dispatch", custom_ops.check_op_aot_dispatch)
 
     def grad_output_unchanged(self) -> None:
         reports = [s for s in map(self.sub_cases.get, (case.id for case in self.cases)) if s is not None and s.forward.ok]

@@ -12,7 +12,7 @@ from ..auth import BEARER, course_staff, current_client, learner_scope, require_
 from ..database import serialize_transactions
 from ..errors import VALIDATION_ERROR, problem_abort
 from ..extensions import db_session, dispatch_job
-from ..grading.registry import OPTIONS
+from ..grading.registry import RUN_OPTIONS
 from ..grading.runs import exercise_run_inputs
 from ..grading.spec import load_code_spec, validate_run_inputs
 from ..learner_tokens import LearnerScope
@@ -180,7 +180,7 @@ class Runs(MethodView):
         client, scope = current_client(), learner_scope()
         entry_point, inputs = payload.get("entry_point"), payload.get("inputs")
         exercise = None
-        options = {name for name in OPTIONS if payload[name]}
+        options = {name for name in RUN_OPTIONS if payload[name]}
         if "version" in payload and payload.get("exercise") is None:
             problem_abort(422, "A version is of an exercise: name it in `exercise`.", type=VALIDATION_ERROR,
                           errors=[{"field": "json.version", "message": "only with exercise"}])
@@ -209,7 +209,7 @@ class Runs(MethodView):
             place = RunPlace(exercise, None if staff is None else staff.course_id)
         run = Run(id=uuid.uuid4(), client_id=client.id, learner=None if scope is None else scope.learner,
                   exercise=place.exercise, course_id=place.course_id, code=payload["code"], entry_point=entry_point,
-                  inputs=inputs, status=AttemptStatus.QUEUED.value, **{name: name in options for name in OPTIONS})
+                  inputs=inputs, status=AttemptStatus.QUEUED.value, **{name: name in options for name in RUN_OPTIONS})
         session.add(run)
         session.commit()
         dispatch_job(Run, run.id)
