@@ -84,6 +84,8 @@ def test_the_first_lesson_leads_on_and_an_exercise_of_the_second_keeps_to_it(pag
     page.wait_for_selector("#lesson .concept")
     onward = page.locator("#next-lesson")
     expect(onward).to_have_text("Next lesson: Beyond the basics →")
+    onward.scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / "learn-lesson-end.png")
     onward.click()
     expect(page.get_by_role("heading", level=1)).to_have_text(SECOND.title)
     assert page.url.split("#")[0].endswith("/learn/beyond")
