@@ -98,15 +98,16 @@ def _prove(items: list[tuple[str, dict[str, bytes]]]) -> dict[str, tuple[Exercis
 def _lesson_problems(root: Path, slugs: list[str]) -> dict[str, list[str]]:
     """The built-in catalog's lesson placement, as lines by slug: a folder of exercises beside a
     lesson/ (the repository's layout) is the catalog; any other folder has no lesson to be placed
-    in (course exercises are not in the lesson)."""
+    in (course exercises are not in the lessons). lesson/lesson.toml and the lessons it is
+    followed by place them (learn.lesson.placement_problems)."""
     from .learn.lesson import placement_problems
 
     lesson = root.parent / "lesson" / "lesson.toml"
     if not lesson.is_file():
         return {}
-    where = _shown(lesson)
     found: dict[str, list[str]] = {}
     for p in placement_problems(lesson, slugs):
+        where = _shown(p.file or lesson)  # a following lesson's own lesson.toml, where it is at fault
         found.setdefault(p.slug, []).append(f"{where}:{p.line}: {p.slug}: {p.message}" if p.line
                                             else f"{where}: {p.slug}: {p.message}")
     return found

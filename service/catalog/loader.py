@@ -22,8 +22,10 @@ from ..rules import rules_json
 from ..scores import POLICIES as SCORE_POLICIES, policy_of
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-# Paths under /learn/ that are pages, not exercises (service/learn: /learn/assignment).
-RESERVED_SLUGS = frozenset({"assignment"})
+# Paths under /learn/ that are pages, not exercises (service/learn: /learn/assignment, and the lessons
+# after the first, at /learn/<folder>: lesson/lesson.toml's followed_by; tests/unit/test_learn_lesson.py
+# checks that each is here).
+RESERVED_SLUGS = frozenset({"assignment", "beyond"})
 TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KINDS = (*QUIZ_KINDS, "code")
 COMMON_KEYS = frozenset(

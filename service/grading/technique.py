@@ -2,7 +2,8 @@
 
 Some exercises teach a way of writing a Function whose numbers are the same as another way's:
 torch 2's `setup_context`, saving the output instead of recomputing it, marking an output
-non-differentiable. Forward values and gradients cannot tell these apart; the code can. The judge
+non-differentiable, asking for None gradients (`ctx.set_materialize_grads(False)`), marking a
+backward that cannot be differentiated again (`@once_differentiable`). Forward values and gradients cannot tell these apart; the code can. The judge
 reads the syntax tree (nothing is executed), so the submission cannot fake this check either.
 
 Torch-free and stdlib only: imported by the web process too (for validation).
@@ -20,6 +21,10 @@ TECHNIQUES: dict[str, tuple[str, str]] = {
                      "so backward reuses it instead of recomputing it.", "output_not_saved"),
     "mark_non_differentiable": ("The output that carries no gradient is marked with "
                                 "ctx.mark_non_differentiable(...).", "not_marked_non_differentiable"),
+    "materialize_grads_off": ("forward or setup_context calls ctx.set_materialize_grads(False), so backward is "
+                              "given None, not zeros, for an output that gets no gradient.", "materialize_grads_on"),
+    "once_differentiable": ("backward is decorated with @once_differentiable: it runs without recording, and says "
+                            "that it cannot be differentiated again.", "once_differentiable_missing"),
 }
 
 
@@ -73,12 +78,29 @@ def _output_names(methods: dict[str, ast.FunctionDef]) -> set[str]:
     return names
 
 
+def _materializes_not(call: ast.Call) -> bool:
+    """`ctx.set_materialize_grads(False)` (or `value=False`)."""
+    args = [*call.args, *(k.value for k in call.keywords if k.arg == "value")]
+    return len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value is False
+
+
+def _decorated(method: ast.FunctionDef | None, name: str) -> bool:
+    """`method` carries the decorator `name` (`@name`, `@module.name`)."""
+    return method is not None and any(
+        (isinstance(d, ast.Name) and d.id == name) or (isinstance(d, ast.Attribute) and d.attr == name)
+        for d in method.decorator_list)
+
+
 def _uses(methods: dict[str, ast.FunctionDef], technique: str) -> bool:
     saving = [m for name, m in methods.items() if name in ("forward", "setup_context")]
     if technique == "setup_context":
         return "setup_context" in methods
     if technique == "mark_non_differentiable":
         return any(_calls(m, "mark_non_differentiable") for m in saving)
+    if technique == "materialize_grads_off":
+        return any(_materializes_not(call) for m in saving for call in _calls(m, "set_materialize_grads"))
+    if technique == "once_differentiable":
+        return _decorated(methods.get("backward"), "once_differentiable")
     if technique == "saves_output":
         saved = {name for m in saving for call in _calls(m, "save_for_backward")
                  for arg in call.args for name in _names(arg)}

@@ -213,6 +213,12 @@ CAUSES: dict[str, CauseTerm] = _table(
               "needs."),
     CauseTerm("output_not_saved", "backward recomputes what forward already computed",
               "Save forward's output with ctx.save_for_backward(...) and reuse it in backward."),
+    CauseTerm("materialize_grads_on", "backward is never given None for an unused output",
+              "Call ctx.set_materialize_grads(False) in forward or setup_context: an output that gets no gradient "
+              "then sends None instead of a tensor of zeros, and backward skips its part."),
+    CauseTerm("once_differentiable_missing", "backward does not say that it cannot be differentiated again",
+              "Decorate backward with @once_differentiable (under @staticmethod): it uses code autograd cannot "
+              "record, and the decorator makes it run without recording and refuse a second derivative."),
     CauseTerm("wrong_dtype", "An output has the wrong dtype", "Keep the input's dtype."),
     CauseTerm("wrong_shape", "An output or a gradient has the wrong shape",
               "Each output must have the expected shape, and each gradient its input's shape."),

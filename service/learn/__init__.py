@@ -1,4 +1,5 @@
-"""The learner's pages: the lesson at /learn and one page per exercise at /learn/{slug}.
+"""The learner's pages: the lessons at /learn (the first) and /learn/{folder} (the others, such as
+/learn/beyond), and one page per exercise at /learn/{slug}.
 
 The pages are clients of the public API and nothing else: what they do, any frontend can do.
 The server sends the exercise's detail (the JSON of GET /api/v1/exercises/{slug}: the learner's
@@ -28,7 +29,7 @@ from ..learner_tokens import LearnerScope, read_learner_token
 from ..resources.exercises import AskedLearner, learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
 from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, token_audience
-from .lesson import Way, exercise_way, render_lesson_page
+from .lesson import Way, exercise_way, lesson_at, render_lesson_page
 from .pages import API_BASE, page_response
 
 blp = Blueprint("learn", __name__)
@@ -139,8 +140,13 @@ def preview_page(course_id: int, slug: str, number: int) -> Response:
 
 
 # <path:>: anything under /learn/ is a page (a 404 page for a slug with a slash), never problem+json.
+# A lesson after the first is served at /learn/<its folder> (lesson.toml's followed_by): a slug no
+# exercise may take (catalog.loader.RESERVED_SLUGS), so it wins here.
 @blp.route("/learn/<path:slug>")
 def exercise_page(slug: str) -> Response:
+    lesson = lesson_at(slug)
+    if lesson is not None:
+        return render_lesson_page(lesson)
     return render_exercise_page(slug)
 
 

@@ -112,3 +112,51 @@ def test_an_exercise_page_names_its_concept_and_its_neighbours(app, client, clie
     with app.test_request_context("/learn/x-own-quiz"):
         page = render_exercise_page("x-own-quiz", launch={"token": token}).get_data(as_text=True)
     assert '<span id="crumb-section">Course: Autumn</span>' in page and "exercise-nav" not in page
+
+
+def test_the_second_lesson_is_served_beside_the_first_and_each_links_the_other(client):
+    from service.learn.lesson import the_lessons
+
+    first, second = the_lessons()
+    one = client.get("/learn").get_data(as_text=True)
+    two_response = client.get("/learn/beyond")
+    assert two_response.status_code == 200 and two_response.mimetype == "text/html"
+    assert "script-src 'self'" in two_response.headers["Content-Security-Policy"]
+    two = two_response.get_data(as_text=True)
+    # The lessons' navigation, the current one marked, on both; the way on at the end.
+    labels = {"/learn": "Lesson 1: Custom autograd functions", "/learn/beyond": "Lesson 2: Beyond the basics"}
+    for html, current in ((one, "/learn"), (two, "/learn/beyond")):
+        nav = re.search(r'<nav class="crumbs lessons-nav".*?</nav>', html, re.S).group(0)
+        assert f'<strong aria-current="page">{labels[current]}</strong>' in nav
+        other = next(url for url in labels if url != current)
+        assert f'<a href="{other}">{labels[other]}</a>' in nav
+    assert 'id="next-lesson" rel="next" href="/learn/beyond">Next lesson: Beyond the basics' in one
+    assert 'id="previous-lesson" rel="prev" href="/learn"><span aria-hidden="true">← </span>Previous lesson: Custom ' \
+        'autograd functions' in two
+    assert 'id="previous-lesson"' not in one and 'id="next-lesson"' not in two
+    # Each page's document is its own lesson's; the first lists none of the second's exercises.
+    doc_one, doc_two = _json_block(one, "gradquiz-lesson"), _json_block(two, "gradquiz-lesson")
+    assert doc_two["title"] == second.title and [c["id"] for c in doc_two["concepts"]] == [c.id for c in second.concepts]
+    listed_one = {e["slug"] for c in doc_one["concepts"] for e in c["exercises"]} | {e["slug"] for e in doc_one["more"]}
+    listed_two = {e["slug"] for c in doc_two["concepts"] for e in c["exercises"]}
+    assert listed_two == set(second.slugs) and not listed_one & listed_two and doc_two["more"] == []
+    assert doc_two["recap"]["id"] == "beyond-key-points"
+    examples = [e for c in doc_two["concepts"] for e in c["examples"]]
+    assert examples and all("prints" not in e for e in examples)  # what the tests check is not served
+
+
+def test_an_exercise_of_the_second_lesson_names_it_and_keeps_its_way_inside_it(client):
+    from service.learn.lesson import the_lessons
+
+    first, second = the_lessons()
+    concept = second.concepts[0]
+    html = client.get(f"/learn/{concept.exercises[0]}").get_data(as_text=True)
+    crumbs = re.search(r'<nav class="crumbs".*?</nav>', html, re.S).group(0)
+    assert '<a href="/learn/beyond" id="crumb-lesson">Lesson 2: Beyond the basics</a>' in crumbs
+    assert f'href="/learn/beyond#{concept.id}"' in crumbs
+    assert 'rel="prev"' not in html and f'rel="next" href="/learn/{concept.exercises[1]}"' in html
+    last = client.get(f"/learn/{second.slugs[-1]}").get_data(as_text=True)
+    assert 'rel="next" href="/learn/beyond#beyond-key-points"' in last and "Next: Key points" in last
+    # The first lesson's pages keep their own.
+    first_page = client.get(f"/learn/{first.slugs[0]}").get_data(as_text=True)
+    assert '<a href="/learn" id="crumb-lesson">Lesson 1: Custom autograd functions</a>' in first_page

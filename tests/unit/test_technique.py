@@ -38,7 +38,36 @@ class F(torch.autograd.Function):
 """
 
 
+NUMPY_SIN = """
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return torch.from_numpy(np.sin(x.detach().numpy()))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        return grad_output
+"""
+
+
 @pytest.mark.parametrize(("source", "required", "missing"), [
+    (NUMPY_SIN, ["materialize_grads_off", "once_differentiable"], []),
+    (NUMPY_SIN.replace("@once_differentiable", "@torch.autograd.function.once_differentiable"), ["once_differentiable"], []),
+    (NUMPY_SIN.replace("set_materialize_grads(False)", "set_materialize_grads(value=False)"), ["materialize_grads_off"], []),
+    # True (the default), a variable, or the call outside forward and setup_context does not count.
+    (NUMPY_SIN.replace("set_materialize_grads(False)", "set_materialize_grads(True)"), ["materialize_grads_off"],
+     ["materialize_grads_off"]),
+    (NUMPY_SIN.replace("set_materialize_grads(False)", "set_materialize_grads(flag)"), ["materialize_grads_off"],
+     ["materialize_grads_off"]),
+    (NUMPY_SIN.replace("ctx.set_materialize_grads(False)\n", "").replace("return grad_output",
+                                                                        "ctx.set_materialize_grads(False)"),
+     ["materialize_grads_off"], ["materialize_grads_off"]),
+    # The decorator on backward, not on forward, and not commented out.
+    (NUMPY_SIN.replace("    @once_differentiable\n", ""), ["once_differentiable"], ["once_differentiable"]),
+    (NUMPY_SIN.replace("    @once_differentiable\n", "").replace("def forward", "@once_differentiable\n    def forward"),
+     ["once_differentiable"], ["once_differentiable"]),
     (SAVES_OUTPUT, ["saves_output"], []),
     (SAVES_INPUT, ["saves_output"], ["saves_output"]),
     (SETUP_CONTEXT_OUTPUT, ["saves_output", "setup_context"], []),
