@@ -34,6 +34,7 @@ from sqlalchemy import select
 
 from ..config import PROJECT_ROOT
 from ..extensions import db_session
+from ..grading.registry import RUN_OPTIONS
 from ..models import Course, Exercise
 from ..ttl_cache import TtlCache
 from .pages import API_BASE, page_response
@@ -51,9 +52,21 @@ class Example:
     caption: str = ""
     entry_point: str | None = None
     inputs: tuple[dict[str, Any], ...] | None = None
+    #: The optional checks its Run asks for (grading.registry.RUN_OPTIONS: "forward_ad", "vmap", ...)
+    checks: tuple[str, ...] = ()
     #: Lines its Run prints (stdout), each somewhere in the output: what the lesson's text says it
     #: shows (tests/api/test_learn_lesson_runs.py runs every example and checks them; not served).
     prints: tuple[str, ...] = ()
+
+
+def _checks(folder: Path, example: dict[str, Any]) -> tuple[str, ...]:
+    """An example's `checks`: optional checks a run request names, with its entry point."""
+    checks = tuple(example.get("checks", ()))
+    unknown = set(checks) - set(RUN_OPTIONS)
+    if unknown or (checks and "entry_point" not in example):
+        raise LessonError(f"{folder / 'lesson.toml'}: example {example.get('id')!r}: checks must be among "
+                          f"{', '.join(RUN_OPTIONS)}, with an entry_point")
+    return checks
 
 
 @dataclass(frozen=True)
@@ -143,7 +156,8 @@ def load_lesson(folder: Path = LESSON_DIR, *, path: str = "", number: int = 1) -
             examples = tuple(
                 Example(id=e["id"], title=e["title"], code=_read(folder, e["code"]), caption=e.get("caption", ""),
                         entry_point=e.get("entry_point"),
-                        inputs=tuple(e["inputs"]) if "inputs" in e else None, prints=tuple(e.get("prints", ())))
+                        inputs=tuple(e["inputs"]) if "inputs" in e else None, checks=_checks(folder, e),
+                        prints=tuple(e.get("prints", ())))
                 for e in c.get("examples", []))
             concepts.append(Concept(id=c["id"], title=c["title"], text=_read(folder, c["text"]), examples=examples,
                                     exercises=tuple(c.get("exercises", []))))
@@ -253,7 +267,8 @@ def lesson_document(lesson: Lesson, published: list[Exercise], elsewhere: Iterab
         "concepts": [{
             "id": c.id, "title": c.title, "markdown": c.text,
             "examples": [{"id": e.id, "title": e.title, "caption": e.caption, "code": e.code,
-                          "entry_point": e.entry_point, "inputs": list(e.inputs) if e.inputs else None}
+                          "entry_point": e.entry_point, "inputs": list(e.inputs) if e.inputs else None,
+                          "checks": list(e.checks)}
                          for e in c.examples],
             "exercises": [card(by_slug[s]) for s in c.exercises if s in by_slug],
         } for c in lesson.concepts],

@@ -23,7 +23,7 @@ def test_every_example_is_listed():
 def test_each_lesson_example_runs_as_the_lesson_says(client, client_key, worker, example):
     body = {"code": example.code, "wait": 30}
     if example.entry_point:
-        body.update(entry_point=example.entry_point, inputs=list(example.inputs))
+        body.update(entry_point=example.entry_point, inputs=list(example.inputs), **{name: True for name in example.checks})
     response = client.post("/api/v1/runs", json=body, headers=bearer(client_key))
     assert response.status_code == 200, response.get_json()
     run = response.get_json()
@@ -37,5 +37,8 @@ def test_each_lesson_example_runs_as_the_lesson_says(client, client_key, worker,
         return
     assert result["gradcheck"]["passed"] is (example.id not in WRONG_ON_PURPOSE), result["gradcheck"]
     assert result["passed"] is (example.id not in WRONG_ON_PURPOSE), [c for c in result["checks"] if not c["passed"]]
+    names = {c["name"] for c in result["checks"]}
+    asked = {"forward_ad": {"forward_ad"}, "vmap": {"vmap", "batched_grad"}, "in_place": {"in_place"}}
+    assert all(asked.get(name, {name}) <= names for name in example.checks), names
     if example.id in WRONG_ON_PURPOSE:
         assert "forgot_grad_output" in result["likely_causes"]

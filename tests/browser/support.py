@@ -62,8 +62,9 @@ VISIBLE_TEXT = """() => {
 #: check's, a cause's or a status's name: ctx.needs_input_grad (which code_names() already passes
 #: when written so) is also said alone (LinearFn's title: "... and needs_input_grad"). Other such
 #: words (grad_output, setup_context, mark_non_differentiable, save_for_backward) are no name's
-#: whole: code_names() never matches them (tests/unit/test_diagnosis.py holds it to that).
-LEARNER_API_WORDS = frozenset({"needs_input_grad"})
+#: whole: code_names() never matches them (tests/unit/test_diagnosis.py holds it to that). And
+#: forward_ad, torch.autograd's module of forward mode, which a second-lesson example prints.
+LEARNER_API_WORDS = frozenset({"needs_input_grad", "forward_ad"})
 
 #: How the code names where an error was raised, and a debugger's verdict line: never a page's words.
 CODE_PHRASES = re.compile(r" in parse\b| in load\b|Verdict:")

@@ -109,6 +109,7 @@ function exampleBlock({ api, session, example, controls }) {
     try {
       const body = { code: getCode(editor) };
       if (example.entry_point) Object.assign(body, { entry_point: example.entry_point, inputs: example.inputs });
+      for (const check of example.checks || []) body[check] = true;
       const result = await runCode(api, body);
       out.append(renderRun(result));
       const r = result.result || {};
