@@ -134,8 +134,29 @@ def _with_jacobian_facts(diag: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**diag, **facts}
 
 
+def jvp_example(diag: Mapping[str, Any]) -> str:
+    """One element of jvp's output tangent: against finite differences of forward along the tangent
+    (or the model answer's jvp), zero for zero tangents, or the dot-product test with backward."""
+    a = _num(diag.get("analytical"))
+    want = _num(diag["expected"] if "expected" in diag else diag.get("numerical"))
+    out = _output(diag) if "output_index" in diag else _element(_output(diag), diag.get("index"))
+    kind = str(diag.get("grad_output", ""))
+    if kind == "zero tangent":
+        return f"With zero tangents your jvp gives {a} for {out}; it must give 0."
+    if kind.startswith("random grad_output"):
+        return (f"For a random tangent v and a random grad_output u, your jvp gives <J v, u> = {a}, but your backward "
+                f"gives <v, J^T u> = {want}: one of them is not the derivative.")
+    value = diag.get("input_value")
+    at = f" at {diag.get('input', 'x')} = {_num(value)}" if value is not None else ""
+    if diag.get("model_answer"):
+        return f"Along a random tangent{at}, your jvp gives {a} for {out}; the model answer's jvp gives {want}."
+    return f"Along a random tangent{at}, your jvp gives {a} for {out}; finite differences of forward give {want}{_factor(diag)}."
+
+
 def _diag_example(diag: Mapping[str, Any]) -> str:
     check = diag.get("check")
+    if check == "forward_ad":
+        return jvp_example(diag)
     if check in JACOBIAN_CHECKS:
         diag = _with_jacobian_facts(diag)
     if check in JACOBIAN_CHECKS and "output_index" in diag:
@@ -189,9 +210,17 @@ def _causes_of(check: Mapping[str, Any]) -> list[str]:
     return [c for c in [check.get("likely_cause"), *(check.get("other_causes") or [])] if isinstance(c, str)]
 
 
+#: Checks whose failure explains the others': an in-place Function whose backward reads an input
+#: forward overwrote also fails the gradient checks (with a wrong value); the in-place check names why.
+EXPLAINING_CHECKS = frozenset({"in_place"})
+
+
 def pick_cause(failed: Sequence[Mapping[str, Any]], likely_causes: Sequence[Any]) -> str | None:
     """The cause most failed checks name (first named wins a tie): a cause one check names beside
-    another that two name is the lesser story."""
+    another that two name is the lesser story; but a check that explains the others names it."""
+    explaining = [c for check in failed if check.get("name") in EXPLAINING_CHECKS for c in _causes_of(check) if c in CAUSES]
+    if explaining:
+        return explaining[0]
     order: list[str] = []
     counts: dict[str, int] = {}
     for check in failed:

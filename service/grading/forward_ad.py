@@ -426,7 +426,7 @@ def _against_reference(fa: ForwardAdNumbers, ref: ForwardAdNumbers | None, plan:
         cause = "jvp_wrong_derivative"  # (zero tangents were checked before: jvp multiplies by the tangent)
         who = ", ".join(names[i] for i in diff)
         diag = Diagnostic(CHECK, who, idx, a[e], r[e], None, f"random tangent {m + 1}", plan.atol, plan.rtol, cause,
-                          output=k, extra={"tangent": f"random {m + 1}"})
+                          output=k, extra={"tangent": f"random {m + 1}", "model_answer": True})
         return Outcome(False, f"For random tangent {m + 1}, jvp gives {fmt(a[e])} for {_out_label(k, n_out)}{idx}; the "
                               f"model answer's jvp gives {fmt(r[e])}.", cause, (diag,))
     return None

@@ -197,3 +197,24 @@ def test_a_report_made_before_the_facts_were_given():
            "likely_cause": "forgot_grad_output", "numerical": 0.0, "output": 0}
     d = diagnose_grade(_grade(_failed("gradcheck", "forgot_grad_output"), diagnostics=[old]))
     assert d["example"] == "Your backward sends gradient from output[0] to x[1], but output[0] does not depend on x[1]."
+
+
+def test_a_jvp_is_said_in_forward_modes_words():
+    diag = {"check": "forward_ad", "input": "x", "index": [4], "analytical": 4.644, "numerical": -6.97,
+            "input_value": 1.536, "grad_output": "random tangent 1", "output": 0, "likely_cause": "jvp_ignores_tangent"}
+    out = diagnose_run({"status": "ok", "passed": False, "error": None, "gradcheck": {"passed": True},
+                        "checks": [_failed("forward_ad", "jvp_ignores_tangent", diagnostics=[diag])]})
+    assert out["cause"]["name"] == "jvp_ignores_tangent"
+    assert out["example"] == ("Along a random tangent at x = 1.536, your jvp gives 4.644 for output[4]; finite "
+                              "differences of forward give -6.97.")
+    zero = diagnose_run({"status": "ok", "passed": False, "error": None, "gradcheck": {"passed": True},
+                         "checks": [_failed("forward_ad", "jvp_ignores_tangent",
+                                            diagnostics=[{**diag, "grad_output": "zero tangent", "analytical": 1.0}])]})
+    assert zero["example"] == "With zero tangents your jvp gives 1 for output[4]; it must give 0."
+
+
+def test_an_in_place_mistake_is_the_cause_though_more_checks_name_a_wrong_value():
+    checks = [_failed("gradcheck", "wrong_value"), _failed("random_vjp", "wrong_value"),
+              _failed("in_place", "overwritten_input")]
+    out = diagnose_run({"status": "ok", "passed": False, "error": None, "gradcheck": {"passed": False}, "checks": checks})
+    assert out["cause"]["name"] == "overwritten_input"
