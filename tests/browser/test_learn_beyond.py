@@ -21,6 +21,31 @@ from tests.browser.support import expect, shot, submit_attempt, visible_identifi
 SIZES = {"desktop": (1280, 800), "phone": (375, 740)}
 FIRST, SECOND = load_lessons()
 QUIZ = "setup-context-call-order"  # the second lesson's first exercise, a single choice
+#: SinFn with a right backward and a jvp of the wrong derivative (sin for cos)
+WRONG_JVP = """import torch
+
+
+class SinFn(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.sin(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.cos(x)
+
+    @staticmethod
+    def jvp(ctx, x_tangent):
+        (x,) = ctx.saved_tensors
+        return x_tangent * torch.sin(x)
+"""
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +92,20 @@ def test_the_second_lesson_teaches_runs_and_ticks_as_the_first(page, live_server
     expect(example.locator(".status")).to_have_text("Run finished: the numerical check passed.", timeout=40_000)
     expect(example.locator(".run-result")).to_contain_text("grad_sin is None, grad_cos is None: (False, True)")
     shot(page, f"beyond-example-run-{size}", example)
+
+    # A Run asks for the checks its example names: a right backward beside a wrong jvp fails the
+    # forward-mode check, and the result opens with it, in the learner's words.
+    jvp = page.locator(".example", has=page.get_by_role("heading", name="Example: SinFn with a jvp"))
+    jvp.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(WRONG_JVP)
+    jvp.get_by_role("button", name="Run").click()
+    expect(jvp.locator(".status")).to_have_text("Run finished: the numerical check passed, another check failed.",
+                                                timeout=40_000)
+    expect(jvp.locator(".verdict")).to_contain_text("your jvp (forward mode) is wrong")
+    expect(jvp.locator(".cause")).to_contain_text("jvp computes a different derivative")
+    expect(jvp.locator(".example")).to_contain_text("your jvp gives")
+    shot(page, f"beyond-wrong-jvp-{size}", jvp)
 
     # It closes with its Key points, then the way back to the first lesson.
     expect(page.locator("#beyond-key-points")).to_contain_text("Key points")

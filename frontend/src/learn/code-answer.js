@@ -4,7 +4,7 @@
 import { el, clear, uid } from "../dom.js";
 import { percent } from "../format.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
-import { renderCodeGrade, renderRun, reveal } from "./results.js";
+import { renderCodeGrade, renderRun, reveal, runStatus } from "./results.js";
 import { debounce, loadDraft, postAttempt, runCode, saveDraft, section, waitForGrade } from "./common.js";
 
 // The editor and the lines around it, with restore(attempt) for the earlier attempts' button.
@@ -38,15 +38,6 @@ export function codeInput({ session, detail, exercise, status }) {
   };
 }
 
-// The status line after a run (the run's own result is shown under it).
-function runStatus(run) {
-  const r = run.result || {};
-  if (run.status !== "finished") return `The run is ${run.status}.`;
-  if (r.error) return "Run finished: your code raised an exception.";
-  if (r.gradcheck) return `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.`;
-  if (r.checks && r.checks.length) return `Run finished: ${r.passed ? "every check passed" : "some checks failed"}.`;
-  return r.forward ? "Run finished, with no numerical check (see why below)." : "Run finished.";
-}
 
 // The "Your answer" section: the editor, Run, Submit, Start again, the status line, the run and the grade.
 export function codeAnswer({ api, detail, exercise, input, status, actions, afterSubmit }) {

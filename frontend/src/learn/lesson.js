@@ -7,7 +7,7 @@ import { el, uid } from "../dom.js";
 import { percent } from "../format.js";
 import { markdownBlock } from "./markdown.js";
 import { createEditor, getCode, setCode, KEYBOARD_NOTE } from "./editor.js";
-import { renderRun } from "./results.js";
+import { renderRun, runStatus } from "./results.js";
 import { debounce, errorText, loadDraft, runCode, saveDraft, showSession } from "./common.js";
 
 const KINDS = {
@@ -112,9 +112,7 @@ function exampleBlock({ api, session, example, controls }) {
       for (const check of example.checks || []) body[check] = true;
       const result = await runCode(api, body);
       out.append(renderRun(result));
-      const r = result.result || {};
-      status.textContent = r.error ? "Run finished: the code raised an exception."
-        : r.gradcheck ? `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}.` : "Run finished.";
+      status.textContent = runStatus(result);
     } catch (error) {
       status.textContent = `Run failed. ${errorText(error)}`;
     } finally {

@@ -150,6 +150,20 @@ function verdictLine(className, text) {
 }
 
 // POST /api/v1/runs' answer: the run, its result and (a newer server's) diagnosis.
+// The status line after a run (the run's own result is shown under it): the numerical check's
+// verdict, and whether another check (forward mode, vmap, in place, a custom op's) failed beside it.
+export function runStatus(run) {
+  const r = run.result || {};
+  if (run.status !== "finished") return `The run is ${run.status}.`;
+  if (r.error) return "Run finished: your code raised an exception.";
+  if (r.gradcheck) {
+    const also = r.gradcheck.passed && r.passed === false ? ", another check failed" : "";
+    return `Run finished: the numerical check ${r.gradcheck.passed ? "passed" : "failed"}${also}.`;
+  }
+  if (r.checks && r.checks.length) return `Run finished: ${r.passed ? "every check passed" : "some checks failed"}.`;
+  return r.forward ? "Run finished, with no numerical check (see why below)." : "Run finished.";
+}
+
 export function renderRun(run) {
   const r = run.result || {};
   const box = el("div", { class: "run-result" });
