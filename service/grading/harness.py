@@ -181,25 +181,16 @@ class _Recorder:
             return
         fn_base = torch.autograd.Function
         name = "vjp" if getattr(cls, "vjp", fn_base.vjp) is not fn_base.vjp else "backward"
-        original = getattr(cls, name)
-        records = self.records
-
-        def backward(ctx: Any, *grads: Any) -> Any:
-            ret = original(ctx, *grads)
-            try:
-                records.append(_describe_returned(ret))
-            except BaseException:
-                pass
-            return ret
-
-        setattr(cls, name, staticmethod(backward))
+        setattr(cls, name, staticmethod(self._recording(getattr(cls, name))))
 
     def _install_op(self, op: Any) -> None:
         """A custom op's backward is the function given to register_autograd, which the op's autograd
         kernel looks up on the op at each call (it returns one gradient per input of the op)."""
-        original = op._backward_fn
-        if original is None:
-            return
+        if op._backward_fn is not None:
+            op._backward_fn = self._recording(op._backward_fn)
+
+    def _recording(self, original: Any) -> Any:
+        """`original` (a backward) that also records what it returned."""
         records = self.records
 
         def backward(ctx: Any, *grads: Any) -> Any:
@@ -210,7 +201,7 @@ class _Recorder:
                 pass
             return ret
 
-        op._backward_fn = backward
+        return backward
 
 
 def _entry_facts(namespace: dict[str, Any], entry_point: str) -> tuple[dict[str, Any], object]:

@@ -445,48 +445,11 @@ class Verdict:
         self._result("gradgradcheck", True, "Double backward agrees with finite differences of backward (gradgradcheck): "
                                             "the Jacobian of backward's gradients in the inputs and grad_output.")
 
-    def forward_ad(self) -> None:
-        """Forward mode (forward_ad.py): the submission's jvp against finite differences of its forward
-        along the plan's tangents, against its own backward (the dot-product test), and against the
-        reference's jvp for the same tangents."""
-        passed: Outcome | None = None
-        for case in self.cases:
-            if case.forward_ad is None:
-                continue
-            s = self.sub_cases.get(case.id)
-            if not s or not s.forward.ok:
-                self._result("forward_ad", False, "Not checked: forward raised an exception.", "forward_error")
-                return
-            outcome = check_forward_ad(case, s, self.names, ref=self.ref_cases[case.id])
-            if not outcome.passed:
-                self._note_error(outcome.error)
-                self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
-                self.outcomes["forward_ad"] = outcome
-                return
-            passed = outcome
-        self.outcomes["forward_ad"] = passed or Outcome(False, "Not checked: no input requires grad.", "wrong_value")
-
-    def in_place(self) -> None:
-        """In place (in_place.py): the Function on clones inside a bigger expression marks dirty the
-        input it changes and returns it, its gradient through the expression is the reference's, and
-        a leaf that requires grad is refused. Checked even when forward raised on the plain call."""
-        passed: Outcome | None = None
-        for case in self.cases:
-            s = self.sub_cases.get(case.id)
-            if case.in_place is None or s is None:
-                continue
-            outcome = check_in_place(case, s, self.names, ref=self.ref_cases[case.id])
-            if not outcome.passed:
-                self._note_error(outcome.error)
-                self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
-                self.outcomes["in_place"] = outcome
-                return
-            passed = outcome
-        self.outcomes["in_place"] = passed or Outcome(False, "Not checked: no input requires grad.", "forward_error")
-
     def _planned_check(self, name: str, planned: Callable[[Case], bool],
-                       decide: Callable[[Case, CaseReport, CaseReport], Outcome]) -> None:
-        """A check made on the cases that plan it: the first failure, or the last pass."""
+                       decide: Callable[[Case, CaseReport, CaseReport], Outcome], *,
+                       none_planned: str = "Not checked: no input could be batched.") -> None:
+        """A check made on the cases that plan it, each decided by `decide` (the case, the
+        submission's report of it, the reference's): the first failure, or the last pass."""
         passed: Outcome | None = None
         for case in self.cases:
             s = self.sub_cases.get(case.id)
@@ -499,7 +462,23 @@ class Verdict:
                 self.outcomes[name] = outcome
                 return
             passed = outcome
-        self.outcomes[name] = passed or Outcome(False, "Not checked: no input could be batched.", "forward_error")
+        self.outcomes[name] = passed or Outcome(False, none_planned, "forward_error")
+
+    def forward_ad(self) -> None:
+        """Forward mode (forward_ad.py): the submission's jvp against finite differences of its forward
+        along the plan's tangents, against its own backward (the dot-product test), and against the
+        reference's jvp for the same tangents."""
+        self._planned_check("forward_ad", lambda case: case.forward_ad is not None,
+                            lambda case, s, r: check_forward_ad(case, s, self.names, ref=r),
+                            none_planned="Not checked: no input requires grad.")
+
+    def in_place(self) -> None:
+        """In place (in_place.py): the Function on clones inside a bigger expression marks dirty the
+        input it changes and returns it, its gradient through the expression is the reference's, and
+        a leaf that requires grad is refused. Checked even when forward raised on the plain call."""
+        self._planned_check("in_place", lambda case: case.in_place is not None,
+                            lambda case, s, r: check_in_place(case, s, self.names, ref=r),
+                            none_planned="Not checked: no input requires grad.")
 
     def vmap(self) -> None:
         """Batching (batching.py): torch.func.vmap of the submission against its calls one by one, and
