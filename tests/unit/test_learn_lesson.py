@@ -52,8 +52,9 @@ def test_concepts_and_examples_are_complete():
             for example in concept.examples:
                 ast.parse(example.code)  # a syntax error in an example would greet every learner
                 assert (example.entry_point is None) == (example.inputs is None), example.id
-                if example.entry_point:
-                    assert f"class {example.entry_point}(" in example.code, example.id
+                if example.entry_point:  # a Function's class, or a custom op's function
+                    assert (f"class {example.entry_point}(" in example.code
+                            or f"def {example.entry_point}(" in example.code), example.id
                 # A script alone shows only what it prints: say what (the runs' test checks it).
                 assert example.prints or example.entry_point, f"{example.id}: add prints = [...]"
 
