@@ -26,6 +26,11 @@ from .terms import CAUSES, CHECKS, STAGES, STATUSES
 ERROR_CAUSES = frozenset({"forward_error", "backward_error", "load_error"})
 #: Checks whose failure is about the Jacobian, element by element.
 JACOBIAN_CHECKS = frozenset({"gradcheck"})
+#: Checks of something other than backward's gradient for one grad_output (vmap, a batch of
+#: grad_outputs): their diagnostics and shapes are not backward's, and their own message already
+#: says the case in the learner's words ("under vmap the output has shape ..."). A jvp's
+#: diagnostics are told by jvp_example.
+OWN_WORDS_CHECKS = frozenset({"vmap", "batched_grad"})
 MAX_MESSAGE = 300
 #: Words a message may start with that are English, not a name from the code (capitalised).
 _PLAIN_WORDS = frozenset({"a", "an", "the", "your", "on", "with", "for", "no", "not", "at", "some", "every", "one",
@@ -211,8 +216,10 @@ def _causes_of(check: Mapping[str, Any]) -> list[str]:
 
 
 #: Checks whose failure explains the others': an in-place Function whose backward reads an input
-#: forward overwrote also fails the gradient checks (with a wrong value); the in-place check names why.
-EXPLAINING_CHECKS = frozenset({"in_place"})
+#: forward overwrote also fails the gradient checks (with a wrong value), and a custom op that changes
+#: an input its schema does not declare fails the inputs' check; the in-place check and the schema's
+#: check name why.
+EXPLAINING_CHECKS = frozenset({"in_place", "op_schema"})
 
 
 def pick_cause(failed: Sequence[Mapping[str, Any]], likely_causes: Sequence[Any]) -> str | None:
@@ -262,9 +269,10 @@ def _example(cause: str | None, failed: Sequence[Mapping[str, Any]], diagnostics
     if home is not None:
         # the home check's own diagnostic first: the gradcheck entry rather than a later comparison
         mine.sort(key=lambda d: d.get("check") != home.get("name"))
-    if mine:
+    own_words = home is not None and home.get("name") in OWN_WORDS_CHECKS
+    if mine and not own_words:
         return _diag_example(mine[0])
-    if home is not None and isinstance(home.get("shapes"), Mapping):
+    if home is not None and isinstance(home.get("shapes"), Mapping) and not own_words:
         return shape_example(home["shapes"])
     if error and home is not None and (
             "raised" in str(home.get("message", "")) or str(error.get("type")) in str(home.get("message", ""))):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from . import run_checks
+from . import custom_ops, run_checks
 from .checks import Outcome
 from .code_table import CodeSpec
 from .terms import CHECKS as TERMS, CheckTerm
@@ -149,6 +149,10 @@ def decide_grade(verdict: Verdict) -> Verdict:
             check.grade(verdict)
             if check.gate and not verdict.passed(check.name):
                 break
+    # a custom op's gradient checks in its own terms, as a run's (runs.py): no formula registered
+    co = next((s.custom_op for s in verdict.sub_cases.values() if s.custom_op is not None), None)
+    if co is not None:
+        verdict.outcomes = custom_ops.with_op_causes(verdict.outcomes, co)
     return verdict
 
 

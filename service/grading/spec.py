@@ -641,6 +641,16 @@ def _top_level_classes(tree: ast.Module) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
 
 
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """Names a module binds at its top level: a custom op is a decorated function
+    (`@torch.library.custom_op(...) def op(...)`) or an assignment (`op = custom_op(...)(fn)`)."""
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    for n in tree.body:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
 def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[Problem]:  # noqa: C901
     """Problems with the [code] table and the code files (nothing is executed)."""
     code, problems = load_code_spec(spec)
@@ -648,6 +658,7 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
     raw_ep = table.get("entry_point") if isinstance(table, Mapping) else None
     ep = code.entry_point if code else raw_ep if isinstance(raw_ep, str) else None
     technique = list(code.technique) if code else []
+    custom_op = code.custom_op if code else isinstance(table, Mapping) and table.get("custom_op") is True
     for name in ("reference.py", "starter.py"):
         text = files.get(name)
         if text is None:
@@ -658,7 +669,9 @@ def validate_code_exercise(spec: dict[str, Any], files: dict[str, str]) -> list[
         except SyntaxError as exc:
             problems.append((name, f"{SYNTAX_ERROR} at line {exc.lineno}, column {exc.offset}: {exc.msg}"))
             continue
-        if ep and ep not in _top_level_classes(tree):
+        if ep and custom_op and ep not in _top_level_names(tree):
+            problems.append((name, f"does not define the custom op {ep}"))
+        elif ep and not custom_op and ep not in _top_level_classes(tree):
             problems.append((name, f"does not define class {ep}"))
         elif name == "reference.py" and ep and missing_techniques(text, ep, technique):
             problems.append((name, f"does not use the exercise's technique: {', '.join(missing_techniques(text, ep, technique))}"))

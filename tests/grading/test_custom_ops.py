@@ -231,3 +231,15 @@ def test_a_grade_of_a_custom_op_exercise_makes_opchecks_tests(judge):
     checks = {c["name"]: c for c in wrong["checks"]}
     assert not checks[check]["passed"] and checks[check]["likely_cause"] == cause, checks[check]
     assert checks["forward"]["passed"] and checks["gradcheck"]["passed"] and wrong["score"] < 1.0
+
+
+def test_a_grade_names_a_forgotten_register_autograd_as_a_run_does(judge):
+    import tomllib
+
+    exercise = {"slug": "scaled-sin-op", "spec": tomllib.loads(SIN_TOML),
+                "files": {"reference.py": SCALED_SIN, "starter.py": SCALED_SIN}}
+    wrong = judge.grade(exercise, WRONG["no_register_autograd"][0])
+    checks = {c["name"]: c for c in wrong["checks"]}
+    assert checks["gradcheck"]["likely_cause"] == "op_no_autograd_formula", checks["gradcheck"]
+    assert checks["backward_arity"]["likely_cause"] == "op_no_autograd_formula"
+    assert "backward_error" not in wrong["likely_causes"]

@@ -54,6 +54,24 @@ def test_missing_and_broken_files_are_reported(clamp):
     assert ("wrong/", "at least one known-wrong version (wrong/*.py) is required") in validate_code_exercise(clamp["spec"], files)
 
 
+def test_a_custom_op_entry_point_is_a_function_not_a_class(clamp):
+    """A custom op is a decorated function (or a name bound to one): a `custom_op = true` table asks
+    for a top-level name, every other table for a class."""
+    op = ('import torch\n\n\n@torch.library.custom_op("mylib::double", mutates_args=())\n'
+          'def double(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n')
+    spec = clamp["spec"]
+    spec["code"].update(entry_point="double", custom_op=True)
+    files = {**clamp["files"], "reference.py": op, "starter.py": op}
+    assert not [p for p in validate_code_exercise(spec, files) if p[0] in ("reference.py", "starter.py")]
+    assigned = 'import torch\n\ndouble = torch.library.custom_op("mylib::double", mutates_args=())(lambda x: x * 2)\n'
+    files["starter.py"] = assigned
+    assert not [p for p in validate_code_exercise(spec, files) if p[0] == "starter.py"]
+    files["starter.py"] = "import torch\n"
+    assert ("starter.py", "does not define the custom op double") in validate_code_exercise(spec, files)
+    spec["code"]["custom_op"] = False
+    assert ("reference.py", "does not define class double") in validate_code_exercise(spec, files)
+
+
 def test_no_code_table(clamp):
     del clamp["spec"]["code"]
     assert ("code", "a code exercise needs a [code] table") in validate_code_exercise(clamp["spec"], clamp["files"])

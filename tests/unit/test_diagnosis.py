@@ -134,6 +134,22 @@ def test_a_gradient_of_the_broadcast_shape():
     assert d["example"] == "Your backward returns a gradient of shape [3, 4] for b, but b has shape [4]."
 
 
+def test_a_jvp_or_vmap_failure_is_told_in_its_checks_words_not_backwards():
+    """forward_ad's diagnostics look like backward's (analytical against numerical): told as a jvp's;
+    vmap's shapes look like a gradient's: its example is the check's own sentence."""
+    jvp = "Along a random tangent at x = 2.826, your jvp gives -0.485 for output[0]; finite differences of forward give 1.489."
+    diag = {"check": "forward_ad", "input": "x", "index": [0], "analytical": -0.485, "numerical": 1.489,
+            "input_value": 2.826, "grad_output": "random tangent 1", "tangent": "random 1",
+            "likely_cause": "jvp_wrong_derivative"}
+    d = diagnose_grade(_grade(_failed("forward_ad", "jvp_wrong_derivative", "m", diagnostics=[diag]), diagnostics=[diag]))
+    assert d["example"] == jvp and "backward" not in d["example"]
+    vmap = ("Under vmap with in_dims=(2,) and out_dims=-1, the output has shape [3, 5, 2]; called on one batch entry "
+            "alone it has shape [2, 3], so with a batch of 5 it should have shape [2, 3, 5] (the batch at dimension 2).")
+    shapes = {"output": "the output", "vmap": [3, 5, 2], "expected": [2, 3, 5]}
+    d = diagnose_grade(_grade(_failed("vmap", "vmap_wrong_out_dims", vmap, shapes=shapes)))
+    assert d["example"] == vmap and d["headline"] == "Not yet: your Function does not work under vmap."
+
+
 def test_an_exception_is_told_with_its_stage_in_words():
     error = {"where": "backward", "type": "ZeroDivisionError", "message": "division by zero", "traceback": "", "line": 9}
     run = {"status": "error", "error": error, "forward": {"outputs": []}}

@@ -1,0 +1,26 @@
+# expect: op_no_autograd_formula
+# fails: op_autograd_registration, gradcheck
+import numpy as np
+import torch
+
+
+@torch.library.custom_op("mylib::numpy_sin", mutates_args=())
+def numpy_sin(x: torch.Tensor) -> torch.Tensor:
+    return torch.from_numpy(np.sin(x.numpy(force=True)))
+
+
+@numpy_sin.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def setup_context(ctx, inputs, output):
+    (x,) = inputs
+    ctx.save_for_backward(x)
+
+
+def backward(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return grad_output * torch.cos(x)
+
+# backward and setup_context are never registered

@@ -1,0 +1,17 @@
+# expect: dirty_not_returned
+# fails: forward, in_place
+import torch
+
+
+class ReluInPlaceFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x.clone()  # a copy: the tensor marked dirty must itself be returned
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * (y > 0)
