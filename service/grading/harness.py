@@ -632,12 +632,14 @@ def _record_jvp(cls: Any, records: list[Any]) -> Any:
     return lambda: setattr(cls, "jvp", original)
 
 
-def _dual_outputs(fn_cls: Any, specs: list[Any], diff_idx: list[int], tangents: list[Any], changed: set[int]) -> list[Any]:
+def _dual_outputs(fn_cls: Any, specs: list[Any], diff_idx: list[int], tangents: list[Any], changed: set[int],
+                  returned: set[int]) -> list[Any]:
     """forward through Fn.apply on fresh inputs at one dual level, input diff_idx[p] made dual with
     tangents[p] (None: left a plain tensor, so jvp gets zeros for it, or None after
     ctx.set_materialize_grads(False)), as gradcheck makes them (detached primals). Returns each
     output's tangent (None: no tangent, or not a tensor); adds to `changed` the inputs whose
-    tangent jvp changed in place."""
+    tangent jvp changed in place, and to `returned` those forward returned as an output (the very
+    object: marked dirty)."""
     fw: Any = torch.autograd.forward_ad
     with fw.dual_level():
         args = [_build_arg(dict(a, rg=False) if a["t"] == "tensor" else a) for a in specs]
@@ -654,6 +656,8 @@ def _dual_outputs(fn_cls: Any, specs: list[Any], diff_idx: list[int], tangents: 
             tangent = fw.unpack_dual(o).tangent if isinstance(o, torch.Tensor) else None
             res.append(None if tangent is None else _flat(tangent))
         for p, d, before in duals:
+            if any(o is d for o in outs):
+                returned.add(p)
             after = fw.unpack_dual(d).tangent
             if after is None or after.shape != before.shape or not torch.equal(after, before):
                 changed.add(p)
@@ -699,13 +703,15 @@ def _forward_ad(fn_cls: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str
     5. "input_without_tangent": each input requiring grad alone dual, with its part of the first
        tangent, the others plain tensors (gradcheck's undefined-tangent test);
     6. "backward": backward for the seeded grad_output u (the dot-product test's J^T u).
-    Also: whether the class defines jvp, what jvp returned the first time, and which inputs' tangents
-    jvp changed in place."""
+    Also: whether the class defines jvp, what jvp returned the first time, which inputs' tangents
+    jvp changed in place, and which dual inputs forward returned (marked dirty: with clone_inputs the
+    run's own call returns a clone, so its returned_inputs cannot say)."""
     base = torch.autograd.Function
     cls = getattr(fn_cls, "function", fn_cls)  # the class itself, when called on cloned inputs
     rep: dict[str, Any] = {"ok": True, "stage": None, "has_jvp": getattr(cls, "jvp", base.jvp) is not base.jvp}
     returned: list[Any] = []
     changed: set[int] = set()
+    dual_returned: set[int] = set()
     stage: str | None = "forward"
     undo = _record_jvp(cls, returned)
     try:
@@ -728,13 +734,14 @@ def _forward_ad(fn_cls: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str
         stage = "jvp"
         rep["jvps"] = []
         for tangent in tangents:
-            rep["jvps"].append(_dual_outputs(fn_cls, specs, diff_idx, tangent, changed))
+            rep["jvps"].append(_dual_outputs(fn_cls, specs, diff_idx, tangent, changed, dual_returned))
         stage = "zero_tangent"
-        rep["zero"] = _dual_outputs(fn_cls, specs, diff_idx, [[0.0] * n for n in sizes], changed)
+        rep["zero"] = _dual_outputs(fn_cls, specs, diff_idx, [[0.0] * n for n in sizes], changed,
+                                   dual_returned)
         stage = "input_without_tangent"
         rep["alone"] = []
         for tangent in alone:
-            rep["alone"].append(_dual_outputs(fn_cls, specs, diff_idx, tangent, changed))
+            rep["alone"].append(_dual_outputs(fn_cls, specs, diff_idx, tangent, changed, dual_returned))
         stage = "backward"
         diff_outs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
         if diff_outs and diff:
@@ -749,6 +756,7 @@ def _forward_ad(fn_cls: Any, specs: list[Any], plan: dict[str, Any]) -> dict[str
         undo()
         rep["returned"] = returned[0] if returned else None
         rep["tangent_changed"] = sorted(changed)
+        rep["tangent_returned"] = sorted(dual_returned)
     return rep
 
 

@@ -220,6 +220,9 @@ class ForwardAdNumbers:
     returned: Returned | None = None
     #: positions (among the inputs requiring grad) of the inputs whose tangent jvp changed in place
     tangent_changed: list[int] = field(default_factory=list)
+    #: positions of the dual inputs forward returned as an output (marked dirty: torch requires jvp to
+    #: change their tangent in place)
+    tangent_returned: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -854,8 +857,11 @@ def _forward_ad(fa: Any, plan: ForwardAdPlan, args: Sequence[Arg]) -> ForwardAdN
     changed = fa.get("tangent_changed")
     _require(isinstance(changed, list) and all(_is_int(p) and 0 <= p < len(diff) for p in changed)
              and changed == sorted(set(changed)), "forward_ad.tangent_changed")
+    dirty = fa.get("tangent_returned", [])
+    _require(isinstance(dirty, list) and all(_is_int(p) and 0 <= p < len(diff) for p in dirty)
+             and dirty == sorted(set(dirty)), "forward_ad.tangent_returned")
     head = {"ok": ok, "stage": stage, "error": error, "has_jvp": fa["has_jvp"], "returned": _returned(fa.get("returned")),
-            "tangent_changed": changed}
+            "tangent_changed": changed, "tangent_returned": dirty}
     if stage == "forward":
         return ForwardAdNumbers(**head)
     out_rg, shapes = fa.get("out_rg"), fa.get("out_shapes")

@@ -11,6 +11,11 @@ starts with a header of comment lines, then plain Python source defining the Fun
     # cause: forgot_grad_output         (incorrect only)
     # why: one sentence
 
+The entry point is a ``torch.autograd.Function`` subclass, or a function made a custom op by a
+``@torch.library.custom_op(...)`` decorator (the custom-op checks are then made unasked). An entry
+taken from public code says where from in its ``why`` (``after <repo>/<path>``): written anew in the
+corpus's format, its mistake (if any) the one people make there.
+
 A tensor gives its values (at most 16), or, for a large input, a ``shape`` and a ``range`` (up to
 the run API's 1024 elements): the run draws the values from a generator seeded with the source.
 
@@ -40,14 +45,28 @@ CAUSES = frozenset({
     "wrong_number_of_returns", "not_reduced", "needs_input_grad", "grad_output_modified",
     "input_modified", "forward_error", "backward_error", "output_detached", "wrong_value",
     "float32_imprecise", "not_reentrant", "wrong_shape", "backward_not_differentiable",
+    # forward mode (forward_ad)
+    "jvp_missing", "jvp_ignores_tangent", "jvp_wrong_derivative", "jvp_wrong_count", "jvp_wrong_shape",
+    "jvp_missing_tangent", "jvp_backward_disagree", "jvp_signature", "jvp_not_saved_for_forward",
+    "jvp_modifies_tangent", "jvp_not_in_place", "jvp_error", "forward_not_repeatable",
+    # batching (vmap, batched_grad)
+    "vmap_setup_context_missing", "vmap_rule_missing", "vmap_in_place", "vmap_data_dependent",
+    "vmap_wrong_out_dims", "vmap_mismatch", "vmap_error", "batched_grad_mismatch",
+    # in-place Functions (in_place)
+    "not_marked_dirty", "dirty_not_returned", "overwritten_input", "leaf_in_place", "dirty_not_input",
+    # custom ops (op_schema, op_autograd_registration, op_fake_tensor, op_aot_dispatch)
+    "op_undeclared_mutation", "op_output_aliases_input", "op_no_autograd_formula", "op_autograd_wrong_key",
+    "op_setup_context_error", "op_no_fake_kernel", "op_fake_wrong_metadata", "op_fake_kernel_error",
+    "op_not_traceable", "op_compiled_differs",
 })
 #: Checks an incorrect entry may name as the one its run must fail.
 FAILING_CHECKS = frozenset({
     "gradcheck", "jacobian_projections", "random_vjp", "inputs_unchanged", "grad_output_unchanged", "backward_arity",
-    "needs_input_grad", "gradgradcheck",
+    "needs_input_grad", "gradgradcheck", "forward_ad", "vmap", "batched_grad", "in_place",
+    *("op_schema", "op_autograd_registration", "op_fake_tensor", "op_aot_dispatch"),
 })
 #: Options an entry may give its run (the run request's fields besides code, entry_point, inputs).
-OPTIONS = {"gradgradcheck": bool}
+OPTIONS = {"gradgradcheck": bool, "forward_ad": bool, "vmap": bool, "in_place": bool}
 #: Checks that torch.autograd.gradcheck itself is expected to reproduce (the entry must fail it).
 TORCH_GRADCHECK_CHECKS = frozenset({"gradcheck"})
 
@@ -84,6 +103,12 @@ class CorpusEntry:
     why: str
     source: str                    # the whole file (header comments included, so line numbers match)
     options: dict = field(default_factory=dict)  # the run request's options, e.g. {"gradgradcheck": true}
+    custom_op: bool = False        # the entry point is a torch.library.custom_op, not a Function
+
+    @property
+    def run_options(self) -> tuple[str, ...]:
+        """The options asked for, as Judge.run takes them."""
+        return tuple(name for name, on in self.options.items() if on)
 
     @property
     def large(self) -> bool:
@@ -271,15 +296,27 @@ def _parse(path: pathlib.Path) -> CorpusEntry:  # noqa: C901
         tree = ast.parse(source, filename=path.name)
     except SyntaxError as e:
         raise CorpusError(f"source does not parse: {e}") from None
-    if not any(isinstance(node, ast.ClassDef) and node.name == entry_point for node in tree.body):
-        raise CorpusError(f"source defines no top-level class {entry_point}")
+    custom_op = any(isinstance(node, ast.FunctionDef) and node.name == entry_point and _is_custom_op(node)
+                    for node in tree.body)
+    if not custom_op and not any(isinstance(node, ast.ClassDef) and node.name == entry_point for node in tree.body):
+        raise CorpusError(f"source defines no top-level class {entry_point} (nor a custom op of that name)")
     if not any(isinstance(node, (ast.Import, ast.ImportFrom)) and _imports_torch(node) for node in tree.body):
         raise CorpusError("source does not import torch")
 
     return CorpusEntry(
         path=path, name=path.stem, correct=correct, entry_point=entry_point, inputs=inputs,
-        failing_check=failing_check, cause=cause, why=why, source=source, options=options,
+        failing_check=failing_check, cause=cause, why=why, source=source, options=options, custom_op=custom_op,
     )
+
+
+def _is_custom_op(node: ast.FunctionDef) -> bool:
+    """Whether a function is decorated with ``torch.library.custom_op(...)`` (or ``custom_op(...)``)."""
+    for deco in node.decorator_list:
+        func = deco.func if isinstance(deco, ast.Call) else deco
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "custom_op":
+            return True
+    return False
 
 
 def _imports_torch(node: ast.AST) -> bool:
@@ -350,7 +387,7 @@ def source_filename(entry: CorpusEntry) -> str:
 
 
 def load_function(entry: CorpusEntry):
-    """Exec the entry's source in a fresh namespace and return its Function class.
+    """Exec the entry's source in a fresh namespace and return its Function class (or custom op).
 
     The source is registered in ``linecache`` under a fake file name first, so ``inspect`` (and with
     it ``@torch.jit.script``) can find the source of functions defined in it.
@@ -362,9 +399,23 @@ def load_function(entry: CorpusEntry):
     namespace: dict[str, Any] = {"__name__": f"gradquiz_corpus_{entry.name}", "__file__": filename}
     exec(compile(entry.source, filename, "exec"), namespace)  # noqa: S102 - trusted corpus source
     fn = namespace.get(entry.entry_point)
-    if not (isinstance(fn, type) and issubclass(fn, torch.autograd.Function)):
+    if entry.custom_op:
+        if not isinstance(fn, torch._library.custom_ops.CustomOpDef):
+            raise CorpusError(f"{entry.name}: {entry.entry_point} is not a custom op")
+    elif not (isinstance(fn, type) and issubclass(fn, torch.autograd.Function)):
         raise CorpusError(f"{entry.name}: {entry.entry_point} is not a torch.autograd.Function subclass")
     return fn
+
+
+def entry_call(fn: Any, *, in_place: bool = False):
+    """How a run calls the entry point: ``Fn.apply`` or the custom op itself; with ``in_place``
+    (an in-place Function), on clones of its tensor inputs, as a run with that option does."""
+    import torch
+
+    call = fn.apply if isinstance(fn, type) else fn
+    if not in_place:
+        return lambda *a: call(*a)
+    return lambda *a: call(*(x.clone() if isinstance(x, torch.Tensor) else x for x in a))
 
 
 def torch_gradcheck(entry: CorpusEntry) -> tuple[bool, str]:
@@ -377,7 +428,146 @@ def torch_gradcheck(entry: CorpusEntry) -> tuple[bool, str]:
     fn = load_function(entry)
     args = build_args(entry, float64_copies=True)
     try:
-        ok = torch.autograd.gradcheck(lambda *a: fn.apply(*a), args, **GRADCHECK_KWARGS)
+        ok = torch.autograd.gradcheck(entry_call(fn, in_place=bool(entry.options.get("in_place"))), args,
+                                      **GRADCHECK_KWARGS)
     except Exception as e:  # noqa: BLE001 - any failure of the check is the verdict
         return False, f"{type(e).__name__}: {e}"
     return bool(ok), "" if ok else "gradcheck returned False"
+
+
+# --------------------------------------------------------------------------- torch's own verdicts on the newer checks
+
+#: torch.library.opcheck's test behind each custom-op check.
+OPCHECK_TESTS = {"op_schema": "test_schema", "op_autograd_registration": "test_autograd_registration",
+                 "op_fake_tensor": "test_faketensor", "op_aot_dispatch": "test_aot_dispatch_dynamic"}
+#: How many entries torch.func.vmap's batch has in torch_vmap (each its own scaling of the inputs).
+VMAP_BATCH = 3
+
+
+def _verdict(check) -> tuple[bool, str]:
+    """(passed, message) of a torch check: a callable returning a bool or raising."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ok = check()
+    except Exception as e:  # noqa: BLE001 - any failure of the check is the verdict
+        return False, f"{type(e).__name__}: {str(e)[:300]}"
+    return bool(ok), "" if ok else "the check returned False"
+
+
+def _tensors(out: Any) -> tuple:
+    import torch
+
+    return tuple(o for o in (out if isinstance(out, tuple) else (out,)) if isinstance(o, torch.Tensor))
+
+
+def torch_forward_ad(call, args: tuple) -> tuple[bool, str]:
+    """gradcheck(check_forward_ad=True) (fast mode off, backward checked too: its default)."""
+    import torch
+
+    return _verdict(lambda: torch.autograd.gradcheck(call, args, check_forward_ad=True, **GRADCHECK_KWARGS))
+
+
+def torch_batched_grad(call, args: tuple) -> tuple[bool, str] | None:
+    """gradcheck(check_batched_grad=True)'s batched-gradient test (None: gradcheck fails without it,
+    so that test says nothing)."""
+    import torch
+
+    if not _verdict(lambda: torch.autograd.gradcheck(call, args, **GRADCHECK_KWARGS))[0]:
+        return None
+    return _verdict(lambda: torch.autograd.gradcheck(call, args, check_batched_grad=True, **GRADCHECK_KWARGS))
+
+
+def torch_vmap(call, args: tuple) -> tuple[bool, str]:
+    """torch.func.vmap of the call over a batch (every float tensor at dim 0, entry b scaled by
+    1 + b/4) against one call per entry: each output, and the gradients of a weighted sum of the
+    differentiable outputs, must be the entry's own."""
+    import torch
+
+    floats = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    scales = [1.0 + b / 4 for b in range(VMAP_BATCH)]
+
+    def entry(b: int) -> list:
+        return [a.detach() * scales[b] if i in floats else a for i, a in enumerate(args)]
+
+    def check() -> bool:
+        batched = [torch.stack([a.detach() * s for s in scales]).requires_grad_(a.requires_grad) if i in floats else a
+                   for i, a in enumerate(args)]
+        in_dims = tuple(0 if i in floats else None for i in range(len(args)))
+        outs = _tensors(torch.func.vmap(call, in_dims=in_dims)(*batched))
+        weights = [torch.linspace(-1.0, 1.0, o.numel(), dtype=o.dtype).reshape(o.shape) if o.is_floating_point() else None
+                   for o in outs]
+        leaves = [batched[i] for i in floats if batched[i].requires_grad]
+        total = sum((o * w).sum() for o, w in zip(outs, weights) if o.requires_grad and w is not None)
+        grads = torch.autograd.grad(total, leaves, allow_unused=True) if leaves and torch.is_tensor(total) else ()
+        for b in range(VMAP_BATCH):
+            one = entry(b)
+            for i in floats:
+                one[i] = one[i].requires_grad_(args[i].requires_grad)
+            ones = _tensors(call(*one))
+            if len(ones) != len(outs) or any(o.shape[1:] != e.shape or not torch.allclose(o[b], e) for o, e in zip(outs, ones)):
+                return False
+            rg = [one[i] for i in floats if one[i].requires_grad]
+            part = sum((e * w[b]).sum() for e, w in zip(ones, weights) if e.requires_grad and w is not None)
+            if rg and torch.is_tensor(part):
+                for g, e in zip(grads, torch.autograd.grad(part, rg, allow_unused=True)):
+                    if (g is None) != (e is None) or (g is not None and not torch.allclose(g[b], e)):
+                        return False
+        return True
+
+    return _verdict(check)
+
+
+def torch_in_place(call, args: tuple) -> tuple[bool, str]:
+    """gradcheck of the Function inside a bigger expression, on clones: its differentiable outputs
+    and each input as it is after the call (changed in place), each times its own factor."""
+    import torch
+
+    def expression(*a: Any) -> Any:
+        clones = [x.clone() if isinstance(x, torch.Tensor) and x.requires_grad else x for x in a]
+        outs = _tensors(call(*clones))
+        total = sum(1.5 * o for o in outs if o.requires_grad)
+        return total + sum(0.5 * c for c in clones if isinstance(c, torch.Tensor) and c.requires_grad)
+
+    return _verdict(lambda: torch.autograd.gradcheck(expression, args, **GRADCHECK_KWARGS))
+
+
+def torch_opcheck(op, args: tuple) -> dict[str, tuple[bool, str]]:
+    """torch.library.opcheck's four tests, by the name of our check for each."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = torch.library.opcheck(op, args, raise_exception=False)
+    return {ours: (results[theirs] == "SUCCESS", "" if results[theirs] == "SUCCESS" else str(results[theirs])[:300])
+            for ours, theirs in OPCHECK_TESTS.items()}
+
+
+def torch_verdicts(entry: CorpusEntry, args: tuple) -> dict[str, tuple[bool, str]]:
+    """torch's own verdict, by the name of our check, for each newer check the entry's run makes
+    (forward_ad, vmap, batched_grad, in_place when asked for; opcheck's four tests for a custom op),
+    on ``args`` (the values the run reports it used: float64 copies of float32 inputs)."""
+    import torch
+
+    fn = load_function(entry)
+    in_place = bool(entry.options.get("in_place"))
+    call = entry_call(fn, in_place=in_place)
+    out: dict[str, tuple[bool, str]] = {}
+    if entry.options.get("forward_ad"):
+        out["forward_ad"] = torch_forward_ad(call, args)
+    if entry.options.get("vmap"):
+        out["vmap"] = torch_vmap(call, args)
+        batched = torch_batched_grad(call, args)
+        if batched is not None:
+            out["batched_grad"] = batched
+    if in_place:
+        out["in_place"] = torch_in_place(entry_call(fn), args)
+    if entry.custom_op:
+        fresh = tuple(a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a
+                      for a in args)
+        out.update(torch_opcheck(fn, fresh))
+    return out

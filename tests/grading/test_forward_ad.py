@@ -233,6 +233,42 @@ def test_a_jvp_that_changes_its_tangent_in_place_fails_here_though_torch_passes(
     assert _torch_forward_gradcheck(source, "ClampFn", args_from_run(result["inputs"]))[0] is True
 
 
+EXP_ = """
+import torch
+
+
+class ExpInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.exp_()
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * y
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        (y,) = ctx.saved_tensors
+        return x_t.mul_(y)
+"""
+
+
+def test_an_in_place_functions_jvp_updates_the_dirty_tangent_in_place_and_passes_on_clones(judge):
+    """With in_place the run calls the Function on clones, so its own call returns a clone, not the
+    input: the dual call's returned input (tangent_returned) is what lets jvp change that tangent."""
+    result = judge.run(EXP_, "ExpInPlace", EXP_INPUTS, options=("forward_ad", "in_place"))
+    assert result["passed"] is True, [c for c in result["checks"] if not c["passed"]]
+    assert _check(result, "forward_ad")["passed"] and _check(result, "in_place")["passed"]
+    fn = load_function(EXP_, "ExpInPlace")
+    args = args_from_run(result["inputs"])
+    assert torch.autograd.gradcheck(lambda x: fn.apply(x.clone()), args, check_forward_ad=True)
+
+
 def test_the_check_is_made_only_when_asked(judge):
     result = judge.run(NO_JVP, "ClampFn", CLAMP_INPUTS)
     assert result["passed"] is True and "forward_ad" not in {c["name"] for c in result["checks"]}
