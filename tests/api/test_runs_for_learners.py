@@ -146,3 +146,20 @@ def test_a_learners_exercise_run_really_runs(client, client_key, worker):
     # The exercise's input x: a 2x5 tensor drawn from [-3, 3].
     (x,) = result["inputs"]
     assert x["shape"] == [2, 5] and all(-3.0 <= v <= 3.0 for v in x["values"])
+
+
+def test_a_run_remembers_the_optional_checks_asked_for_and_those_its_exercise_asks_for(client, client_key):
+    """The request's "forward_ad", "vmap" and "in_place" reach the run (and the worker that runs it,
+    from the stored flags); a run of an exercise makes the optional checks its [code] table asks for,
+    unasked: sin-jvp's forward mode."""
+    everywhere = token_for(client, client_key, exercises=None)
+    asked = run(client, everywhere, forward_ad=True, vmap=True, in_place=False, gradgradcheck=True)
+    assert asked.status_code == 202, asked.json
+    assert {k: asked.json[k] for k in ("forward_ad", "vmap", "in_place", "gradgradcheck")} == {
+        "forward_ad": True, "vmap": True, "in_place": False, "gradgradcheck": True}
+    exercise_run = run(client, everywhere, exercise="sin-jvp")
+    assert exercise_run.status_code == 202 and exercise_run.json["forward_ad"] is True, exercise_run.json
+    assert exercise_run.json["vmap"] is False
+    assert run(client, everywhere, exercise=CODE).json["forward_ad"] is False
+    refused = run(client, everywhere, forward_ad="yes")
+    assert refused.status_code == 422 and refused.json["errors"][0]["field"] == "json.forward_ad"
