@@ -34,7 +34,7 @@ reported beside (1p) and (1), (6) beside (7);
 (2) >= 50x faster than (3); (4) >= 40 graded code attempts/s; (8) a run with forward_ad and vmap <= 2x
 one without; a warm worker (the process that holds torch) <= 450 MB RSS (350 MB before the custom-op
 checks: the zygote now also holds what opcheck's tests import, torch._dynamo and AOTAutograd, about
-+95 MB, docs/performance.md); a web worker <= 100 MB RSS.
++95 MB, docs/performance.md), and <= 350 MB with GRADING_CUSTOM_OPS off; a web worker <= 100 MB RSS.
 """
 
 from __future__ import annotations
@@ -512,6 +512,16 @@ def section_rss(ctx: dict) -> dict:
            "worker_rss_mb (judge + zygote)": round(judge_mem["rss_mb"] + zygote_mem["rss_mb"], 1),
            "worker_pss_mb (judge + zygote + spares)":
                round(judge_mem["pss_mb"] + zygote_mem["pss_mb"] + sum(s["pss_mb"] for s in spares), 1)}
+    # the same zygote without the custom ops' preload (GRADING_CUSTOM_OPS off), and how long each opens
+    t = time.perf_counter()
+    with Judge(SECRET, slots=1, custom_ops=False) as plain:
+        plain.wait_warm()
+        res["open_s (custom ops off)"] = round(time.perf_counter() - t, 2)
+        res["warm_process_rss_mb (zygote, custom ops off)"] = _mem(plain.info()["zygote_pid"])["rss_mb"]
+    t = time.perf_counter()
+    with Judge(SECRET, slots=1) as again:
+        again.wait_warm()
+        res["open_s (custom ops on)"] = round(time.perf_counter() - t, 2)
     ctx["rss"] = res
     return res
 
@@ -586,6 +596,10 @@ def summary(ctx: dict) -> dict:  # noqa: C901
         rss = ctx["rss"]
         warm = rss["warm_process_rss_mb (zygote)"]
         out["warm worker RSS (zygote, torch)"] = f"{warm} MB (target <= 450 MB): {'OK' if warm <= 450 else 'MISSED'}"
+        off = rss["warm_process_rss_mb (zygote, custom ops off)"]
+        out["the same with GRADING_CUSTOM_OPS off"] = (
+            f"{off} MB (target <= 350 MB): {'OK' if off <= 350 else 'MISSED'}; a judge opens in "
+            f"{rss['open_s (custom ops off)']} s off, {rss['open_s (custom ops on)']} s on")
         out["whole worker (judge + zygote)"] = (f"{rss['worker_rss_mb (judge + zygote)']} MB RSS, "
                                                 f"{rss['worker_pss_mb (judge + zygote + spares)']} MB PSS with its spare")
     if "http" in ctx:

@@ -172,6 +172,10 @@ class Settings:
     grading_timeout_seconds: int = 10
     grading_memory_mb: int = 1024
     grading_output_kib: int = 64
+    # Whether the sandbox can run torch.library custom ops (their runs get opcheck's tests): the
+    # grading worker's zygote then preloads what they import (torch._dynamo, AOTAutograd), about
+    # 100 MB more per worker. Off: code that defines a custom op is answered that custom ops are off.
+    grading_custom_ops: bool = True
     # Sandbox layers around submitted code (service/grading/sandbox.py), comma-separated;
     # "all" (the default): every layer the machine supports.
     sandbox_layers: tuple[str, ...] = ("all",)

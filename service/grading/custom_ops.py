@@ -38,6 +38,9 @@ from .checks import Outcome, close, fmt
 from .reports import CaseReport, ChildError, CustomOpReport, OpCall, OpRun, OpValue, TensorMeta
 
 #: The checks of a custom op, in opcheck's order, by their names in terms.CHECKS.
+#: What a judge that does not run custom ops (GRADING_CUSTOM_OPS off) answers code that defines one.
+CUSTOM_OPS_OFF = ("this server does not run torch.library custom ops (its GRADING_CUSTOM_OPS setting is off): "
+                  "write a torch.autograd.Function, or ask the course's staff")
 OP_CHECKS = ("op_schema", "op_autograd_registration", "op_fake_tensor", "op_aot_dispatch")
 
 #: torch.testing.assert_close's default (rtol, atol) by dtype; integers and bool exactly.

@@ -1874,7 +1874,7 @@ def _warm_custom_ops() -> None:
         _warm_run({"source": _WARM_OP_CODE, "entry_point": entry, "cases": [case], "torch_checks": "never"})
 
 
-def warm_up(gradcheck: bool = True) -> None:
+def warm_up(gradcheck: bool = True, *, custom_ops: bool = True) -> None:
     """One pass through run_task's code paths (and one trusted gradcheck), so that lazy imports,
     allocator pools and copy-on-write page faults happen before a submission's clock starts.
 
@@ -1887,7 +1887,8 @@ def warm_up(gradcheck: bool = True) -> None:
         torch.autograd.gradcheck(_WarmFn.apply, (x, -1.0, 1.0))  # type: ignore[arg-type]
         _load_failure_paths(x)
         _warm_run({"source": _WARM_SCRIPT_CODE})
-        _warm_custom_ops()
+        if custom_ops:  # about 2.5 s and 100 MB of the zygote (docs/performance.md)
+            _warm_custom_ops()
         preload_sources()
         _warm_vmap()
     case = {

@@ -18,6 +18,7 @@ from typing import Any
 from .cases import task_cases
 from .checks import Outcome
 from .code_table import DEFAULT_TIMEOUT, CodeSpec
+from .custom_ops import CUSTOM_OPS_OFF, defines_custom_op
 from .errors import BadOutput, GraderFault
 from .pool import OUTPUT_LIMIT, ChildPool, Session, Slot
 from .references import (
@@ -73,12 +74,16 @@ class Judge:
         cache_size: int = REFERENCE_CACHE_SIZE,
         cache_bytes: int = REFERENCE_CACHE_BYTES,
         layers: Iterable[str] | None = None,
+        custom_ops: bool = True,
     ) -> None:
         if not isinstance(secret, (bytes, bytearray)) or len(secret) < 16:
             raise ValueError("secret must be at least 16 bytes")
         self.timeout = float(timeout)
+        #: whether torch.library custom ops can run (the zygote preloads what they import): off, code
+        #: that defines one is answered so, without a child (custom_ops.CUSTOM_OPS_OFF)
+        self.custom_ops = custom_ops
         self._pool = ChildPool(slots=slots, timeout=self.timeout, output_limit=output_limit, memory_mb=memory_mb,
-                               python=python, layers=layers)
+                               python=python, layers=layers, custom_ops=custom_ops)
         self._references = ReferenceCache(self._pool, bytes(secret), size=cache_size, max_bytes=cache_bytes)
 
     def __enter__(self) -> Judge:
@@ -145,6 +150,8 @@ class Judge:
         t_start = time.perf_counter()
         if not isinstance(source, str):
             raise TypeError("source must be a string")
+        if not self.custom_ops and exercise.get("spec", {}).get("code", {}).get("custom_op"):
+            raise GraderFault(f"exercise {exercise.get('slug')}: {CUSTOM_OPS_OFF}")
         with self._pool.slot() as slot:
             wait_ms = _perf_ms(t_start)
             try:
@@ -267,6 +274,11 @@ class Judge:
         err = self._parse(source)
         if err is not None:
             result.update(status="syntax_error", error=err)
+            return self._finish_result(result, dict(EMPTY_OUTPUT), {"total_ms": _perf_ms(t_start)})
+        if not self.custom_ops and defines_custom_op(source):
+            # a sandboxed child could not import what a custom op's first call imports: say why instead
+            result.update(status="error", error={"where": "load", "type": "CustomOpsOff", "message": CUSTOM_OPS_OFF,
+                                                 "traceback": "", "line": None})
             return self._finish_result(result, dict(EMPTY_OUTPUT), {"total_ms": _perf_ms(t_start)})
         task = json.dumps({"op": "run", "source": source, "entry_point": entry_point, "module_name": "__main__",
                            "torch_checks": "now", "cases": task_cases(plan.cases)}, separators=(",", ":")).encode()

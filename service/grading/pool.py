@@ -401,7 +401,7 @@ class ChildPool:
     """
 
     def __init__(self, *, slots: int, timeout: float, output_limit: int, memory_mb: int,
-                 python: str | None = None, layers: Iterable[str] | None = None) -> None:
+                 python: str | None = None, layers: Iterable[str] | None = None, custom_ops: bool = True) -> None:
         if slots < 1:
             raise ValueError("slots must be at least 1")
         self.output_limit = int(output_limit)
@@ -412,7 +412,8 @@ class ChildPool:
         self._zygote_lock = threading.Lock()
         self._closed = False
         self._zygote_config = {"layers": None if layers is None else sorted(set(layers)),
-                               "cpu_seconds": int(math.ceil(max(timeout, TRUSTED_TIMEOUT))) + 1}
+                               "cpu_seconds": int(math.ceil(max(timeout, TRUSTED_TIMEOUT))) + 1,
+                               "custom_ops": bool(custom_ops)}
         self._zygote = Zygote(self._python, self._zygote_config)
         # Whether more tasks are waiting for this pool (set by the caller, see Judge.set_backlog).
         # A spare forked meanwhile skips the warm-up: a warm-up takes the page faults of a first

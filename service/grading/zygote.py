@@ -5,7 +5,7 @@ environment, so it holds no secret, no reference solution and nothing of the jud
 child forked from here that walks gc, frames or the raw environment block finds only torch.
 
 Command line: `zygote.py <control-fd> <config JSON>`, the config being {"layers": [names] or
-null for every layer, "cpu_seconds": n}.
+null for every layer, "cpu_seconds": n, "custom_ops": whether to preload what custom ops import}.
 
 Control channel: a SOCK_SEQPACKET socket (fd given on the command line), one JSON object per
 message. Judge -> zygote: {"op": "spawn", "id": n, "memory_mb": m, "slot": s, "warm": bool} and
@@ -186,7 +186,8 @@ class _Server:
         self.sock = sock
         self.torch, self.harness, self.protocol, self.sandbox = _load()
         self.libc = _libc()
-        self.harness.warm_up()  # lazy imports and first-use initialisation happen once, here
+        # lazy imports and first-use initialisation happen once, here
+        self.harness.warm_up(custom_ops=bool(config.get("custom_ops", True)))
         self.layers = self.sandbox.Sandbox(config.get("layers"))
         self.layers.probe()
         self.cpu_seconds = int(config.get("cpu_seconds", 31))

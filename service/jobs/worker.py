@@ -263,7 +263,7 @@ def open_judge(settings: Settings, *, slots: int = 1) -> Any:
 
     return Judge(settings.grading_seed, slots=slots, timeout=settings.grading_timeout_seconds,
                  memory_mb=settings.grading_memory_mb, output_limit=settings.grading_output_kib * 1024,
-                 layers=settings.wanted_layers)
+                 layers=settings.wanted_layers, custom_ops=settings.grading_custom_ops)
 
 
 def missing_sandbox_layers(settings: Settings, sandbox: dict[str, Any]) -> list[str]:

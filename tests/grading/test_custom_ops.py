@@ -243,3 +243,43 @@ def test_a_grade_names_a_forgotten_register_autograd_as_a_run_does(judge):
     assert checks["gradcheck"]["likely_cause"] == "op_no_autograd_formula", checks["gradcheck"]
     assert checks["backward_arity"]["likely_cause"] == "op_no_autograd_formula"
     assert "backward_error" not in wrong["likely_causes"]
+
+
+def test_a_judge_without_custom_ops_says_so_and_runs_functions_as_ever():
+    """GRADING_CUSTOM_OPS off: the zygote skips the custom ops' preload (a sandboxed child could not
+    import what an op's first call imports), so code that defines one is answered so, without a
+    child; a Function runs as ever; a custom-op exercise cannot be graded (the grader's fault)."""
+    import tomllib
+
+    from service.config import Settings
+    from service.grading.errors import GraderFault
+    from service.grading.judge import Judge
+    from tests.grading.support import SECRET
+
+    assert Settings.from_env({}).grading_custom_ops is True
+    assert Settings.from_env({"GRADING_CUSTOM_OPS": "0"}).grading_custom_ops is False
+    with Judge(SECRET, slots=1, custom_ops=False) as judge:
+        off = judge.run(SCALED_SIN, "scaled_sin", SIN_INPUTS)
+        assert off["status"] == "error" and "GRADING_CUSTOM_OPS" in off["error"]["message"], off
+        assert judge.run(CLAMP_AS_FUNCTION, "ClampFn", CLAMP_INPUTS)["passed"] is True
+        exercise = {"slug": "scaled-sin-op", "spec": tomllib.loads(SIN_TOML),
+                    "files": {"reference.py": SCALED_SIN, "starter.py": SCALED_SIN}}
+        with pytest.raises(GraderFault, match="custom ops"):
+            judge.grade(exercise, SCALED_SIN)
+
+
+CLAMP_AS_FUNCTION = '''import torch
+
+
+class ClampFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return x.clamp(low, high)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * ((x >= ctx.low) & (x <= ctx.high)), None, None
+'''
