@@ -160,8 +160,8 @@ RULES: tuple[Rule, ...] = (
     Rule("scoring", CHOICE, GATE, "Scoring",
          "How a code attempt's checks make its score: partial (the weights of the checks it passed, added up), "
          "all_or_nothing (1 when every check passed, else 0), gate (partial, but an attempt whose backward "
-         "fails a check (gradcheck, gradient, boundary, gradgradcheck, grad_output_unchanged, "
-         "backward_arity) scores at most scoring_cap). Quizzes: gate is partial; all_or_nothing gives 1 "
+         "fails a check (gradcheck, gradient, boundary, gradgradcheck, forward_ad, batched_grad, "
+         "grad_output_unchanged, backward_arity) scores at most scoring_cap). Quizzes: gate is partial; all_or_nothing gives 1 "
          "to a correct answer, else 0. An attempt keeps the policy it was submitted under, in a regrade too.",
          choices=(Choice(PARTIAL, "partial credit"), Choice(ALL_OR_NOTHING, "all or nothing"),
                   Choice(GATE, "partial, capped while backward is wrong"))),

@@ -170,8 +170,12 @@ def check_vmap(case: Case, rep: CaseReport, names: Sequence[str], *, ref: CaseRe
             c.single_error or c.vmap_error or c.single_grads_error or c.vmap_grads_error for c in ref_numbers.calls)):
         ref_numbers = None  # the model answer itself does not run under vmap: the submission is checked alone
     zero_dims_passed = False
+    differentiable = _differentiable_outputs(rep)
     for pos, (cfg, call) in enumerate(zip(plan.configs, numbers.calls)):
         ref_call = ref_numbers.calls[pos] if ref_numbers is not None else None
+        unlike = _unlike_forward(plan.grads and cfg.grads and bool(diff_inputs(case.args)), call, differentiable, ref_call)
+        if unlike is not None:
+            return unlike
         out = _check_call(case.args, plan, cfg, call, numbers, names, zero_dims_passed, ref_call)
         if not out.passed:
             return out
@@ -290,6 +294,26 @@ def _check_call_grads(args: Sequence[Arg], plan: VmapPlan, cfg: VmapConfig, call
     return Outcome(True, "")
 
 
+def _differentiable_outputs(rep: CaseReport) -> list[int]:
+    """The outputs of forward's own call that require grad: those whose gradients are compared."""
+    return [k for k, o in enumerate(rep.forward.outputs) if o.kind == "tensor" and o.requires_grad]
+
+
+def _unlike_forward(grads: bool, call: VmapCall, differentiable: list[int], ref: VmapCall | None) -> Outcome | None:
+    """A call's numbers must be of forward's differentiable outputs (and in a grade the model
+    answer's): a report that names none would have its gradients never compared."""
+    if not grads or call.single_error or call.vmap_error or call.single_grads_error or call.vmap_grads_error:
+        return None
+    named = list(call.diff_outputs or [])
+    if named != differentiable or (differentiable and (call.single_grads is None or call.vmap_grads is None)):
+        return Outcome(False, "The gradients through vmap are not those of forward's outputs that require grad: "
+                              "forward does not give the same outputs on the same inputs.", "forward_not_repeatable")
+    if ref is not None and ref.diff_outputs is not None and list(ref.diff_outputs) != named:
+        return Outcome(False, f"Under vmap the outputs that require grad are {named}; the model answer's are "
+                              f"{list(ref.diff_outputs)}.", "output_detached")
+    return None
+
+
 # --------------------------------------------------------------------------- batched gradients
 
 
@@ -304,9 +328,16 @@ def check_batched_grad(case: Case, rep: CaseReport, names: Sequence[str], *, ref
         err = rep.forward.error or (numbers.error if numbers is not None else None)
         return Outcome(False, "Not checked: forward raised an exception" + (f" ({_error_words(err)})." if err else "."),
                        "forward_error", error=err)
+    ref_numbers = ref.batched_grad if ref is not None else None
+    named = [o.index for o in numbers.outputs]
+    if named != _differentiable_outputs(rep):
+        return Outcome(False, "The batched gradients are not those of forward's outputs that require grad: forward "
+                              "does not give the same outputs on the same inputs.", "forward_not_repeatable")
+    if ref_numbers is not None and ref_numbers.ok and [o.index for o in ref_numbers.outputs] != named:
+        return Outcome(False, f"The outputs that require grad are {named}; the model answer's are "
+                              f"{[o.index for o in ref_numbers.outputs]}.", "output_detached")
     if not numbers.outputs:
         return Outcome(True, "No output requires grad: there is no backward to batch.")
-    ref_numbers = ref.batched_grad if ref is not None else None
     n_out = max(len(rep.forward.outputs), 1 + max(o.index for o in numbers.outputs))
     for pos, item in enumerate(numbers.outputs):
         what = _out_words(item.index, n_out)
@@ -322,9 +353,9 @@ def check_batched_grad(case: Case, rep: CaseReport, names: Sequence[str], *, ref
         out = _compare_batched(case.args, plan, item.single or [], item.batched or [], what, names)
         if not out.passed:
             return out
-        if ref_numbers is not None and ref_numbers.ok and pos < len(ref_numbers.outputs):
-            r = ref_numbers.outputs[pos]
-            if r.index == item.index and r.single is not None:
+        if ref_numbers is not None and ref_numbers.ok:
+            r = ref_numbers.outputs[pos]  # the same outputs as the submission's (above)
+            if r.single is not None:
                 out = _compare_with_ref(case.args, plan, item.single or [], r.single, what, names)
                 if not out.passed:
                     return out

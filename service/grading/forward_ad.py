@@ -261,6 +261,9 @@ def check_forward_ad(case: Case, rep: CaseReport, names: Sequence[str], *, ref: 
         width = sum(numel(s) for s in fa.out_shapes)
         return Outcome(False, f"Not checked: forward mode's numbers ({width} output elements and {n_in} input elements) "
                               f"are too many to check in one run (up to {plan.max_elements} together). Use smaller inputs.")
+    differs = _outputs_differ(fa, rep, ref, n_out)
+    if differs is not None:
+        return differs
     sizes = [args[i].numel for i in diff]
     tangents = plan.tangents(sizes)
     flat_tangents = [[x for part in t for x in part] for t in tangents]
@@ -409,11 +412,33 @@ def _dot_test(fa: ForwardAdNumbers, plan: ForwardAdPlan, keep: Sequence[int], ke
     return None
 
 
+def _outputs_differ(fa: ForwardAdNumbers, rep: CaseReport, ref: CaseReport | None, n_out: int) -> Outcome | None:
+    """Forward mode's outputs (their shapes, which require grad) are forward's own, and in a grade the
+    model answer's: a report whose outputs claim no gradient would pass untested otherwise."""
+    plain = [o.kind == "tensor" and o.requires_grad for o in rep.forward.outputs]
+    if plain[:len(fa.out_rg)] != list(fa.out_rg):
+        return Outcome(False, "Forward mode's outputs do not require grad as forward's own outputs do: forward does not "
+                              "give the same outputs on the same inputs.", "forward_not_repeatable")
+    theirs = ref.forward_ad if ref is not None else None
+    if theirs is None or not theirs.ok or theirs.too_large:
+        return None
+    if list(fa.out_shapes) != list(theirs.out_shapes):
+        return Outcome(False, f"In forward mode your outputs have shapes {list(fa.out_shapes)}; the model answer's have "
+                              f"{list(theirs.out_shapes)}.", "wrong_shape")
+    if list(fa.out_rg) != list(theirs.out_rg):
+        k = next(k for k, (a, b) in enumerate(zip(fa.out_rg, theirs.out_rg)) if a != b)
+        which = f"{_out_label(k, n_out)} " + ("requires grad, but the model answer's does not"
+                                              if fa.out_rg[k] else "does not require grad, but the model answer's does")
+        return Outcome(False, f"In forward mode your {which}.", "output_detached" if not fa.out_rg[k]
+                       else "not_marked_non_differentiable")
+    return None
+
+
 def _against_reference(fa: ForwardAdNumbers, ref: ForwardAdNumbers | None, plan: ForwardAdPlan, keep: Sequence[int],
                        flat_tangents: Sequence[Sequence[float]], names: Sequence[str], diff: Sequence[int]) -> Outcome | None:
     """A grade: jvp's tangents for the judge's random tangents must be the reference's (computed in a
     trusted process for the same tangents)."""
-    if ref is None or not ref.ok or ref.too_large or ref.out_shapes != fa.out_shapes or ref.out_rg != fa.out_rg:
+    if ref is None or not ref.ok or ref.too_large:  # (their outputs are the same: _outputs_differ)
         return None
     n_out = len(fa.out_shapes)
     for m, (mine, theirs, v) in enumerate(zip(fa.jvps, ref.jvps, flat_tangents)):

@@ -286,10 +286,17 @@ def _against_reference(case: Case, ip: InPlaceNumbers, want: InPlaceNumbers | No
                               f"{who} in place, marks it with ctx.mark_dirty({who}) and returns it.", "not_in_place")
     assert case.in_place is not None
     atol, rtol = case.in_place.atol, case.in_place.rtol
-    if ip.grads is None or want.grads is None or ip.outputs is None or want.outputs is None:
-        return None
+    if want.grads is None or want.outputs is None:
+        return None  # the model answer's own expression raised: nothing to compare with
+    if ip.grads is None or ip.outputs is None:
+        return Outcome(False, "The expression's gradient was not reported, though the model answer's was.",
+                       "forward_not_repeatable")
     if [(o.shape, o.requires_grad) for o in ip.outputs] != [(o.shape, o.requires_grad) for o in want.outputs]:
-        return None  # other outputs: the forward checks say so, and w and v were drawn for other sizes
+        # other outputs (w and v were drawn for other sizes): no gradient to compare, and a failure
+        return Outcome(False, f"In {_expression([names[k] for k in diff])}, the Function's outputs have shapes "
+                              f"{[o.shape for o in ip.outputs]} (requiring grad: {[o.requires_grad for o in ip.outputs]}); "
+                              f"the model answer's have {[o.shape for o in want.outputs]} "
+                              f"({[o.requires_grad for o in want.outputs]}).", "wrong_shape")
     for g, e, i in zip(ip.grads, want.grads, diff):
         n = args[i].numel
         a, r = g or [0.0] * n, e or [0.0] * n

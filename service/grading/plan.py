@@ -185,16 +185,18 @@ def _optional_checks(code: CodeSpec, case: Case, secret: bytes, slug: str, varia
         return seeded(secret, purpose, slug, case.id, *variant_parts(variant)).getrandbits(62)
 
     plans: dict[str, Any] = {}
-    if code.forward_ad:
+    if code.forward_ad and code.differentiable:
         plans["forward_ad"] = ForwardAdPlan(seed("forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
                                             tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
-    if code.in_place:
+    if code.in_place and code.differentiable:
         plans["in_place"] = InPlacePlan(seed("in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
                                         ProjectionPlan(seed("in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
     if code.custom_op:
         plans["custom_op"] = CustomOpPlan()
     if code.vmap:
-        plans.update(vmap=plan_vmap(case.args, seed("vmap")), batched_grad=plan_batched_grad(case.args, seed("batched grad")))
+        plans["vmap"] = plan_vmap(case.args, seed("vmap"))
+        if code.differentiable:
+            plans["batched_grad"] = plan_batched_grad(case.args, seed("batched grad"))
     return dataclasses.replace(case, **plans)
 
 
@@ -218,13 +220,14 @@ def _complete(code: CodeSpec, case: Case, outs: Sequence[Output], rng: random.Ra
             kinds = ("random",)
     grad_outputs = [rand_v() if kind == "random" else [[1.0] * numel(o.shape) for o in sel] for kind in kinds]
     done = dataclasses.replace(case, diff_outputs=diff_out, grad_outputs=grad_outputs, grad_output_kinds=kinds)
+    if fd:  # (whatever the outputs: vmap and a custom op's tests apply to a Function that is not differentiable too)
+        done = _optional_checks(code, done, secret, slug, variant)
     if not (fd and diff_out and diff_in and code.differentiable):
         return done
     tol = code.tolerances
     # every column of the Jacobian (the table has at most MAX_JACOBIAN_SIDE: spec.load_code_spec)
     gradcheck = JacobianPlan(tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, points=all_points(case.args))
     done = dataclasses.replace(done, gradcheck=gradcheck, torch_gradcheck=True)
-    done = _optional_checks(code, done, secret, slug, variant)
     if not code.gradgradcheck:
         return done
     # torch.autograd.gradgradcheck: gradcheck of (inputs, grad_outputs v) -> backward's gradients,

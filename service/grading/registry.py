@@ -92,7 +92,7 @@ CHECKS: tuple[Check, ...] = (
           judges_gradients=True, judges_backward=True),
     Check("in_place", 0.15, Verdict.in_place, run_checks.in_place, option="in_place",
           applies=lambda code: code.in_place and code.differentiable, reports=("in_place", "clone_inputs"),
-          judges_gradients=True, judges_backward=True, after_forward_error=True),
+          judges_gradients=True, after_forward_error=True),
     Check("vmap", 0.10, Verdict.vmap, run_checks.vmap, option="vmap", applies=lambda code: code.vmap,
           reports=("vmap",), judges_gradients=True),
     Check("batched_grad", 0.05, Verdict.batched_grad, run_checks.batched_grad, option="vmap",

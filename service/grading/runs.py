@@ -112,9 +112,9 @@ def plan_run(source: str, entry_point: str | None, inputs: list[Any] | None, *, 
         cases.append(check_case)
     if all_points(check_case.args):
         cases[-1] = _checks_planned(check_case, source, options)
-    if "custom_op" in options or custom_ops.defines_custom_op(source):
-        # opcheck's facts on the inputs as given; the child reports them only if the entry point is a custom op
-        cases[0] = dataclasses.replace(cases[0], custom_op=CustomOpPlan())
+    # opcheck's facts on the inputs as given: the child reports them only if the entry point is a custom op
+    # (however the code made it: no reading of the source decides it)
+    cases[0] = dataclasses.replace(cases[0], custom_op=CustomOpPlan())
     if "in_place" in options:  # an in-place Function's input must not be a leaf that requires grad
         cases = [dataclasses.replace(c, clone_inputs=True) for c in cases]
     return RunPlan(cases, names, cases[-1].id)

@@ -13,6 +13,7 @@ self-consistent but wrong (e.g. all-zero) function earns nothing there either.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -458,8 +459,9 @@ class Verdict:
             outcome = decide(case, s, self.ref_cases[case.id])
             if not outcome.passed:
                 self._note_error(outcome.error)
+                # a grade keeps its diagnostics in one list, with their case (not in the check's item too)
                 self.diagnostics.extend(d.to_json(case=case.name) for d in outcome.diagnostics)
-                self.outcomes[name] = outcome
+                self.outcomes[name] = dataclasses.replace(outcome, diagnostics=())
                 return
             passed = outcome
         self.outcomes[name] = passed or Outcome(False, none_planned, "forward_error")
@@ -494,7 +496,8 @@ class Verdict:
     def _op_check(self, name: str, decide: Callable[..., Outcome]) -> None:
         """One of opcheck's tests of a custom op, on the cases that plan them (the submission's own facts:
         opcheck tests an op against itself)."""
-        self._planned_check(name, lambda case: case.custom_op is not None, lambda case, s, r: decide(case, s, self.names))
+        self._planned_check(name, lambda case: case.custom_op is not None, lambda case, s, r: decide(case, s, self.names),
+                            none_planned="Not checked: opcheck's tests were not planned.")
 
     def op_schema(self) -> None:
         self._op_check("op_schema", custom_ops.check_op_schema)

@@ -104,14 +104,15 @@ def honest_batched_grad(case: Case, df: Callable[..., Sequence[float]]) -> dict:
     return {"ok": True, "outputs": [{"index": 0, "single": single, "batched": batched}]}
 
 
-def report(case: Case, vmap: dict | None, batched_grad: dict | None, *, strict: bool = False) -> CaseReport:
+def report(case: Case, vmap: dict | None, batched_grad: dict | None, *, strict: bool = False,
+           out_rg: bool = True) -> CaseReport:
     """The case's report through the real parser (as the judge reads a child's); unless `strict`,
     against the case without the plan whose numbers are not given."""
     if not strict:
         case = dataclasses.replace(case, vmap=case.vmap if vmap is not None else None,
                                    batched_grad=case.batched_grad if batched_grad is not None else None)
     x = case.args[0]
-    rep: dict[str, Any] = {"id": case.id, "forward": {"ok": True, "outputs": [_out(list(x.values), x.shape)], "count": 1,
+    rep: dict[str, Any] = {"id": case.id, "forward": {"ok": True, "outputs": [_out(list(x.values), x.shape, out_rg)], "count": 1,
                                                       "inputs_after": [a.values if a.kind == "tensor" else None
                                                                        for a in case.args]},
                            "vjps": [], "returned_inputs": []}
@@ -345,8 +346,12 @@ def test_batched_gradients_in_a_grade_are_the_model_answers(clamp_case):
 
 
 def test_no_output_requiring_grad_has_nothing_to_batch(clamp_case):
-    out = batching.check_batched_grad(clamp_case, report(clamp_case, None, {"ok": True, "outputs": []}), NAMES)
+    out = batching.check_batched_grad(clamp_case, report(clamp_case, None, {"ok": True, "outputs": []}, out_rg=False),
+                                      NAMES)
     assert out.passed
+    # a forged report that names no output while forward's requires grad would compare nothing
+    forged = batching.check_batched_grad(clamp_case, report(clamp_case, None, {"ok": True, "outputs": []}), NAMES)
+    assert not forged.passed and forged.likely_cause == "forward_not_repeatable"
 
 
 # --------------------------------------------------------------------------- parsing
@@ -391,3 +396,15 @@ def test_the_report_is_parsed_strictly_against_the_plan(clamp_case):
 def test_a_child_error_is_a_child_error():
     err = ChildError("vmap", "RuntimeError", "vmap: inplace arithmetic(self, *extra_args) is not possible", "", None)
     assert batching.vmap_error_cause(err) == "vmap_in_place"
+
+
+def test_a_vmap_report_without_gradients_for_a_differentiable_output_is_refused(clamp_case):
+    """A forged report naming no output that requires grad would have its gradients never compared."""
+    forged = clamp_vmap(clamp_case)
+    for cfg in forged["configs"]:
+        if "diff_outputs" in cfg:
+            cfg["diff_outputs"] = []
+        for key in ("single_grads", "vmap_grads"):
+            cfg.pop(key, None)
+    out = batching.check_vmap(clamp_case, report(clamp_case, forged, None), NAMES)
+    assert not out.passed and out.likely_cause == "forward_not_repeatable", out

@@ -62,8 +62,9 @@ def _numbers(case: Case, f: Callable[..., list[Vec]], jvp: Callable[..., list[Ve
 def _report(case: Case, raw_fa: dict[str, Any], f: Callable[..., list[Vec]], out_shapes: Sequence[Sequence[int]],
             returned_inputs: Sequence[int] = ()):
     xs = [list(case.args[i].values) for i in diff_inputs(case.args)]
-    outs = [{"kind": "tensor", "shape": list(s), "dtype": "float64", "rg": True, "values": v}
-            for s, v in zip(out_shapes, f(*xs))]
+    rgs = raw_fa.get("out_rg") or [True] * len(out_shapes)  # the plain forward's, as forward mode's
+    outs = [{"kind": "tensor", "shape": list(s), "dtype": "float64", "rg": rg, "values": v}
+            for s, v, rg in zip(out_shapes, f(*xs), rgs)]
     rep = {"id": case.id, "forward": {"ok": True, "outputs": outs, "count": len(outs), "tuple": len(outs) > 1,
                                       "inputs_after": [list(a.values) for a in case.args]},
            "vjps": [], "returned_inputs": list(returned_inputs), "forward_ad": raw_fa}
@@ -360,3 +361,30 @@ def test_a_forward_that_is_not_repeatable_is_named_and_a_nan_at_x_is_left_to_the
     raw = _numbers(case, nan_f, sin_jvp, sin_vjp, [[4]])
     out = check_forward_ad(case, _report(case, raw, nan_f, [[4]]), ["x"])
     assert not out.passed and out.likely_cause == "jvp_wrong_derivative" and "give nan" in out.message
+
+
+def test_a_grade_refuses_forward_mode_outputs_other_than_forwards_and_the_model_answers():
+    """A forged report whose forward-mode outputs claim no gradient (finite differences of a constant)
+    would pass untested: its outputs must be forward's own, and in a grade the model answer's."""
+    case, honest = _sin()
+    forged_raw = _numbers(case, lambda x: [[1.0] * 4], lambda xs, ts: [None], lambda xs, us: [None], [[4]],
+                          out_rg=[False], vjp=None)
+    forged = _report(case, forged_raw, sin_f, [[4]])
+    rgs_kept = parse_report({"type": "main", "load": {"ok": True},
+                             "entry": {"found": True, "is_class": True, "is_function": True},
+                             "cases": [{**_raw_case(case, forged_raw), "forward": _plain_forward(case, rg=True)}]},
+                            [case]).cases[0]
+    mismatch = check_forward_ad(case, rgs_kept, ["x"])
+    assert not mismatch.passed and mismatch.likely_cause == "forward_not_repeatable"
+    graded = check_forward_ad(case, forged, ["x"], ref=honest)
+    assert not graded.passed and graded.likely_cause == "output_detached", graded
+    assert check_forward_ad(case, honest, ["x"], ref=honest).passed
+
+
+def _plain_forward(case: Case, *, rg: bool) -> dict[str, Any]:
+    out = {"kind": "tensor", "shape": [4], "dtype": "float64", "rg": rg, "values": sin_f(list(case.args[0].values))[0]}
+    return {"ok": True, "outputs": [out], "count": 1, "tuple": False, "inputs_after": [list(case.args[0].values)]}
+
+
+def _raw_case(case: Case, raw_fa: dict[str, Any]) -> dict[str, Any]:
+    return {"id": case.id, "vjps": [], "returned_inputs": [], "forward_ad": raw_fa}

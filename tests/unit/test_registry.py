@@ -67,3 +67,33 @@ def test_a_grade_summary_scores_passed_weights_and_names_causes_once():
     partial = registry.grade_summary(code, {"parses": Outcome(True, "The code parses.")}, [], "the code did not load")
     assert partial.score == 0.0
     assert partial.checks[2].to_json()["message"] == "Not run: the code did not load"
+
+
+def test_the_words_that_list_the_gate_and_the_gradient_checks_name_the_registrys():
+    from service.config import PROJECT_ROOT
+    from service.rules import RULES
+
+    help_text = next(rule.help for rule in RULES if rule.name == "scoring")
+    rules_doc = (PROJECT_ROOT / "docs" / "rules.md").read_text()
+    gate_row = next(line for line in rules_doc.splitlines() if line.startswith("| `gate`"))
+    grading_doc = (PROJECT_ROOT / "docs" / "grading.md").read_text()
+    gradient_line = next(line for line in grading_doc.splitlines() if "registry.GRADIENT_CHECKS" in line)
+    for name in registry.BACKWARD_CHECKS:
+        assert name in help_text and f"`{name}`" in gate_row, name
+    for name in registry.GRADIENT_CHECKS:
+        assert f"`{name}`" in gradient_line, name
+
+
+def test_every_option_has_its_request_field_column_and_code_key():
+    """An option is one entry's `option`; the places that carry it are held to the registry here."""
+    from service.grading.code_table import CodeSpec
+    from service.models import Run
+    from service.schemas.runs import RunCreateSchema, RunSchema
+
+    for name in registry.RUN_OPTIONS:
+        assert name in RunCreateSchema().fields and name in RunSchema().fields, name
+        assert name in Run.__table__.columns, name
+    code_keys = {f.name for f in dataclasses.fields(CodeSpec)}
+    assert set(registry.OPTIONS) <= code_keys
+    code, _ = load_code_spec({"code": {**CODE, **{name: True for name in registry.OPTIONS}}})
+    assert code is not None and code.options == frozenset(registry.OPTIONS)
