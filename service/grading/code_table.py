@@ -16,7 +16,7 @@ DEFAULT_MEMORY_MB = 1024
 
 @dataclass(frozen=True)
 class Tolerances:
-    """How close is close enough; see the [code.tolerances] format above."""
+    """How close is close enough; the [code.tolerances] format: spec.py and docs/authoring.md."""
 
     forward_rtol: float = 1e-6
     forward_atol: float = 1e-8
@@ -87,7 +87,7 @@ class CaseSpec:
 
 @dataclass(frozen=True)
 class CodeSpec:
-    """A code exercise's [code] table, validated, defaults filled (see the format above)."""
+    """A code exercise's [code] table, validated, defaults filled (its format: spec.py and docs/authoring.md)."""
 
     entry_point: str
     call: str

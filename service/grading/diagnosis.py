@@ -152,7 +152,8 @@ def jvp_example(diag: Mapping[str, Any]) -> str:
         return (f"For a random tangent v and a random grad_output u, your jvp gives <J v, u> = {a}, but your backward "
                 f"gives <v, J^T u> = {want}: one of them is not the derivative.")
     value = diag.get("input_value")
-    at = f" at {diag.get('input', 'x')} = {_num(value)}" if value is not None else ""
+    # the input's element of the same index (the sentence is given for an elementwise function)
+    at = f" at {_element(str(diag.get('input', 'x')), diag.get('index'))} = {_num(value)}" if value is not None else ""
     if diag.get("model_answer"):
         return f"Along a random tangent{at}, your jvp gives {a} for {out}; the model answer's jvp gives {want}."
     return f"Along a random tangent{at}, your jvp gives {a} for {out}; finite differences of forward give {want}{_factor(diag)}."

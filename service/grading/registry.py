@@ -8,7 +8,8 @@ grade (it compares the submission's numbers with the reference's), a function of
 forward). Both return a checks.Outcome, and both are reported in one shape, `CheckResult`.
 
 The order of CHECKS is the order every report lists its checks in. An optional check (`option`)
-is turned on by the `[code]` key and the run request's field of that name (as `gradgradcheck`).
+is turned on by the `[code]` key of that name and, unless a run makes it unasked (`detected`: a
+custom op's tests), by the run request's field of that name (as `gradgradcheck`).
 
 Torch-free: imported by the web process (spec.py reads the weights and the options here).
 """

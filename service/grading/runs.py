@@ -16,7 +16,7 @@ The case sent to the child:
 - when the Jacobian is too large to send element by element (more than MAX_JACOBIAN_SIDE input or
   output elements), the numbers of random projections instead (checks.projections: k directions
   and k grad_outputs from a seed of ours), and beyond MAX_PROJECTED_ELEMENTS none;
-- when asked (``gradgradcheck=True``), the numbers of torch.autograd.gradgradcheck (fast_mode off)
+- when asked (``options`` holds "gradgradcheck"), the numbers of torch.autograd.gradgradcheck (fast_mode off)
   for grad_outputs the child draws from another seed of ours (and reports: the judge redraws them;
   draws.seeded_vectors, as w is drawn here), by projections when large.
 """

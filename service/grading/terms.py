@@ -288,9 +288,9 @@ CAUSES: dict[str, CauseTerm] = _table(
     CauseTerm("vmap_in_place", "An in-place operation on a batched tensor",
               "Under vmap a tensor may carry a batch your code does not see: compute a new tensor instead of writing "
               "into one (x.clamp(...), not x.clamp_(...)), and make a buffer you fill from the batched tensor "
-              "(torch.zeros_like(x), not torch.zeros(x.shape)). A Function that marks its input dirty must return "
-              "and save a view of it (x.view_as(x))."),
-    CauseTerm("vmap_data_dependent", ".item() or Python control flow on a tensor's values under vmap",
+              "(torch.zeros_like(x), not torch.zeros(x.shape)). generate_vmap_rule cannot batch a Function that marks "
+              "its input dirty: give it a vmap staticmethod instead."),
+    CauseTerm("vmap_data_dependent", ".item(), NumPy or Python control flow on a tensor's values under vmap",
               "Under vmap one tensor holds a whole batch, so it has no single value: use torch operations "
               "(torch.where(mask, a, b) for an if/else, x * mask instead of x[mask] = ...), and no .item(), .tolist(), "
               ".numpy() or float(t)."),

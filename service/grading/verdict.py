@@ -8,7 +8,9 @@ Why the gradient checks cannot be faked: the child never sees the reference's nu
 way to report vector-Jacobian products equal to the reference's for the judge's secret
 grad_outputs is to compute them. The judge's own gradcheck uses forward values at perturbed points,
 and passes only when those values also match the reference's forward, so a child that reports a
-self-consistent but wrong (e.g. all-zero) function earns nothing there either.
+self-consistent but wrong (e.g. all-zero) function earns nothing there either. The optional checks'
+plans send their seeds to the child (forward mode's tangents, vmap's batch): there the child knows
+the vectors, and what it cannot fake is the reference's answer to them, which each compares with.
 """
 
 from __future__ import annotations

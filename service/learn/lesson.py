@@ -218,11 +218,11 @@ def placement_problems(lesson_file: Path, slugs: Iterable[str]) -> list[Placemen
 
     names = [slug for slug, _ in placed]
     wanted = set(slugs)
-    problems = [PlacementProblem(slug, "not placed in lesson/lesson.toml: add its slug to a concept's exercises")
+    problems = [PlacementProblem(slug, "not placed in any lesson: add its slug to a concept's exercises")
                 for slug in sorted(wanted - set(names))]
     problems += [PlacementProblem(slug, "placed under more than one concept: keep it under one", *where(slug))
                  for slug in sorted({s for s in names if names.count(s) > 1})]
-    problems += [PlacementProblem(slug, "lesson/lesson.toml names it, but no exercise has this slug", *where(slug))
+    problems += [PlacementProblem(slug, "a lesson names it, but no exercise has this slug", *where(slug))
                  for slug in sorted(set(names) - wanted)]
     return problems
 

@@ -198,8 +198,8 @@ class RunSchema(Schema):
     result = fields.Dict(allow_none=True, metadata={
         "description": "stdout, stderr, the exception if any, and with entry_point and inputs: forward, "
                        "gradients, the checks with diagnostics (gradcheck: the full Jacobian, or "
-                       "jacobian_projections for a large one; gradgradcheck and forward_ad when asked), passed and "
-                       "likely_causes"})
+                       "jacobian_projections for a large one; gradgradcheck's Jacobian when asked; the optional checks asked "
+                       "for, and a custom op's opcheck tests, among the checks), passed and likely_causes"})
     diagnosis = fields.Nested(DiagnosisSchema, allow_none=True, metadata={
         "description": "Once finished: what the result opens with, made from it (one verdict line, the likely cause "
                        "with what to do, one failing case in the learner's terms); null until then"})

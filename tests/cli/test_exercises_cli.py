@@ -70,9 +70,9 @@ def test_validate_and_sync_name_a_catalog_exercise_the_lesson_does_not_place(bar
     result = run(bare_app, "exercises", "validate", "--dir", str(root))
     assert result.exit_code == 1
     lesson = tmp_path / "lesson" / "lesson.toml"
-    assert (f"{lesson}: squarefn-gradient-at-four: not placed in lesson/lesson.toml: add its slug to a concept's "
+    assert (f"{lesson}: squarefn-gradient-at-four: not placed in any lesson: add its slug to a concept's "
             "exercises") in result.output
-    assert f"{lesson}:6: gone-away: lesson/lesson.toml names it, but no exercise has this slug" in result.output
+    assert f"{lesson}:6: gone-away: a lesson names it, but no exercise has this slug" in result.output
     synced = run(bare_app, "exercises", "sync", "--dir", str(root))
     assert synced.exit_code == 0 and "2 created" in synced.output  # a warning: the lesson lists it at the end
     assert "warning: " in synced.output and "squarefn-gradient-at-four: not placed" in synced.output

@@ -137,7 +137,7 @@ def test_a_gradient_of_the_broadcast_shape():
 def test_a_jvp_or_vmap_failure_is_told_in_its_checks_words_not_backwards():
     """forward_ad's diagnostics look like backward's (analytical against numerical): told as a jvp's;
     vmap's shapes look like a gradient's: its example is the check's own sentence."""
-    jvp = "Along a random tangent at x = 2.826, your jvp gives -0.485 for output[0]; finite differences of forward give 1.489."
+    jvp = "Along a random tangent at x[0] = 2.826, your jvp gives -0.485 for output[0]; finite differences of forward give 1.489."
     diag = {"check": "forward_ad", "input": "x", "index": [0], "analytical": -0.485, "numerical": 1.489,
             "input_value": 2.826, "grad_output": "random tangent 1", "tangent": "random 1",
             "likely_cause": "jvp_wrong_derivative"}
@@ -221,7 +221,7 @@ def test_a_jvp_is_said_in_forward_modes_words():
     out = diagnose_run({"status": "ok", "passed": False, "error": None, "gradcheck": {"passed": True},
                         "checks": [_failed("forward_ad", "jvp_ignores_tangent", diagnostics=[diag])]})
     assert out["cause"]["name"] == "jvp_ignores_tangent"
-    assert out["example"] == ("Along a random tangent at x = 1.536, your jvp gives 4.644 for output[4]; finite "
+    assert out["example"] == ("Along a random tangent at x[4] = 1.536, your jvp gives 4.644 for output[4]; finite "
                               "differences of forward give -6.97.")
     zero = diagnose_run({"status": "ok", "passed": False, "error": None, "gradcheck": {"passed": True},
                          "checks": [_failed("forward_ad", "jvp_ignores_tangent",

@@ -23,5 +23,7 @@ def test_the_checks_table_lists_every_grade_check_in_report_order():
     assert _first_column("The checks", "parses") == [c.name for c in registry.GRADE_CHECKS]
 
 
-def test_the_causes_table_lists_every_likely_cause():
-    assert sorted(_first_column("Likely causes", "forgot_grad_output")) == sorted(terms.CAUSES)
+def test_the_causes_table_lists_every_likely_cause_in_the_terms_words():
+    assert _first_column("Likely causes", "forgot_grad_output") == list(terms.CAUSES)
+    for cause in terms.CAUSES.values():
+        assert f"| `{cause.name}` | {cause.title} | {cause.advice} |" in MANUAL, cause.name

@@ -100,9 +100,9 @@ def test_placement_covers_the_following_lessons_and_names_their_file(tmp_path: P
     found = placement_problems(first, ["one", "two", "three", "four"])
     problems = {(p.slug, p.message.split(":")[0], p.line, p.file) for p in found}
     assert problems == {
-        ("four", "not placed in lesson/lesson.toml", None, None),
+        ("four", "not placed in any lesson", None, None),
         ("two", "placed under more than one concept", 4, first),
-        ("gone", "lesson/lesson.toml names it, but no exercise has this slug", 2, tmp_path / "next" / "lesson.toml"),
+        ("gone", "a lesson names it, but no exercise has this slug", 2, tmp_path / "next" / "lesson.toml"),
     }
 
 

@@ -38,7 +38,6 @@ export function codeInput({ session, detail, exercise, status }) {
   };
 }
 
-
 // The "Your answer" section: the editor, Run, Submit, Start again, the status line, the run and the grade.
 export function codeAnswer({ api, detail, exercise, input, status, actions, afterSubmit }) {
   const slug = detail.slug;

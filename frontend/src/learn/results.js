@@ -149,7 +149,6 @@ function verdictLine(className, text) {
   return el("h3", { class: `verdict ${className}`, tabindex: "-1" }, text);
 }
 
-// POST /api/v1/runs' answer: the run, its result and (a newer server's) diagnosis.
 // The status line after a run (the run's own result is shown under it): the numerical check's
 // verdict, and whether another check (forward mode, vmap, in place, a custom op's) failed beside it.
 export function runStatus(run) {
@@ -164,6 +163,7 @@ export function runStatus(run) {
   return r.forward ? "Run finished, with no numerical check (see why below)." : "Run finished.";
 }
 
+// POST /api/v1/runs' answer: the run, its result and (a newer server's) diagnosis.
 export function renderRun(run) {
   const r = run.result || {};
   const box = el("div", { class: "run-result" });

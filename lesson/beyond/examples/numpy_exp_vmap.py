@@ -30,6 +30,7 @@ class NumpyExpFn(torch.autograd.Function):
 
 
 x = torch.tensor([[0.0, 1.0, 2.0], [-1.0, 0.5, 3.0]], dtype=torch.float64)
-out = torch.func.vmap(NumpyExpFn.apply, in_dims=1)(x)  # batch over the columns
-same = torch.allclose(out, torch.exp(x).T)
-print("shape:", tuple(out.shape), "equal to exp(x).T:", same)
+d = 1  # batch over the columns; try 0 (the rows)
+out = torch.func.vmap(NumpyExpFn.apply, in_dims=d)(x)
+same = torch.allclose(out, torch.exp(x).movedim(d, 0))
+print("shape:", tuple(out.shape), "equal to exp(x), batch first:", same)

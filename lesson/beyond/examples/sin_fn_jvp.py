@@ -33,5 +33,5 @@ with fwAD.dual_level():
     print("forward_ad:      ", fwAD.unpack_dual(y).tangent)
 print("v * cos(x):      ", v * torch.cos(x))
 xr = x.clone().requires_grad_()
-ok = torch.autograd.gradcheck(SinFn.apply, (xr,), check_forward_ad=True)
+ok = torch.autograd.gradcheck(SinFn.apply, (xr,), check_forward_ad=True, raise_exception=False)
 print("gradcheck with check_forward_ad=True:", ok)
