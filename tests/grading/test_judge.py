@@ -85,7 +85,7 @@ def test_starting_a_process_is_forbidden(judge, clamp_exercise):
 
 def test_process_group_is_killed_without_seccomp(clamp_exercise):
     # The layer that forbids processes is off here: the kill of the child's group must still reach them.
-    with Judge(SECRET, layers=["limits"]) as unfiltered:
+    with Judge(SECRET, layers=["limits"], custom_ops=False) as unfiltered:
         code = _ref(clamp_exercise) + "\nimport subprocess\np = subprocess.Popen(['sleep', '60'])\nprint(p.pid)\n"
         r = unfiltered.grade(clamp_exercise, code)
     pid = int(r["output"]["stdout"].split()[0])
@@ -314,7 +314,7 @@ def test_a_judge_told_to_stop_does_not_wait_for_a_spare_still_being_forked():
     instead of after SPAWN_TIMEOUT (30 s) per slot."""
     from concurrent.futures import Future
 
-    judge = Judge(SECRET, slots=2, timeout=10.0)
+    judge = Judge(SECRET, slots=2, timeout=10.0, custom_ops=False)
     pool = judge._pool
     assert pool.wait_warm(30)
     for slot in pool._slots:  # as if each slot's next spare were asked for and not yet forked
