@@ -156,7 +156,7 @@ def check_vmap(case: Case, rep: CaseReport, names: Sequence[str], *, ref: CaseRe
     then values), then gradients, call after call; the first difference is the verdict."""
     plan = case.vmap
     if plan is None:
-        return Outcome(True, "Not checked: no vmap check was planned.")
+        raise ValueError(f"case {case.id} has no vmap plan")
     numbers = rep.vmap
     if not rep.forward.ok or numbers is None:
         err = rep.forward.error
@@ -322,7 +322,7 @@ def check_batched_grad(case: Case, rep: CaseReport, names: Sequence[str], *, ref
     output requiring grad, backward for the batch's grad_outputs at once against each alone."""
     plan = case.batched_grad
     if plan is None:
-        return Outcome(True, "Not checked: no batched gradient check was planned.")
+        raise ValueError(f"case {case.id} has no batched-gradient plan")
     numbers = rep.batched_grad
     if not rep.forward.ok or numbers is None or numbers.error is not None:
         err = rep.forward.error or (numbers.error if numbers is not None else None)
