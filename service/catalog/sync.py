@@ -6,8 +6,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import select
+from sqlalchemy.orm import Session, load_only
 
 from ..models import Exercise, ExerciseTopic, ExerciseVersion
 from ..models.base import utcnow
@@ -44,27 +44,30 @@ def known_content(session: Session, sources: Iterable[ExerciseFile]) -> set[str]
     return {slug for slug, digest in rows if by_slug[slug] == digest}
 
 
-def _version_for(session: Session, exercise: Exercise, source: ExerciseFile,
-                 proof: Mapping[str, Any] | None) -> ExerciseVersion:
-    """The version holding this content: an existing one with the same digest, or a new one, with
-    its proof (`flask exercises sync` proves new content before it syncs it)."""
-    version = session.scalar(
-        select(ExerciseVersion).where(
-            ExerciseVersion.exercise_id == exercise.id, ExerciseVersion.digest == source.digest
-        )
+def _new_version(number: int, source: ExerciseFile, proof: Mapping[str, Any] | None) -> ExerciseVersion:
+    """A version for new content, with its proof (`flask exercises sync` proves new content before
+    it syncs it)."""
+    return ExerciseVersion(
+        number=number, digest=source.digest, content=source.content, source="catalog", proof_status="passed",
+        proof=None if proof is None else dict(proof), proven_at=None if proof is None else utcnow(),
     )
-    if version is None:
-        last = session.scalar(
-            select(func.max(ExerciseVersion.number)).where(ExerciseVersion.exercise_id == exercise.id)
-        )
-        version = ExerciseVersion(
-            exercise_id=exercise.id, number=(last or 0) + 1, digest=source.digest, content=source.content,
-            source="catalog", proof_status="passed", proof=None if proof is None else dict(proof),
-            proven_at=None if proof is None else utcnow(),
-        )
-        session.add(version)
-        session.flush()
-    return version
+
+
+def _known_versions(session: Session, exercise_ids: Collection[int]) -> tuple[
+        dict[tuple[int, str], ExerciseVersion], dict[int, int]]:
+    """The existing exercises' versions by (exercise id, digest), and each exercise's last number:
+    two queries for the whole catalog rather than two per exercise (a sync runs at every start)."""
+    if not exercise_ids:
+        return {}, {}
+    versions = session.scalars(select(ExerciseVersion).options(load_only(
+        ExerciseVersion.id, ExerciseVersion.exercise_id, ExerciseVersion.number, ExerciseVersion.digest,
+        ExerciseVersion.published_at)).where(ExerciseVersion.exercise_id.in_(exercise_ids)))
+    by_digest: dict[tuple[int, str], ExerciseVersion] = {}
+    last_number: dict[int, int] = {}
+    for version in versions:
+        by_digest.setdefault((version.exercise_id, version.digest), version)
+        last_number[version.exercise_id] = max(version.number, last_number.get(version.exercise_id, 0))
+    return by_digest, last_number
 
 
 def _copy_listing_fields(exercise: Exercise, source: ExerciseFile) -> None:
@@ -92,33 +95,40 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
     # The catalog's own: a course's exercises (course_id) are never synced, nor unpublished, here.
     existing = {e.slug: e for e in session.scalars(select(Exercise).where(Exercise.course_id.is_(None)))}
     taken = set(session.scalars(select(Exercise.slug).where(Exercise.course_id.is_not(None))))
-    for source in sources:
-        if source.slug in taken:
-            report.taken.append(source.slug)
-            continue
-        exercise = existing.get(source.slug)
-        if exercise is None:
-            exercise = Exercise(slug=source.slug, current_version=0, kind="", title="", difficulty=1)
+    versions, last_number = _known_versions(session, [e.id for e in existing.values()])
+    # Nothing is flushed until the end: the new rows go in as one batch per table.
+    with session.no_autoflush:
+        for source in sources:
+            if source.slug in taken:
+                report.taken.append(source.slug)
+                continue
+            exercise = existing.get(source.slug)
+            if exercise is None:
+                version = _new_version(1, source, proofs.get(source.slug))
+                version.published_at = utcnow()
+                exercise = Exercise(slug=source.slug, current_version=1, kind="", title="", difficulty=1,
+                                    versions=[version])
+                _copy_listing_fields(exercise, source)
+                session.add(exercise)
+                report.created.append(source.slug)
+                continue
+            found = versions.get((exercise.id, source.digest))
+            if found is None:
+                found = _new_version(last_number.get(exercise.id, 0) + 1, source, proofs.get(source.slug))
+                found.exercise_id = exercise.id
+                session.add(found)
+            # An exercise staff unpublished stays unpublished, whatever the files say.
+            published = exercise.unpublished_by is None
+            if found.number == exercise.current_version and exercise.published == published:
+                report.unchanged.append(source.slug)
+                continue
+            exercise.current_version = found.number
+            exercise.published = published
+            exercise.updated_at = utcnow()
+            if published:
+                found.published_at = exercise.updated_at
             _copy_listing_fields(exercise, source)
-            session.add(exercise)
-            session.flush()
-            version = _version_for(session, exercise, source, proofs.get(source.slug))
-            exercise.current_version, version.published_at = version.number, utcnow()
-            report.created.append(source.slug)
-            continue
-        version = _version_for(session, exercise, source, proofs.get(source.slug))
-        # An exercise staff unpublished stays unpublished, whatever the files say.
-        published = exercise.unpublished_by is None
-        if version.number == exercise.current_version and exercise.published == published:
-            report.unchanged.append(source.slug)
-            continue
-        exercise.current_version = version.number
-        exercise.published = published
-        exercise.updated_at = utcnow()
-        if published:
-            version.published_at = exercise.updated_at
-        _copy_listing_fields(exercise, source)
-        report.updated.append(source.slug)
+            report.updated.append(source.slug)
     report.kept = sorted(set(invalid) & existing.keys())
     if unpublish_missing:
         present = {s.slug for s in sources} | set(invalid)
