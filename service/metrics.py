@@ -42,7 +42,7 @@ from werkzeug.exceptions import NotFound
 from .database import Database
 from .errors import problem_abort
 from .logs import request_seconds
-from .models import Attempt, AttemptStatus, ExerciseProof, RegradeItem, Run
+from .models import Attempt, AttemptStatus, ExerciseProof, RegradeItem, Run, VariantPreparation
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -155,6 +155,8 @@ class DatabaseCollector:
                     select(func.count()).select_from(RegradeItem).where(RegradeItem.status == queued))
                 queued_proofs = session.scalar(
                     select(func.count()).select_from(ExerciseProof).where(ExerciseProof.status == queued))
+                queued_preparations = session.scalar(
+                    select(func.count()).select_from(VariantPreparation).where(VariantPreparation.status == queued))
         except SQLAlchemyError as exc:  # the database is down: the other families still answer
             log.warning("metrics: database unavailable, attempt and queue counts skipped: %s", type(exc).__name__)
             return
@@ -166,6 +168,7 @@ class DatabaseCollector:
         queue_depth.add_metric(["run"], queued_runs or 0)
         queue_depth.add_metric([RegradeItem.JOB_KIND], queued_regrades or 0)
         queue_depth.add_metric([ExerciseProof.JOB_KIND], queued_proofs or 0)
+        queue_depth.add_metric([VariantPreparation.JOB_KIND], queued_preparations or 0)
         yield attempts
         yield queue_depth
 

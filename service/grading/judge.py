@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from .cases import task_cases
@@ -26,6 +26,7 @@ from .references import (
     DEFAULT_SIZE as REFERENCE_CACHE_SIZE,
     PreparedExercise,
     ReferenceCache,
+    StoredReference,
 )
 from .registry import decide_grade, grade_summary
 from .reports import ChildError, parse_report, torch_messages
@@ -111,12 +112,19 @@ class Judge:
         """Block until every idle slot's spare child is forked and warmed up (benchmarks, tests)."""
         return self._pool.wait_warm(timeout)
 
-    def prepare(self, exercise: dict[str, Any], *, variant: str | None = None) -> float:
-        """Compute and cache the reference results of an exercise version for a variant (optional
-        warm-up); returns the milliseconds it took (0 when cached)."""
+    def prepare(self, exercise: dict[str, Any], *, variant: str | None = None,
+                stored: StoredReference | None = None) -> StoredReference | None:
+        """Compute and cache the reference results of an exercise version for a variant, ahead of its
+        grades. Returns what to store to rebuild them without running the reference (None: they
+        were here already, or rebuilt from `stored`)."""
         with self._pool.slot() as slot:
-            prepared, fresh = self._references.get(exercise, slot, variant)
-        return prepared.reference_ms if fresh else 0.0
+            prepared, _ = self._references.get(exercise, slot, variant, stored)
+        return prepared.stored
+
+    def has_reference(self, exercise: dict[str, Any], *, variant: str | None = None) -> bool:
+        """Whether this judge holds the version's reference results for the variant in memory: a
+        grade then needs no stored one (the worker reads the database only when it does not)."""
+        return self._references.has(exercise, variant)
 
     # ------------------------------------------------------------------ grading
 
@@ -142,11 +150,16 @@ class Judge:
                 "feedback": [], "error": error}
 
     def grade(self, exercise: dict[str, Any], source: str, *, timeout: float | None = None,
-              variant: str | None = None) -> dict[str, Any]:
+              variant: str | None = None, stored: StoredReference | None = None,
+              on_prepared: Callable[[StoredReference], None] | None = None) -> dict[str, Any]:
         """Grade the learner's `source` against `exercise` ({"slug", "spec", "files"}), on the
         hidden cases of the learner's `variant` (service/variants.py, variant_key; None: the
         exercise's shared cases). Never raises for the submission's faults; raises GraderFault for
-        the grader's own."""
+        the grader's own.
+
+        `stored`: the variant's reference results prepared earlier (prepare()), used when this judge
+        has none in memory; `on_prepared` receives what to store when the reference ran for this
+        grade instead (called once the grade is done, outside the slot)."""
         t_start = time.perf_counter()
         if not isinstance(source, str):
             raise TypeError("source must be a string")
@@ -155,7 +168,7 @@ class Judge:
         with self._pool.slot() as slot:
             wait_ms = _perf_ms(t_start)
             try:
-                prepared, fresh = self._references.get(exercise, slot, variant)
+                prepared, fresh = self._references.get(exercise, slot, variant, stored)
             except GraderFault:
                 raise
             except (KeyError, TypeError, ValueError) as exc:
@@ -165,6 +178,8 @@ class Judge:
         if fresh:
             result["timings"]["reference_ms"] = prepared.reference_ms
         result["timings"]["total_ms"] = _perf_ms(t_start)
+        if prepared.stored is not None and on_prepared is not None:
+            on_prepared(prepared.stored)
         return result
 
     def _grade_prepared(self, prepared: PreparedExercise, source: str, timeout: float | None, slot: Slot) -> dict[str, Any]:

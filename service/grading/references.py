@@ -8,16 +8,24 @@ otherwise the exercise (or the grader) is broken and every grade of it raises Gr
 result is cached by the exercise's slug, [code] table and reference source and by the variant
 (plan.py: each learner has inputs of their own), in an LRU of bounded size: a learner's first
 grade of a version pays for the two reference runs, their next ones do not.
+
+A preparation can also be stored (`StoredReference`: the two reports as the children sent them)
+and given back to another judge, or to this one after a restart: rebuilding from it runs no child.
+The grading workers store one per learner and code exercise version, made before the learner's
+first grade (service/services/preparations.py), so a class's first grades at a deadline cost what
+their later ones do.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from .cases import Case, diff_inputs, task_cases
@@ -35,10 +43,40 @@ from .verdict import Verdict
 #: bound is reached first evicts the least recently used.
 DEFAULT_SIZE = 4096
 DEFAULT_MAX_BYTES = 128 * 1024 * 1024
+#: The grading code this judge runs, by content: a stored preparation made by other code (an
+#: upgrade changed what a reference's report holds or how cases are drawn) is not used.
+GRADING_CODE = hashlib.sha256(b"".join(
+    path.read_bytes() for path in sorted(Path(__file__).parent.glob("*.py")))).hexdigest()
 #: A prepared exercise's memory, estimated from its wire sizes (task prefix and reference report,
 #: as JSON): about 16 KiB of objects plus 3 bytes of Python objects per byte of JSON, measured
 #: with tracemalloc over the catalog's code exercises (33-91 KiB each).
 ENTRY_OVERHEAD, BYTES_PER_WIRE_BYTE = 16 * 1024, 3
+#: Exercise versions whose loaded [code] table is kept (one per version, shared by its variants).
+CODE_TABLES_KEPT = 256
+
+
+@dataclass(frozen=True)
+class StoredReference:
+    """A preparation as it is stored: the reference's two reports (the probe's and the full run's),
+    as the sandboxed children sent them, under the key of the exercise version, the variant and the
+    judge's secret they were made with (a report made under another secret, version or variant is
+    never used: its inputs would not be this grade's)."""
+
+    key: str
+    probe: Any
+    reference: Any
+    reference_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "probe": self.probe, "reference": self.reference, "reference_ms": self.reference_ms}
+
+    @classmethod
+    def from_json(cls, value: Any) -> StoredReference | None:
+        """The stored value, or None when it is not one (an older or damaged row: prepared again)."""
+        if not (isinstance(value, dict) and isinstance(value.get("key"), str)
+                and isinstance(value.get("reference_ms"), (int, float))):
+            return None
+        return cls(value["key"], value.get("probe"), value.get("reference"), float(value["reference_ms"]))
 
 
 @dataclass(frozen=True)
@@ -53,6 +91,9 @@ class PreparedExercise:
     reference_ms: float
     #: estimated bytes held (ENTRY_OVERHEAD, BYTES_PER_WIRE_BYTE)
     footprint: int = 0
+    #: what to store to rebuild it without running the reference: set on the preparation the
+    #: reference just ran for, as get() returns it (the cache keeps it without)
+    stored: StoredReference | None = None
 
 
 class ReferenceCache:
@@ -71,6 +112,7 @@ class ReferenceCache:
         self._cache: OrderedDict[tuple[str, str | None], PreparedExercise] = OrderedDict()
         self._lock = threading.Lock()
         self._building: dict[tuple[str, str | None], threading.Lock] = {}
+        self._code_tables: OrderedDict[str, CodeSpec] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -80,13 +122,48 @@ class ReferenceCache:
         """The estimated bytes the kept preparations hold."""
         return self._bytes
 
-    def get(self, exercise: dict[str, Any], slot: Slot, variant: str | None = None) -> tuple[PreparedExercise, bool]:
+    @staticmethod
+    def _version(exercise: dict[str, Any]) -> str:
+        """An exercise version by what grading it reads: its slug, [code] table and reference."""
+        spec, slug = exercise["spec"], exercise["slug"]
+        return canonical({"slug": slug, "code": spec.get("code"), "reference": exercise["files"].get("reference.py")})
+
+    def key(self, exercise: dict[str, Any], variant: str | None) -> str:
+        """The name of an exercise version's preparation for a variant under this judge's secret and
+        grading code: what a StoredReference must carry to be used here."""
+        return hmac.new(self._secret, canonical({"stored reference": self._version(exercise), "variant": variant,
+                                                 "grading code": GRADING_CODE}).encode(), hashlib.sha256).hexdigest()
+
+    def _code_table(self, exercise: dict[str, Any]) -> CodeSpec:
+        """The version's [code] table, loaded once per version (every variant of it shares it)."""
+        version = self._version(exercise)
+        with self._lock:
+            code = self._code_tables.get(version)
+            if code is not None:
+                self._code_tables.move_to_end(version)
+                return code
+        code, problems = load_code_spec(exercise["spec"])
+        if code is None:
+            raise GraderFault(f"exercise {exercise['slug']}: invalid [code] table: {problems[:3]}")
+        with self._lock:
+            self._code_tables[version] = code
+            while len(self._code_tables) > CODE_TABLES_KEPT:
+                self._code_tables.popitem(last=False)
+        return code
+
+    def has(self, exercise: dict[str, Any], variant: str | None) -> bool:
+        """Whether the preparation is in memory (a grade of it runs no reference and reads nothing)."""
+        with self._lock:
+            return (self.key(exercise, variant), variant) in self._cache
+
+    def get(self, exercise: dict[str, Any], slot: Slot, variant: str | None = None,
+            stored: StoredReference | None = None) -> tuple[PreparedExercise, bool]:
         """The prepared exercise ({"slug", "spec", "files"}) for the learner's `variant` (None: the
-        shared cases), and whether it was built just now."""
-        spec, files, slug = exercise["spec"], exercise["files"], exercise["slug"]
-        reference = files.get("reference.py")
-        version = hashlib.sha256(canonical({"slug": slug, "code": spec.get("code"), "reference": reference}).encode()).hexdigest()
-        key = (version, variant)
+        shared cases), and whether the reference ran for it just now. `stored`: a preparation made
+        earlier (by any judge with this secret), rebuilt without running the reference when its key
+        is this one's."""
+        files, slug = exercise["files"], exercise["slug"]
+        key = (self.key(exercise, variant), variant)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -98,16 +175,21 @@ class ReferenceCache:
                 if key in self._cache:
                     return self._cache[key], False
             try:
-                prepared = self._build(slug, spec, reference, slot, variant)
+                code = self._code_table(exercise)
+                prepared = self._rebuild(code, slug, variant, stored) if stored is not None and stored.key == key[0] else None
+                fresh = prepared is None
+                if prepared is None:
+                    prepared = self._build(key[0], code, slug, files.get("reference.py"), slot, variant)
             finally:
                 with self._lock:
                     self._building.pop(key, None)
             with self._lock:
-                self._cache[key] = prepared
+                # The stored form goes to the caller once (to store it), not into memory.
+                self._cache[key] = replace(prepared, stored=None)
                 self._bytes += prepared.footprint
                 while len(self._cache) > 1 and (len(self._cache) > self._size or self._bytes > self._max_bytes):
                     self._bytes -= self._cache.popitem(last=False)[1].footprint
-            return prepared, True
+            return prepared, fresh
 
     def _reference_run(self, slot: Slot, source: str, entry_point: str, cases: list[Case], limit: float,
                        memory_mb: int) -> Any:
@@ -126,28 +208,49 @@ class ReferenceCache:
             if not session.child.closed:
                 session.finish()
 
-    def _build(self, slug: str, spec: dict[str, Any], reference: str | None, slot: Slot,
+    def _build(self, key: str, code: CodeSpec, slug: str, reference: str | None, slot: Slot,
                variant: str | None) -> PreparedExercise:
         t0 = time.perf_counter()
-        code, problems = load_code_spec(spec)
-        if code is None:
-            raise GraderFault(f"exercise {slug}: invalid [code] table: {problems[:3]}")
         if not reference:
             raise GraderFault(f"exercise {slug}: no reference.py")
         ep = code.entry_point
         cases0 = base_cases(code, self._secret, slug, variant)
         limit, memory_mb = min(code.timeout, self._pool.timeout), min(code.memory_mb, self._pool.memory_mb)
-        probe = _check_reference(slug, self._reference_run(slot, reference, ep, cases0, limit, memory_mb), cases0)
+        probe_frame = self._reference_run(slot, reference, ep, cases0, limit, memory_mb)
+        probe = _check_reference(slug, probe_frame, cases0)
         cases = complete_cases(code, cases0, probe, self._secret, slug, variant=variant)
         ref_frame = self._reference_run(slot, reference, ep, cases, limit, memory_mb)
         ref = _check_reference(slug, ref_frame, cases)
         verdict = _check_reference_passes(slug, code, cases, ref, reference)
         _check_expected_gradients(slug, code, cases, verdict)
+        reference_ms = round((time.perf_counter() - t0) * 1000.0, 3)
+        return self._prepared(code, cases, ref, ref_frame, reference_ms,
+                              StoredReference(key, probe_frame, ref_frame, reference_ms))
+
+    def _rebuild(self, code: CodeSpec, slug: str, variant: str | None,
+                 stored: StoredReference) -> PreparedExercise | None:
+        """The preparation from a stored one (its key checked by the caller): the same cases drawn
+        again, the stored reports parsed against them; no child runs. The reference passed its own
+        checks when the reports were made (_build), under the same version and secret. None when the
+        reports do not fit the cases (a damaged row): the reference runs again."""
+        cases0 = base_cases(code, self._secret, slug, variant)
+        try:
+            probe = _check_reference(slug, stored.probe, cases0)
+            cases = complete_cases(code, cases0, probe, self._secret, slug, variant=variant)
+            ref = _check_reference(slug, stored.reference, cases)
+        except (GraderFault, ReferenceFault, KeyError, TypeError, ValueError):
+            return None
+        return self._prepared(code, cases, ref, stored.reference, stored.reference_ms, None)
+
+    def _prepared(self, code: CodeSpec, cases: list[Case], ref: Report, ref_frame: Any, reference_ms: float,
+                  stored: StoredReference | None) -> PreparedExercise:
+        ep = code.entry_point
+        limit_mb = min(code.memory_mb, self._pool.memory_mb)
         cases_json = json.dumps(task_cases(cases), separators=(",", ":"))
         prefix = (f'{{"op":"grade","entry_point":{json.dumps(ep)},"module_name":"submission","torch_checks":"wait",'
-                  f'"memory_mb":{memory_mb},"cases":{cases_json},"source":').encode()
+                  f'"memory_mb":{limit_mb},"cases":{cases_json},"source":').encode()
         footprint = ENTRY_OVERHEAD + BYTES_PER_WIRE_BYTE * (len(prefix) + len(json.dumps(ref_frame, separators=(",", ":"))))
-        return PreparedExercise(code, cases, prefix, ref, round((time.perf_counter() - t0) * 1000.0, 3), footprint)
+        return PreparedExercise(code, cases, prefix, ref, reference_ms, footprint, stored)
 
 
 def _check_reference(slug: str, frame: Any, cases: list[Case]) -> Report:

@@ -23,7 +23,7 @@ from sqlalchemy.orm import sessionmaker
 from ..config import Settings
 from ..database import dispose_engines, engine_for
 from ..logs import configure_logging
-from ..models import Attempt, ExerciseProof, GradingJob, PreviewAttempt, RegradeItem, Run
+from ..models import Attempt, ExerciseProof, GradingJob, PreviewAttempt, RegradeItem, Run, VariantPreparation
 from ..models.base import utcnow
 from ..services import regrades
 from . import db_lease
@@ -87,6 +87,10 @@ def create_worker_app(settings: Settings) -> Any:  # noqa: C901
     @app.task(name=TASK_NAMES[ExerciseProof], **task_options)
     def prove_exercise(self: Any, proof_id: str) -> str:
         return run(self, ExerciseProof, proof_id)
+
+    @app.task(name=TASK_NAMES[VariantPreparation], **task_options)
+    def prepare_variant(self: Any, preparation_id: str) -> str:
+        return run(self, VariantPreparation, preparation_id)
 
     @app.task(name=TASK_NAMES[RegradeItem], **task_options)
     def regrade_item(self: Any, item_id: str) -> str:

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from ..config import Settings
 from ..database import outside_transaction
-from ..models import Attempt, ExerciseProof, GradingJob, PreviewAttempt, RegradeItem, Run
+from ..models import Attempt, ExerciseProof, GradingJob, PreviewAttempt, RegradeItem, Run, VariantPreparation
 from ..models.base import utcnow
 from .db_lease import QUEUED, RUNNING, _locked
 
@@ -33,10 +33,12 @@ log = logging.getLogger("gradquiz.dispatch")
 TASK_NAMES: dict[type[GradingJob], str] = {Attempt: "gradquiz.grade_attempt", Run: "gradquiz.execute_run",
                                             PreviewAttempt: "gradquiz.grade_preview",
                                             ExerciseProof: "gradquiz.prove_exercise",
+                                            VariantPreparation: "gradquiz.prepare_variant",
                                             RegradeItem: "gradquiz.regrade_item"}
 QUEUE = "grading"
 # A regrade's items (up to every attempt of a course) have a queue of their own, which a worker
-# takes from in turn with QUEUE: a learner's attempt never waits behind a whole regrade.
+# takes from in turn with QUEUE: a learner's attempt never waits behind a whole regrade. A class's
+# variant preparations (200 learners opening an exercise) wait there too: no learner waits on them.
 REGRADE_QUEUE = "regrades"
 QUEUES = (QUEUE, REGRADE_QUEUE)
 # Jobs the sweeper sends per table per sweep: a backlog is sent over several sweeps.
@@ -48,7 +50,7 @@ PACED = (RegradeItem,)
 
 
 def queue_for(model: type[GradingJob]) -> str:
-    return REGRADE_QUEUE if model is RegradeItem else QUEUE
+    return REGRADE_QUEUE if model in (RegradeItem, VariantPreparation) else QUEUE
 
 
 def make_celery(settings: Settings) -> Any:

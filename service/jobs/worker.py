@@ -29,13 +29,22 @@ from ..config import Settings
 from ..database import READ_ONLY, engine_for
 from ..grading.errors import GraderFault
 from ..logs import configure_logging, request_id_context
-from ..models import Attempt, Exercise, ExerciseProof, ExerciseVersion, GradingJob, PreviewAttempt, RegradeItem, Run
+from ..models import (
+    Attempt,
+    Exercise,
+    ExerciseProof,
+    ExerciseVersion,
+    GradingJob,
+    PreviewAttempt,
+    RegradeItem,
+    Run,
+    VariantPreparation,
+)
 from ..models.attempt import grade_columns
 from ..rules import counted_score
 from ..scoring import code_grade
-from ..services import regrades
+from ..services import preparations, regrades
 from ..services.preview import preview_scoring, preview_variant
-from ..variants import attempt_variant
 from . import db_lease
 from .counters import CounterFolder
 
@@ -52,7 +61,7 @@ _payloads: OrderedDict[int, tuple[str, dict[str, Any]]] = OrderedDict()
 _payloads_lock = threading.Lock()
 
 
-def exercise_payload(attempt: Attempt | PreviewAttempt) -> dict[str, Any]:
+def exercise_payload(attempt: Attempt | PreviewAttempt | VariantPreparation) -> dict[str, Any]:
     """What the judge needs of the version the attempt answered (not the current one), read once
     per version and process: a version never changes, and reading it (its whole content, as JSON)
     with every claimed attempt cost more CPU than the rest of the claim. The judge only reads it.
@@ -82,7 +91,11 @@ def exercise_payload(attempt: Attempt | PreviewAttempt) -> dict[str, Any]:
 def grade_attempt(judge: Any, attempt: Attempt) -> dict[str, Any]:
     """Column values of a graded code attempt. Raises GraderFault for the grader's own faults."""
     # The learner's own hidden inputs (service/variants.py); a regrade passes the same variant.
-    result = judge.grade(exercise_payload(attempt), attempt.code or "", variant=attempt_variant(attempt))
+    session = object_session(attempt)
+    assert session is not None  # the attempt was loaded by the worker's session
+    result = preparations.grade_in_variant(judge, preparations.connections(session), exercise_payload(attempt),
+                                           attempt.code or "", version_id=attempt.exercise_version_id,
+                                           client_id=attempt.client_id, learner=attempt.learner)
     # Under the scoring policy the attempt was submitted with; the report keeps its checks score.
     score, correct = code_grade(attempt.scoring, result)
     return {"score": counted_score(score, attempt.penalties), "grader_score": score, "correct": correct, "result": result,
@@ -105,6 +118,11 @@ def grade_preview(judge: Any, preview: PreviewAttempt) -> dict[str, Any]:
     # The version's own scoring rules, as a learner's attempt at it would take them by default.
     score, correct = code_grade(preview_scoring(payload["spec"]), result)
     return {"score": score, "correct": correct, "result": result}
+def prepare_variant(judge: Any, job: VariantPreparation) -> dict[str, Any]:
+    """A learner's reference results of a code exercise version, ahead of their first grade."""
+    return preparations.prepare(judge, job, exercise_payload(job))
+
+
 def prove_version(judge: Any, job: ExerciseProof) -> dict[str, Any]:
     """The proof of a course exercise's version, in the sandbox like a learner's code (the author's
     code is learner code there); db_lease.complete copies the report to the version."""
@@ -149,6 +167,8 @@ HANDLERS: dict[type, Callable[[Any, Any], dict[str, Any]]] = {
     PreviewAttempt: grade_preview,
     # An author is watching "Prove"; after the learners' own jobs.
     ExerciseProof: prove_version,
+    # Ahead of a learner's first grade, whenever the learners' own jobs leave time.
+    VariantPreparation: prepare_variant,
     # Last: a regrade (possibly every attempt of a course) waits for the learners' own jobs.
     RegradeItem: regrades.grade_item,
 }
@@ -196,6 +216,8 @@ def job_label(job: Any) -> str:
         return "preview"  # a course's draft: one label for all previews, not one per course exercise
     if isinstance(job, ExerciseProof):
         return "proof"  # an author's exercise: one label for all, not one per course exercise
+    if isinstance(job, VariantPreparation):
+        return "preparation"  # not the exercise's: no learner waits on it
     return exercise_payload(job)["slug"] if isinstance(job, Attempt) else "run"
 
 

@@ -29,6 +29,7 @@ from .lti import (
     LtiToolKey,
     ScorePassback,
 )
+from .preparation import VariantPreparation
 from .progress import ExerciseDailyCount, ExerciseOutcomeCount, ExerciseProgress, LearnerProgress
 from .regrade import GradeOverride, Regrade, RegradeItem
 from .rules import AssessmentRules
@@ -78,6 +79,7 @@ __all__ = [
     "RegradeItem",
     "Role",
     "ScorePassback",
+    "VariantPreparation",
     "WebhookDelivery",
     "WebhookEndpoint",
 ]

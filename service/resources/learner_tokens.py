@@ -19,11 +19,11 @@ from sqlalchemy import select
 from ..auth import BEARER, INVALID_CREDENTIALS, course_staff, current_client, learner_scope, require_client
 from ..config import Settings
 from ..errors import VALIDATION_ERROR, problem_abort
-from ..extensions import db_session
+from ..extensions import db_session, dispatch_job
 from ..learner_tokens import LEARNER, IssuedToken, LearnerScope, SessionOver, mint_learner_token
-from ..models import ApiClient, Course, Exercise
+from ..models import ApiClient, Course, Exercise, VariantPreparation
 from ..schemas.learner_tokens import LearnerTokenCreateSchema, LearnerTokenSchema
-from ..services import courses
+from ..services import courses, preparations
 from ..services.exercise_access import of_course
 from .blueprint import Blueprint
 from .docs import BODY_PROBLEMS, UNAUTHORIZED, problems
@@ -132,6 +132,13 @@ class LearnerTokens(MethodView):
         settings = _settings()
         issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                     settings.learner_session_max_seconds)
+        # The learner's reference results of the named code exercises, made by the grading workers
+        # before they submit: a class's first grades at a deadline cost what their later ones do.
+        queued = preparations.request(db_session(), client_id, scope.learner, slugs or ())
+        if queued:
+            db_session().commit()
+            for job_id in queued:
+                dispatch_job(VariantPreparation, job_id)
         return token_response(issued, scope)
 
 

@@ -21,14 +21,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    g,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    send_from_directory,
+    url_for,
+)
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..config import Settings
 from ..errors import problem_response
-from ..extensions import db_session, writes_on_get
+from ..extensions import db_session, dispatch_job, writes_on_get
 from ..learner_tokens import INSTRUCTOR, LEARNER, LearnerScope, mint_learner_token
 from ..lti import assignments, claims as c, deep_linking, keys
 from ..lti.launch import (
@@ -48,9 +59,10 @@ from ..lti.launch import (
     verify_launch,
 )
 from ..lti.links import LinkWithoutExercise, known_course, record_link
-from ..models import Exercise, LtiPlatform, LtiResourceLink
+from ..models import Exercise, LtiPlatform, LtiResourceLink, VariantPreparation
 from ..outbound.http import outbound_policy
 from ..page_security import secure_page
+from ..services import preparations
 from ..services.exercise_access import of_course
 from ..staff_sessions import mint_staff_session
 from .dashboard import course_dashboard_page
@@ -127,6 +139,8 @@ def launch() -> BaseResponse:
     else:
         response = _open_exercise(verified, settings)
     session.commit()
+    for job_id in g.pop("queued_preparations", ()):
+        dispatch_job(VariantPreparation, job_id)
     response.delete_cookie(STATE_COOKIE, **COOKIE_OPTIONS)
     return response
 
@@ -193,6 +207,11 @@ def _open_exercise(launch: Launch, settings: Settings) -> BaseResponse:
                          link_id=link.id, course_id=link.course_id)
     issued = mint_learner_token(current_app.config["SECRET_KEY"], scope, settings.learner_token_seconds,
                                 settings.learner_session_max_seconds)
+    if not launch.is_instructor:
+        # The learner's reference results of the link's code exercises, made before they submit;
+        # dispatched once the launch's transaction is committed.
+        g.queued_preparations = preparations.request(db_session(), scope.client_id, scope.learner,
+                                                     scope.exercises or ())
     api = (settings.public_url.rstrip("/") or request.host_url.rstrip("/")) + "/api/v1"
     handoff = {"token": issued.token, "exercise": link.exercise.slug, "learner": scope.learner, "role": scope.role,
                "api": api, "expires_in": issued.expires_in, "expires_at": issued.expires_at,

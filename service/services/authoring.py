@@ -344,7 +344,7 @@ def delete_exercise(session: Session, exercise: Exercise) -> None:
     """Remove an exercise no learner has answered and no LTI link places, with its versions, proofs,
     previews, staff runs and rules; HasAttempts otherwise (unpublish it instead: attempts keep
     their version, links their exercise)."""
-    from ..models import AssessmentRules, LtiLinkExercise, LtiResourceLink
+    from ..models import AssessmentRules, LtiLinkExercise, LtiResourceLink, VariantPreparation
 
     if session.scalar(select(func.count()).select_from(Attempt).where(Attempt.exercise_id == exercise.id)):
         raise HasAttempts(f"Exercise {exercise.slug!r} has attempts: unpublish it instead (attempts keep their version).")
@@ -356,6 +356,7 @@ def delete_exercise(session: Session, exercise: Exercise) -> None:
     versions = select(ExerciseVersion.id).where(ExerciseVersion.exercise_id == exercise.id).scalar_subquery()
     session.execute(delete(ExerciseProof).where(ExerciseProof.exercise_version_id.in_(versions)))
     session.execute(delete(PreviewAttempt).where(PreviewAttempt.exercise_version_id.in_(versions)))
+    session.execute(delete(VariantPreparation).where(VariantPreparation.exercise_version_id.in_(versions)))
     session.execute(delete(Run).where(Run.exercise_id == exercise.id))
     session.execute(delete(AssessmentRules).where(AssessmentRules.exercise_id == exercise.id))
     session.execute(delete(ExerciseVersion).where(ExerciseVersion.exercise_id == exercise.id))

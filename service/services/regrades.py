@@ -39,8 +39,8 @@ from ..models.base import utcnow
 from ..quiz import AnswerError
 from ..rules import counted_score
 from ..scoring import code_grade, policy_score
-from ..variants import regrade_quiz_answer, variant_key
-from . import progress
+from ..variants import regrade_quiz_answer
+from . import preparations, progress
 from .events import record_attempt_event
 
 # Stored statuses of a regrade; READY is never stored: a dry run whose items are all finished is ready.
@@ -137,8 +137,11 @@ def grade_item(judge: Any, item: RegradeItem) -> dict[str, Any]:
     version = _version(session, version_id, digest)
     if version.spec["kind"] == "code" and code is not None:
         # The attempt's own variant: the hidden inputs of its learner, as when it was first graded.
-        result = judge.grade({"slug": version.slug, "spec": version.spec, "files": version.files}, code,
-                             variant=variant_key(client_id, learner))
+        result = preparations.grade_in_variant(
+            judge, preparations.connections(session), {"slug": version.slug, "spec": version.spec, "files": version.files},
+            code, version_id=version_id, client_id=client_id, learner=learner,
+            # This session's reads began a transaction (on SQLite, the write lock): nothing kept.
+            keep=False)
         # Under the scoring policy the attempt was submitted with, as its penalties (not today's rules).
         score, correct = code_grade(scoring, result)
         return {"new_score": score, "new_correct": correct, "result": result}

@@ -33,6 +33,7 @@ from service.models import (
     LtiResourceLink,
     LtiToolKey,
     ScorePassback,
+    VariantPreparation,
 )
 from service.models.base import utcnow
 from service.services import progress
@@ -504,3 +505,13 @@ def test_an_older_score_after_a_newer_one_is_superseded_and_timestamps_never_go_
     stamps = [s["body"]["timestamp"] for s in platform.scores]
     assert stamps == [newest, newest] and platform.rejected == []
     assert second["id"] != third["id"]
+
+
+def test_an_lti_launch_prepares_a_learners_variant_not_an_instructors(app, client, registered_platform):
+    lti_launch(client, registered_platform, custom={"exercise": "clamp-function"}, sub="student-1")
+    lti_launch(client, registered_platform, custom={"exercise": "clamp-function"}, sub="teacher-1", roles=INSTRUCTOR_ROLES)
+    launch_handoff(lti_launch(client, registered_platform, custom={"exercise": QUIZ}, sub="student-2"))
+    with app.app_context():
+        prepared = db_session().scalars(select(VariantPreparation)).all()
+    # One for the learner of the code exercise: an instructor does not submit, a quiz needs none.
+    assert [(p.learner, p.status) for p in prepared] == [("student-1", "queued")]
