@@ -15,17 +15,21 @@ client, and the rest of the machine).
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import http.client
 import json
 import os
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,11 +193,15 @@ def graded_attempt(port: int, key: str) -> float:
         conn.close()
 
 
-def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2, bare: bool = False) -> dict:
+@contextlib.contextmanager
+def servers(grading_workers: int = 2, env_extra: dict | None = None) -> Iterator[Servers]:
+    """`make run`'s servers on a fresh SQLite database: gunicorn and `flask worker`, warm (every
+    worker's zygote started and its ClampFn reference computed for the learner "bench")."""
     tmp = Path(tempfile.mkdtemp(prefix="gradquiz-bench-"))
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "BIND": f"127.0.0.1:{port}",
-           "GRADING_WORKERS": str(grading_workers)}
+    database = tmp / "bench.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "BIND": f"127.0.0.1:{port}",
+           "GRADING_WORKERS": str(grading_workers), **(env_extra or {})}
     key = prepare_database(env)
     logs = open(tmp / "servers.log", "w")
     finished = False
@@ -201,10 +209,24 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2, ba
     web = start_gunicorn(env, logs)
     try:
         wait_ready(port, "/readyz", tmp / "servers.log")
-        # Warm-up: every worker's zygote started and its reference for ClampFn computed.
         for _ in range(4 * grading_workers):
             graded_attempt(port, key)
+        yield Servers(port, key, web, workers, database)
+        finished = True
+    finally:
+        stop_processes([web, workers])
+        logs.close()
+        remove_unless_failed(tmp, finished)
 
+
+class Servers:
+    def __init__(self, port: int, key: str, web: subprocess.Popen, workers: subprocess.Popen, database: Path) -> None:
+        self.port, self.key, self.web, self.workers, self.database = port, key, web, workers, database
+
+
+def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2, bare: bool = False) -> dict:
+    with servers(grading_workers) as up:
+        port, key, web, workers = up.port, up.key, up.web, up.workers
         latencies: list[float] = []
         lock = threading.Lock()
         remaining = iter(range(attempts))
@@ -230,7 +252,6 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2, ba
         cpu = CpuSample(web, workers).per_attempt(cpu_before, attempts)
         bare_after = bare_gradcheck() if bare else None
         latencies.sort()
-        finished = True
         web_workers = children(web.pid)
         grading_procs = children(workers.pid)
         zygotes = [z for p in grading_procs for z in children(p)]
@@ -252,10 +273,110 @@ def run(attempts: int = 400, concurrency: int = 16, grading_workers: int = 2, ba
             bare_ms = statistics.fmean(result["bare_gradcheck_p50_ms"])
             result["graded_per_s_x_bare_ms"] = round(result["throughput_per_s"] * bare_ms, 1)
         return result
+
+
+# --- class mode: a class at its deadline ------------------------------------------------------------
+
+
+def learner_token(port: int, key: str, learner: str, exercises: list[str] | None) -> str:
+    """The learner's token, as the frontend's server mints it when the learner opens the exercise
+    (`exercises` named: their reference results are prepared before they submit)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        status, _, body = request(conn, "POST", "/api/v1/learner-tokens", key,
+                                  {"learner": learner, "exercises": exercises})
+        assert status == 200, body
+        return body["token"]
     finally:
-        stop_processes([web, workers])
-        logs.close()
-        remove_unless_failed(tmp, finished)
+        conn.close()
+
+
+def burst(port: int, tokens: list[str], up: Servers) -> dict:
+    """Every learner submits one attempt at the same moment (a barrier), then waits for its grade:
+    graded/s is the class over the wall time from the release to the last grade."""
+    barrier = threading.Barrier(len(tokens) + 1)
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def learner(token: str) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            barrier.wait()
+            start = time.perf_counter()
+            status, location, body = request(conn, "POST", "/api/v1/exercises/clamp-function/attempts", token,
+                                             {"code": CODE})
+            assert status == 202, (status, body)
+            while True:
+                _, _, body = request(conn, "GET", location + "?wait=30", token)
+                if body["status"] in ("graded", "error"):
+                    break
+            assert body["status"] == "graded" and body["score"] == 1.0, body
+            with lock:
+                latencies.append((time.perf_counter() - start) * 1000)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=learner, args=(t,)) for t in tokens]
+    for t in threads:
+        t.start()
+    cpu_before = CpuSample(up.web, up.workers)
+    barrier.wait()
+    start = time.perf_counter()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    assert len(latencies) == len(tokens), "a learner's attempt failed: see the log above"
+    latencies.sort()
+    cpu = CpuSample(up.web, up.workers).per_attempt(cpu_before, len(tokens))
+    return {"graded_per_s": round(len(tokens) / wall, 1), "p50_ms": round(statistics.median(latencies), 1),
+            "max_ms": round(latencies[-1], 1), "cpu_ms_per_attempt": cpu["sum of the above"]}
+
+
+def wait_prepared(database: Path, learners: str, expected: int, timeout: float = 300) -> float:
+    """Seconds until the workers have stored the preparations of the `expected` learners whose names
+    start with `learners` (read from the database file, read-only, beside the servers)."""
+    start = time.perf_counter()
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        while True:
+            done = db.execute("SELECT count(*) FROM variant_preparations WHERE status = 'graded' AND learner LIKE ?",
+                              (learners + "%",)).fetchone()[0]
+            if done >= expected:
+                return time.perf_counter() - start
+            if time.perf_counter() - start > timeout:
+                raise RuntimeError(f"only {done} of {expected} preparations done after {timeout} s")
+            time.sleep(0.05)
+
+
+def run_class(size: int = 200, rounds: int = 3, grading_workers: int = 2) -> dict:
+    """Per round, three bursts of `size` learners side by side, each learner one attempt, all at once:
+    - first, unprepared: new learners whose tokens name no exercise (each first grade runs the
+      reference on the learner's variant, as before issue 37);
+    - first, prepared: new learners whose tokens name the exercise, minted before the deadline
+      (the workers prepare their variants meanwhile; the time that takes is reported);
+    - later: the prepared learners again, each for the second time.
+    Targets (issue 37): first prepared >= 40 graded/s and >= 0.9x later, in the same round."""
+    out: dict = {"size": size, "grading_workers": grading_workers, "rounds": []}
+    with servers(grading_workers) as up:
+        for r in range(rounds):
+            unprepared = [learner_token(up.port, up.key, f"r{r}-u{i}", None) for i in range(size)]
+            first_unprepared = burst(up.port, unprepared, up)
+            t0 = time.perf_counter()
+            tokens = [learner_token(up.port, up.key, f"r{r}-p{i}", ["clamp-function"]) for i in range(size)]
+            minted_s = time.perf_counter() - t0
+            preparation_s = minted_s + wait_prepared(up.database, f"r{r}-p", size)
+            first = burst(up.port, tokens, up)
+            later = burst(up.port, tokens, up)
+            out["rounds"].append({
+                "first_unprepared": first_unprepared, "first_prepared": first, "later": later,
+                "preparation_s": round(preparation_s, 2),
+                "first_prepared_x_later": round(first["graded_per_s"] / later["graded_per_s"], 2),
+                "first_unprepared_x_later": round(first_unprepared["graded_per_s"] / later["graded_per_s"], 2)})
+        rss = [round(rss_mb(p) + sum(rss_mb(z) for z in children(p)), 1) for p in children(up.workers.pid)]
+        out["grading_worker_rss_mb"] = rss
+    for name in ("first_prepared_x_later", "first_unprepared_x_later"):
+        out[f"median_{name}"] = statistics.median(r[name] for r in out["rounds"])
+    out["median_first_prepared_per_s"] = statistics.median(r["first_prepared"]["graded_per_s"] for r in out["rounds"])
+    return out
 
 
 def section_http(ctx: dict) -> dict:
@@ -263,12 +384,33 @@ def section_http(ctx: dict) -> dict:
     return ctx["http"]
 
 
-if __name__ == "__main__":
-    attempts = int(sys.argv[1]) if len(sys.argv) > 1 else 400
-    concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 16
-    result = run(attempts, concurrency, bare=True)
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("attempts", nargs="?", type=int, default=400)
+    parser.add_argument("concurrency", nargs="?", type=int, default=16)
+    parser.add_argument("--class", dest="class_size", type=int, metavar="N",
+                        help="class mode: N learners, one attempt each, all at once (first and later grades)")
+    parser.add_argument("--rounds", type=int, default=3, help="class mode: rounds of new learners")
+    args = parser.parse_args(argv)
+    if args.class_size:
+        result = run_class(args.class_size, args.rounds)
+        print(json.dumps(result, indent=1))
+        for i, r in enumerate(result["rounds"], 1):
+            print(f"round {i}: first (prepared) {r['first_prepared']['graded_per_s']}/s, later "
+                  f"{r['later']['graded_per_s']}/s: x{r['first_prepared_x_later']}; first (unprepared) "
+                  f"{r['first_unprepared']['graded_per_s']}/s: x{r['first_unprepared_x_later']}; "
+                  f"{args.class_size} preparations in {r['preparation_s']} s")
+        print(f"class of {args.class_size}, medians of {args.rounds} rounds: first grades (prepared) "
+              f"{result['median_first_prepared_per_s']}/s (target >= 40), x{result['median_first_prepared_x_later']} "
+              f"later grades (target >= 0.9); unprepared first grades x{result['median_first_unprepared_x_later']}")
+        return
+    result = run(args.attempts, args.concurrency, bare=True)
     print(json.dumps(result, indent=1))
     bare_ms = statistics.fmean(result["bare_gradcheck_p50_ms"])
     print(f"(4) end to end: {result['throughput_per_s']} graded code attempts/s (target >= 40), "
           f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; bare gradcheck (1) p50 {bare_ms:.2f} ms "
           f"in the same run; graded/s x bare ms = {result['graded_per_s_x_bare_ms']} (target >= 128: 40/s at 3.2 ms)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -109,7 +109,11 @@ class LearnerTokens(MethodView):
         The token acts for `learner` (your own id of them, as in attempts) within your client (an
         admin key names the client, `client`): it
         submits and reads that learner's attempts and runs at `exercises` (null: at every
-        exercise), and nothing else. Renew it with `POST /api/v1/learner-tokens/refresh`."""
+        exercise), and nothing else. Renew it with `POST /api/v1/learner-tokens/refresh`.
+
+        Naming the exercises also has the grading workers prepare the learner's code exercises
+        (the reference run on their own hidden inputs) before they submit, so their first grade
+        is as quick as their next ones."""
         _may_issue()
         client_id = _client(payload["client"])
         course_id = _course(client_id, payload["course"])
