@@ -426,29 +426,53 @@ def section_cold(ctx: dict) -> dict:
 
 
 def section_variants(ctx: dict) -> dict:
+    """A learner's first grade of a version three ways, in rounds of new learners: running the
+    reference on their variant in the grade (no preparation), from a preparation another judge
+    stored (what a grading worker reads from `variant_preparations`), and their next grade (kept in
+    memory). Then what a variant costs: the judge's estimate, its memory measured by tracemalloc
+    over 50 variants rebuilt from stored preparations, and the stored JSON."""
+    import tracemalloc
+
     judge: Judge = ctx["judge"]
     ex, code = ctx["exercise"], ctx["code"]
     n = ctx.get("n_variants", 100)
     judge.grade(ex, code, variant="bench:warm-up")
-    first, again, reference = [], [], []
+    first, from_stored, again, reference, stored_bytes = [], [], [], [], []
     kept0 = judge.info()["references"]
-    for k in range(n):
-        variant = f"bench:learner-{k}"
-        for out in (first, again):
+    with Judge(SECRET, slots=1, custom_ops=False) as preparer:
+        def timed(out: list, variant: str, stored=None) -> dict:
             judge.wait_warm()
             time.sleep(0.002)
             t = time.perf_counter()
-            r = judge.grade(ex, code, variant=variant)
+            r = judge.grade(ex, code, variant=variant, stored=stored)
             out.append((time.perf_counter() - t) * 1000)
             assert r["score"] == 1.0, r
-            if out is first:
-                reference.append(r["timings"]["reference_ms"])
-            else:
-                assert "reference_ms" not in r["timings"]
-    kept = judge.info()["references"]
-    res = {"first_grade_of_a_variant": stats(first), "next_grade_cached": stats(again),
-           "reference_runs_of_a_variant": stats(reference),
-           "estimated_bytes_per_variant": round((kept["bytes"] - kept0["bytes"]) / max(1, kept["kept"] - kept0["kept"]))}
+            return r
+
+        for k in range(n):
+            stored = preparer.prepare(ex, variant=f"bench:prepared-{k}")
+            assert stored is not None
+            stored_bytes.append(len(json.dumps(stored.to_json(), separators=(",", ":"))))
+            assert "reference_ms" not in timed(from_stored, f"bench:prepared-{k}", stored)["timings"]
+            reference.append(timed(first, f"bench:learner-{k}")["timings"]["reference_ms"])
+            assert "reference_ms" not in timed(again, f"bench:learner-{k}")["timings"]
+        kept = judge.info()["references"]
+        extra = [preparer.prepare(ex, variant=f"bench:measured-{k}") for k in range(50)]
+        # Rebuilt from the stored reports (no child runs): the memory a kept variant holds.
+        with Judge(SECRET, slots=1, custom_ops=False) as measured:
+            measured.prepare(ex, variant="bench:measured-warm")
+            tracemalloc.start()
+            before = tracemalloc.take_snapshot()
+            for k, stored in enumerate(extra):
+                assert measured.prepare(ex, variant=f"bench:measured-{k}", stored=stored) is None
+            after = tracemalloc.take_snapshot()
+            tracemalloc.stop()
+    grown = sum(diff.size_diff for diff in after.compare_to(before, "filename"))
+    res = {"first_grade_running_the_reference": stats(first), "first_grade_from_a_stored_preparation": stats(from_stored),
+           "next_grade_cached": stats(again), "reference_runs_of_a_variant": stats(reference),
+           "estimated_bytes_per_variant": round((kept["bytes"] - kept0["bytes"]) / max(1, kept["kept"] - kept0["kept"])),
+           "measured_bytes_per_variant (tracemalloc)": round(grown / len(extra)),
+           "stored_bytes_per_variant": round(statistics.median(stored_bytes))}
     ctx["variants"] = res
     return res
 
@@ -587,11 +611,13 @@ def summary(ctx: dict) -> dict:  # noqa: C901
             out["(2)/(1) p50, all layers (this section), against the hot loop"] = f"{r:.2f}x"
     if "variants" in ctx:
         v = ctx["variants"]
-        f50, n50 = v["first_grade_of_a_variant"]["p50_ms"], v["next_grade_cached"]["p50_ms"]
+        f50, s50, n50 = (v[k]["p50_ms"] for k in ("first_grade_running_the_reference",
+                                                   "first_grade_from_a_stored_preparation", "next_grade_cached"))
         out["a learner's first grade of a version vs their next"] = (
-            f"p50 {f50} ms vs {n50} ms (+{f50 - n50:.1f} ms: the reference's two runs on their inputs, "
-            f"{v['reference_runs_of_a_variant']['p50_ms']} ms); ~{v['estimated_bytes_per_variant'] // 1024} KiB kept "
-            "per variant")
+            f"p50 {f50} ms running the reference ({v['reference_runs_of_a_variant']['p50_ms']} ms of it), {s50} ms from a "
+            f"stored preparation (x{s50 / n50:.2f} the next), {n50} ms next; per variant ~"
+            f"{v['measured_bytes_per_variant (tracemalloc)'] // 1024} KiB in memory (estimated "
+            f"{v['estimated_bytes_per_variant'] // 1024} KiB), {v['stored_bytes_per_variant'] // 1024} KiB stored")
     if "rss" in ctx:
         rss = ctx["rss"]
         warm = rss["warm_process_rss_mb (zygote)"]
