@@ -13,7 +13,13 @@ from ..extensions import db_session
 from ..learner_ids import is_learner_id
 from ..models import Exercise
 from ..schemas.attempts import LearnerAttemptsQuerySchema, LearnerHistorySchema
-from ..services.attempts import ExerciseNotFound, best_scores, current_version, learner_attempts
+from ..services.attempts import (
+    ExerciseNotFound,
+    best_scores,
+    current_version,
+    history_parameters,
+    learner_attempts,
+)
 from ..services.exercise_access import ExerciseAudience
 from ..services.standing import show_to_learner
 from .blueprint import Blueprint
@@ -70,7 +76,8 @@ def learner_history(slug: str | None, learner: str, pagination_parameters: Any,
     best = best_scores(session, client, learner, exercise_ids, scope)
     # best_scores counts the same attempts per exercise: their sum is the page's total
     total = sum(exercise["attempts"] for exercise in best)
-    page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope), total),
+    page = SelectPage(Query(session, learner_attempts(exercise_ids, scope), total,
+                            history_parameters(client, learner, exercise_ids), built_once=scope is None),
                       pagination_parameters)
     attempts = page.items
     current_app.extensions["gradquiz.versions"].attach(session, attempts)
