@@ -60,4 +60,14 @@ class SelectPage(OffsetPage):
         if self.collection.count is not None:
             return self.collection.count
         counted = select(func.count()).select_from(self.collection.statement.order_by(None).subquery())
-        return self.collection.session.scalar(counted) or 0
+        return self.collection.session.scalar(counted, self.collection.parameters) or 0
+
+
+class RowsPage(SelectPage):
+    """The pager over a Core select: its rows, run on the session's connection (no ORM objects,
+    none of the ORM's execution step)."""
+
+    def rows(self, offset: int, size: int) -> list[Any]:
+        query = self.collection
+        statement = (window_of_built_once if query.built_once else window)(query.statement, size, offset)
+        return list(query.session.connection().execute(statement, query.parameters))

@@ -29,7 +29,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, defaultload, lazyload, load_only
+from sqlalchemy.orm import Session, defaultload, lazyload
 
 from .. import scores
 from ..database import READ_ONLY, bound_values, outside_transaction, serialize_transactions
@@ -57,7 +57,7 @@ from ..variants import grade_quiz_answer
 from .events import graded_event
 from .exercise_access import EVERY_COURSE, ExerciseAudience
 from .standing import LearnerCountingScope, seen_under, standing
-from .versions import WITHOUT_VERSIONS
+from .versions import LISTED_COLUMNS, LISTED_EXERCISE_COLUMNS
 
 Job = TypeVar("Job", bound=GradingJob)
 
@@ -604,27 +604,21 @@ def history_parameters(client: ApiClient, learner: str, exercise_ids: Collection
 
 
 @functools.cache
-def _learner_attempts_select(by_exercises: bool) -> Select[Attempt]:
-    # Built once, as _best_scores_select is: a learner token adds its limits. It loads what a page
-    # shows (AttemptSchema) and what show_to_learner and VersionCache.attach read, and leaves out
-    # the workers' lease and the exercise's catalog entry: reading one of those raises, rather than
-    # loading it attempt by attempt.
-    return (select(Attempt)
-            .options(*WITHOUT_VERSIONS,
-                     load_only(Attempt.id, Attempt.client_id, Attempt.learner, Attempt.exercise_id,
-                               Attempt.exercise_version_id, Attempt.lti_link_id, Attempt.course_id, Attempt.status,
-                               Attempt.answer, Attempt.code, Attempt.result, Attempt.score, Attempt.grader_score, Attempt.correct,
-                               Attempt.attempt_number, Attempt.late, Attempt.penalties, Attempt.scoring, Attempt.created_at,
-                               Attempt.started_at, Attempt.graded_at, raiseload=True),
-                     defaultload(Attempt.exercise).load_only(Exercise.slug, Exercise.current_version, raiseload=True))
+def _learner_attempts_select(by_exercises: bool) -> Select[Any]:
+    # Built once, as _best_scores_select is: a learner token adds its limits. Rows, not ORM
+    # objects: what a page shows and show_to_learner reads (LISTED_COLUMNS), with the exercise's
+    # slug and current version; VersionCache.listed gives them their versions.
+    return (select(*LISTED_COLUMNS, *LISTED_EXERCISE_COLUMNS)
+            .join(Exercise, Exercise.id == Attempt.exercise_id)
             .where(*_history_conditions(by_exercises))
             .order_by(Attempt.created_at.desc(), Attempt.id.desc()))
 
 
-def learner_attempts(exercise_ids: Collection[int] | None, scope: LearnerScope | None = None) -> Select[Attempt]:
-    """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any), and
-    within a learner token's limits (token_limits). Its values: history_parameters. Without their
-    versions: VersionCache.attach. The same object for every API key's request of a shape."""
+def learner_attempts(exercise_ids: Collection[int] | None, scope: LearnerScope | None = None) -> Select[Any]:
+    """The learner's attempts, newest first, as rows of LISTED_COLUMNS and the exercise's
+    (VersionCache.listed); at the exercises `exercise_ids` (None: at any), and within a learner
+    token's limits (token_limits). Its values: history_parameters. The same object for every API
+    key's request of a shape."""
     stmt = _learner_attempts_select(exercise_ids is not None)
     return stmt if scope is None else stmt.where(*token_limits(scope))
 
