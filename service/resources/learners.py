@@ -76,7 +76,8 @@ def learner_history(slug: str | None, learner: str, pagination_parameters: Any,
     best = best_scores(session, client, learner, exercise_ids, scope)
     # best_scores counts the same attempts per exercise: their sum is the page's total
     total = sum(exercise["attempts"] for exercise in best)
-    page = RowsPage(Query(session, learner_attempts(exercise_ids, scope), total,
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    page = RowsPage(Query(session, learner_attempts(exercise_ids, scope, postgresql=postgresql), total,
                           history_parameters(client, learner, exercise_ids), built_once=scope is None),
                     pagination_parameters)
     attempts = current_app.extensions["gradquiz.versions"].listed(session, page.items)

@@ -57,7 +57,7 @@ from ..variants import grade_quiz_answer
 from .events import graded_event
 from .exercise_access import EVERY_COURSE, ExerciseAudience
 from .standing import LearnerCountingScope, seen_under, standing
-from .versions import LISTED_COLUMNS, LISTED_EXERCISE_COLUMNS
+from .versions import LISTED_COLUMNS, LISTED_EXERCISE_COLUMNS, row_version
 
 Job = TypeVar("Job", bound=GradingJob)
 
@@ -604,22 +604,24 @@ def history_parameters(client: ApiClient, learner: str, exercise_ids: Collection
 
 
 @functools.cache
-def _learner_attempts_select(by_exercises: bool) -> Select[Any]:
+def _learner_attempts_select(by_exercises: bool, postgresql: bool) -> Select[Any]:
     # Built once, as _best_scores_select is: a learner token adds its limits. Rows, not ORM
     # objects: what a page shows and show_to_learner reads (LISTED_COLUMNS), with the exercise's
-    # slug and current version; VersionCache.listed gives them their versions.
-    return (select(*LISTED_COLUMNS, *LISTED_EXERCISE_COLUMNS)
+    # slug and current version, and the row's version (its dump is kept per version:
+    # schemas/attempts.py ListedAttemptDumps); VersionCache.listed gives them their versions.
+    return (select(*LISTED_COLUMNS, *LISTED_EXERCISE_COLUMNS, row_version(postgresql))
             .join(Exercise, Exercise.id == Attempt.exercise_id)
             .where(*_history_conditions(by_exercises))
             .order_by(Attempt.created_at.desc(), Attempt.id.desc()))
 
 
-def learner_attempts(exercise_ids: Collection[int] | None, scope: LearnerScope | None = None) -> Select[Any]:
+def learner_attempts(exercise_ids: Collection[int] | None, scope: LearnerScope | None = None, *,
+                     postgresql: bool = False) -> Select[Any]:
     """The learner's attempts, newest first, as rows of LISTED_COLUMNS and the exercise's
     (VersionCache.listed); at the exercises `exercise_ids` (None: at any), and within a learner
     token's limits (token_limits). Its values: history_parameters. The same object for every API
-    key's request of a shape."""
-    stmt = _learner_attempts_select(exercise_ids is not None)
+    key's request of a shape. `postgresql`: with each row's version (versions.row_version)."""
+    stmt = _learner_attempts_select(exercise_ids is not None, postgresql)
     return stmt if scope is None else stmt.where(*token_limits(scope))
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, or_, select, tuple_
+from sqlalchemy import ColumnElement, Row, literal_column, null, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from ..models import Attempt, Exercise, ExerciseVersion
@@ -30,6 +30,14 @@ LISTED_COLUMNS = (Attempt.id, Attempt.client_id, Attempt.learner, Attempt.exerci
 #: The exercise's, beside them (labelled: an attempt's own columns keep their names).
 LISTED_EXERCISE_COLUMNS = (Exercise.slug.label("exercise_slug"),
                            Exercise.current_version.label("exercise_current_version"))
+
+
+def row_version(postgresql: bool) -> ColumnElement[Any]:
+    """An attempt row's version, beside LISTED_COLUMNS: on PostgreSQL its xmin, the transaction
+    that wrote this version of the row, which every INSERT and UPDATE of it changes (a grade, a
+    regrade, an override, a lease); a committed row's values are one per (id, xmin). None on
+    SQLite, which has no such column."""
+    return (literal_column("attempts.xmin::text") if postgresql else null()).label("row_version")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +58,7 @@ class ListedAttempt:
 
     exercise: ListedExercise
     exercise_version: ExerciseVersion
+    row_version: str | None
     # LISTED_COLUMNS, in their order:
     id: uuid.UUID
     client_id: int
@@ -95,7 +104,7 @@ class VersionCache:
         self.by_number: dict[tuple[int, int], ExerciseVersion] = {}
 
     def listed(self, session: Session, rows: Sequence[Row[Any]]) -> list[ListedAttempt]:
-        """Rows of LISTED_COLUMNS and LISTED_EXERCISE_COLUMNS as ListedAttempts, each with its
+        """Rows of LISTED_COLUMNS, LISTED_EXERCISE_COLUMNS and row_version as ListedAttempts, each with its
         version and its exercise's current version, loading those this process has not seen yet
         in one statement."""
         by_id, by_number = self._versions(session, {row.exercise_version_id for row in rows},
@@ -107,7 +116,8 @@ class VersionCache:
             if exercise is None:
                 exercise = exercises[row.exercise_id] = ListedExercise(
                     row.exercise_id, row.exercise_slug, by_number[(row.exercise_id, row.exercise_current_version)])
-            listed.append(ListedAttempt(exercise, by_id[row.exercise_version_id], *row[:LISTED_COUNT]))
+            listed.append(ListedAttempt(exercise, by_id[row.exercise_version_id], row.row_version,
+                                        *row[:LISTED_COUNT]))
         return listed
 
     def _versions(self, session: Session, ids: set[int], numbers: set[tuple[int, int]]
