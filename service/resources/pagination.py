@@ -51,9 +51,11 @@ class SelectPage(OffsetPage):
     collection: Query
 
     def rows(self, offset: int, size: int) -> list[Any]:
+        return list(self.collection.session.scalars(self.page_statement(offset, size), self.collection.parameters))
+
+    def page_statement(self, offset: int, size: int) -> Select:
         query = self.collection
-        statement = (window_of_built_once if query.built_once else window)(query.statement, size, offset)
-        return list(query.session.scalars(statement, query.parameters))
+        return (window_of_built_once if query.built_once else window)(query.statement, size, offset)
 
     @property
     def item_count(self) -> int:
@@ -68,6 +70,5 @@ class RowsPage(SelectPage):
     none of the ORM's execution step)."""
 
     def rows(self, offset: int, size: int) -> list[Any]:
-        query = self.collection
-        statement = (window_of_built_once if query.built_once else window)(query.statement, size, offset)
-        return list(query.session.connection().execute(statement, query.parameters))
+        connection = self.collection.session.connection()
+        return list(connection.execute(self.page_statement(offset, size), self.collection.parameters))
