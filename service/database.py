@@ -5,6 +5,7 @@ Plain SQLAlchemy keeps the models and the migrations usable outside the app (wor
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sqlite3
@@ -171,6 +172,10 @@ def window(statement: Select, size: int, offset: int = 0) -> Select:
     new statement to prepare, as any statement is."""
     statement = statement.limit(literal(size, literal_execute=True))
     return statement.offset(literal(offset, literal_execute=True)) if offset else statement
+
+
+# A page of a statement built once per process, kept too (bounded: `?page=` is the caller's).
+window_of_built_once = functools.lru_cache(maxsize=512)(window)
 
 
 def bound_values(table: Table, prefix: str, names: tuple[str, ...]) -> dict[str, BindParameter[Any]]:

@@ -13,13 +13,19 @@ from ..extensions import db_session
 from ..learner_ids import is_learner_id
 from ..models import Exercise
 from ..schemas.attempts import LearnerAttemptsQuerySchema, LearnerHistorySchema
-from ..services.attempts import ExerciseNotFound, best_scores, current_version, learner_attempts
+from ..services.attempts import (
+    ExerciseNotFound,
+    best_scores,
+    current_version,
+    history_parameters,
+    learner_attempts,
+)
 from ..services.exercise_access import ExerciseAudience
 from ..services.standing import show_to_learner
 from .blueprint import Blueprint
 from .course_scope import request_audience
 from .docs import UNAUTHORIZED, problems
-from .pagination import PAGINATION, Query, SelectPage
+from .pagination import PAGINATION, Query, RowsPage
 
 blp = Blueprint("learners", __name__, url_prefix="/api/v1/learners",
                 description="A learner's history, as seen by the client that owns the learner id.")
@@ -70,10 +76,11 @@ def learner_history(slug: str | None, learner: str, pagination_parameters: Any,
     best = best_scores(session, client, learner, exercise_ids, scope)
     # best_scores counts the same attempts per exercise: their sum is the page's total
     total = sum(exercise["attempts"] for exercise in best)
-    page = SelectPage(Query(session, learner_attempts(client, learner, exercise_ids, scope), total),
-                      pagination_parameters)
-    attempts = page.items
-    current_app.extensions["gradquiz.versions"].attach(session, attempts)
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    page = RowsPage(Query(session, learner_attempts(exercise_ids, scope, postgresql=postgresql), total,
+                          history_parameters(client, learner, exercise_ids), built_once=scope is None),
+                    pagination_parameters)
+    attempts = current_app.extensions["gradquiz.versions"].listed(session, page.items)
     views = show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)
     return {"learner": learner, "best_scores": best, "attempts": views}
 

@@ -177,9 +177,41 @@ class BestScoreSchema(Schema):
     passed = fields.Boolean(required=True, metadata={"description": "Some attempt was fully correct"})
 
 
+class ListedAttemptDumps(fields.Nested):
+    """AttemptSchema's dump of a listed attempt's view, made once per process for each version of
+    its row (services/versions.py row_version) and what its reader is shown of it: the dump is
+    its row's values, its version's content (never changed), its exercise's slug and whether the
+    explanation is shown, so a version of the row dumps the same until it is written again. The
+    learner page reloads the history after each submission, with one new attempt among those it
+    showed; marshmallow's dump was a fifth of a history's CPU (issue 37). A row without a version
+    (SQLite) is dumped each time. At most `max_entries` dumps, past which it starts again empty:
+    a quiz attempt's dump holds 2.5-5 KB (a code attempt's, its source and report besides), so
+    about 5-10 MB of quiz attempts in each web process."""
+
+    def __init__(self, *args: Any, max_entries: int = 2_048, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_entries = max_entries
+        self._dumps: dict[tuple[Any, ...], Any] = {}
+
+    # Nested names its first argument unlike Field does: no signature satisfies both for mypy.
+    def _serialize(self, nested_obj: Any, attr: Any, obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        attempt = nested_obj.attempt  # an AttemptView (services/standing.py)
+        version = getattr(attempt, "row_version", None)
+        if version is None or nested_obj.standing is not None:
+            return super()._serialize(nested_obj, attr, obj, **kwargs)
+        key = (attempt.id, version, nested_obj.explanation_shown, nested_obj.exercise.slug, nested_obj.exercise_version.id)
+        dumped = self._dumps.get(key)
+        if dumped is None:
+            dumped = super()._serialize(nested_obj, attr, obj, **kwargs)
+            if len(self._dumps) >= self.max_entries:
+                self._dumps = {}
+            self._dumps[key] = dumped
+        return dumped
+
+
 class LearnerHistorySchema(Schema):
     learner = fields.String(required=True)
     best_scores = fields.List(fields.Nested(BestScoreSchema), required=True,
                               metadata={"description": "One entry per exercise attempted (all pages)"})
-    attempts = fields.List(fields.Nested(AttemptSchema), required=True,
+    attempts = fields.List(ListedAttemptDumps(AttemptSchema), required=True,
                            metadata={"description": "This page of attempts, newest first"})

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Insert,
     Select,
     and_,
+    bindparam,
     func,
     insert,
     literal,
@@ -28,7 +29,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, defaultload, lazyload, load_only
+from sqlalchemy.orm import Session, defaultload, lazyload
 
 from .. import scores
 from ..database import READ_ONLY, bound_values, outside_transaction, serialize_transactions
@@ -56,7 +57,7 @@ from ..variants import grade_quiz_answer
 from .events import graded_event
 from .exercise_access import EVERY_COURSE, ExerciseAudience
 from .standing import LearnerCountingScope, seen_under, standing
-from .versions import WITHOUT_VERSIONS
+from .versions import LISTED_COLUMNS, LISTED_EXERCISE_COLUMNS, row_version
 
 Job = TypeVar("Job", bound=GradingJob)
 
@@ -584,41 +585,54 @@ def wait_until_finished(session: Session, model: type[Job], visible: Select, sec
     return session.scalar(stmt)
 
 
+def _history_conditions(by_exercises: bool) -> list[ColumnElement[bool]]:
+    """The learner's attempts, their values bound (history_parameters): the history's statements
+    are built once per shape, and so is SQLAlchemy's cache key of each (building them and their
+    keys anew cost about a tenth of a history's CPU)."""
+    conditions = [Attempt.client_id == bindparam("client_id"), Attempt.learner == bindparam("learner")]
+    if by_exercises:
+        conditions.append(Attempt.exercise_id.in_(bindparam("exercise_ids", expanding=True)))
+    return conditions
+
+
+def history_parameters(client: ApiClient, learner: str, exercise_ids: Collection[int] | None) -> dict[str, Any]:
+    """The values of learner_attempts' and best_scores' statements."""
+    parameters: dict[str, Any] = {"client_id": client.id, "learner": learner}
+    if exercise_ids is not None:
+        parameters["exercise_ids"] = list(exercise_ids)
+    return parameters
+
+
 @functools.cache
-def _learner_attempts_select() -> Select[Attempt]:
-    # Built once, as _best_scores_select is: a request adds its conditions. It loads what a page
-    # shows (AttemptSchema) and what show_to_learner and VersionCache.attach read, and leaves out
-    # the workers' lease and the exercise's catalog entry: reading one of those raises, rather than
-    # loading it attempt by attempt.
-    return (select(Attempt)
-            .options(*WITHOUT_VERSIONS,
-                     load_only(Attempt.id, Attempt.client_id, Attempt.learner, Attempt.exercise_id,
-                               Attempt.exercise_version_id, Attempt.lti_link_id, Attempt.course_id, Attempt.status,
-                               Attempt.answer, Attempt.code, Attempt.result, Attempt.score, Attempt.grader_score, Attempt.correct,
-                               Attempt.attempt_number, Attempt.late, Attempt.penalties, Attempt.scoring, Attempt.created_at,
-                               Attempt.started_at, Attempt.graded_at, raiseload=True),
-                     defaultload(Attempt.exercise).load_only(Exercise.slug, Exercise.current_version, raiseload=True))
+def _learner_attempts_select(by_exercises: bool, postgresql: bool) -> Select[Any]:
+    # Built once, as _best_scores_select is: a learner token adds its limits. Rows, not ORM
+    # objects: what a page shows and show_to_learner reads (LISTED_COLUMNS), with the exercise's
+    # slug and current version, and the row's version (its dump is kept per version:
+    # schemas/attempts.py ListedAttemptDumps); VersionCache.listed gives them their versions.
+    return (select(*LISTED_COLUMNS, *LISTED_EXERCISE_COLUMNS, row_version(postgresql))
+            .join(Exercise, Exercise.id == Attempt.exercise_id)
+            .where(*_history_conditions(by_exercises))
             .order_by(Attempt.created_at.desc(), Attempt.id.desc()))
 
 
-def learner_attempts(client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
-                     scope: LearnerScope | None = None) -> Select[Attempt]:
-    """The learner's attempts, newest first; at the exercises `exercise_ids` (None: at any), and
-    within a learner token's limits (token_limits). Without their versions: VersionCache.attach."""
-    stmt = _learner_attempts_select().where(Attempt.client_id == client.id, Attempt.learner == learner,
-                                            *token_limits(scope))
-    if exercise_ids is not None:
-        stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
-    return stmt
+def learner_attempts(exercise_ids: Collection[int] | None, scope: LearnerScope | None = None, *,
+                     postgresql: bool = False) -> Select[Any]:
+    """The learner's attempts, newest first, as rows of LISTED_COLUMNS and the exercise's
+    (VersionCache.listed); at the exercises `exercise_ids` (None: at any), and within a learner
+    token's limits (token_limits). Its values: history_parameters. The same object for every API
+    key's request of a shape. `postgresql`: with each row's version (versions.row_version)."""
+    stmt = _learner_attempts_select(exercise_ids is not None, postgresql)
+    return stmt if scope is None else stmt.where(*token_limits(scope))
 
 
 @functools.cache
-def _best_scores_select() -> Select[str, int, float | None, bool]:
-    """best_scores' columns, join and grouping, the same for every request: built once per process
-    (SQLAlchemy's case() alone formats an error message each time it is built)."""
+def _best_scores_select(by_exercises: bool) -> Select[str, int, float | None, bool]:
+    """best_scores' statement, the same for every API key's request of a shape: built once per
+    process (SQLAlchemy's case() alone formats an error message each time it is built)."""
     return (select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
                    scores.passed_in_group())
             .join(Attempt, Attempt.exercise_id == Exercise.id)
+            .where(*_history_conditions(by_exercises))
             .group_by(Exercise.slug)
             .order_by(Exercise.slug))
 
@@ -626,13 +640,14 @@ def _best_scores_select() -> Select[str, int, float | None, bool]:
 def best_scores(session: Session, client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
                 scope: LearnerScope | None = None) -> list[dict[str, Any]]:
     """The learner's best score per exercise, over the same attempts as learner_attempts."""
-    stmt = _best_scores_select().where(Attempt.client_id == client.id, Attempt.learner == learner, *token_limits(scope))
-    if exercise_ids is not None:
-        stmt = stmt.where(Attempt.exercise_id.in_(exercise_ids))
+    stmt = _best_scores_select(exercise_ids is not None)
+    if scope is not None:
+        stmt = stmt.where(*token_limits(scope))
     # On the session's connection: a Core statement needs none of the ORM's execution step.
     return [
         {"exercise": slug, "attempts": count, "best_score": best, "passed": bool(passed)}
-        for slug, count, best, passed in session.connection().execute(stmt)
+        for slug, count, best, passed in session.connection().execute(
+            stmt, history_parameters(client, learner, exercise_ids))
     ]
 
 

@@ -29,6 +29,7 @@ from ..models.base import utcnow
 from ..models.rules import AssessmentRules
 from ..rules import Standing, layers, resolve
 from ..scoring import scoring_json
+from .versions import ListedAttempt, ListedExercise
 
 
 def link_key(link_id: InstrumentedAttribute[int | None]) -> ColumnElement[int]:
@@ -167,8 +168,8 @@ class AttemptView:
     feedback that names a correct answer, and (`standing`) where its learner stands, in responses
     about one attempt. Made by `seen_under`, the one place a standing decides what is shown."""
 
-    attempt: Attempt | AttemptRow
-    exercise: Exercise
+    attempt: Attempt | AttemptRow | ListedAttempt
+    exercise: Exercise | ListedExercise
     exercise_version: ExerciseVersion
     explanation_shown: bool
     standing: Standing | None
@@ -204,14 +205,14 @@ class AttemptView:
         return explanation
 
 
-def seen_under(standing: Standing, attempt: Attempt | AttemptRow, exercise: Exercise, version: ExerciseVersion, *,
-               with_standing: bool) -> AttemptView:
+def seen_under(standing: Standing, attempt: Attempt | AttemptRow | ListedAttempt, exercise: Exercise | ListedExercise,
+               version: ExerciseVersion, *, with_standing: bool) -> AttemptView:
     """`attempt` as its reader sees it when its learner stands at `standing` (a staff reader's is
     exempt: everything is shown); `with_standing`: the standing too (a response about one attempt)."""
     return AttemptView(attempt, exercise, version, standing.explanation_shown(), standing if with_standing else None)
 
 
-def show_to_learner(session: Session, attempts: Iterable[Attempt], *, exempt: bool = False,
+def show_to_learner(session: Session, attempts: Iterable[Attempt | ListedAttempt], *, exempt: bool = False,
                     with_standing: bool = False) -> list[AttemptView]:
     """`attempts` as their reader sees them under their learners' rules (seen_under), for the API's
     attempt responses. `exempt`: the reader is staff (an instructor's token): everything is shown.

@@ -53,6 +53,44 @@ def test_a_paginated_request_builds_no_schema(client, client_key, schemas_built)
     assert schemas_built == []
 
 
+def test_the_history_reuses_its_statements_and_makes_no_orm_object_per_attempt(app, client, client_key,
+                                                                               database_url):
+    # Building the history's statements (and SQLAlchemy's cache key of each) at every request, and
+    # an ORM object per attempt, were about a third of its CPU (issue 37): every API key's request
+    # of a shape runs the same statement objects, and the page is read as rows.
+    from service.models import Attempt
+
+    for learner in ("ada", "bob"):
+        for answer in ("omit", "none-each"):
+            assert client.post("/api/v1/exercises/backward-none-for-bounds/attempts", headers=bearer(client_key),
+                               json={"learner": learner, "answer": answer}).status_code == 201
+    executed: dict[str, list[int]] = {}
+    loaded = []
+    engine = engine_for(database_url)
+
+    def record(_conn, clause, *_rest):
+        if str(clause).lstrip().startswith("SELECT"):
+            executed.setdefault(current, []).append(id(clause))
+
+    event.listen(engine, "before_execute", record)
+
+    def load(target, _context):
+        loaded.append(target)
+
+    event.listen(Attempt, "load", load)
+    try:
+        for current in ("ada", "bob"):
+            history = client.get(f"/api/v1/learners/{current}/attempts", headers=bearer(client_key))
+            assert history.status_code == 200 and len(history.json["attempts"]) == 2
+            assert {attempt["learner"] for attempt in history.json["attempts"]} == {current}
+    finally:
+        event.remove(engine, "before_execute", record)
+        event.remove(Attempt, "load", load)
+    assert loaded == []
+    ada, bob = executed["ada"], executed["bob"]
+    assert len(set(ada) & set(bob)) >= 2, (ada, bob)  # the best scores and the page
+
+
 def test_a_request_asks_inspect_nothing_about_its_views_and_hooks(client, monkeypatch):
     import flask.app
 

@@ -182,8 +182,8 @@ def test_a_page_of_attempts_is_planned_once_on_postgresql(app, client, client_ke
     from sqlalchemy import text
 
     from service.models import ApiClient
-    from service.resources.pagination import Query, SelectPage
-    from service.services.attempts import learner_attempts
+    from service.resources.pagination import Query, RowsPage
+    from service.services.attempts import history_parameters, learner_attempts
 
     for answer in (RIGHT, "call-class"):
         assert client.post(f"/api/v1/exercises/{QUIZ}/attempts", json={"learner": "ada", "answer": answer},
@@ -191,7 +191,8 @@ def test_a_page_of_attempts_is_planned_once_on_postgresql(app, client, client_ke
     with app.app_context():
         session = db_session()
         api_client = session.scalars(select(ApiClient).where(ApiClient.role == "client")).first()
-        page = SelectPage(Query(session, learner_attempts(api_client, "ada", None)), PaginationParameters(1, 20))
+        page = RowsPage(Query(session, learner_attempts(None), parameters=history_parameters(api_client, "ada", None)),
+                        PaginationParameters(1, 20))
         for _ in range(20):
             assert len(page.rows(0, 20)) == 2
         plans = session.execute(text("SELECT generic_plans, custom_plans FROM pg_prepared_statements "
