@@ -185,10 +185,10 @@ class ListedAttemptDumps(fields.Nested):
     learner page reloads the history after each submission, with one new attempt among those it
     showed; marshmallow's dump was a fifth of a history's CPU (issue 37). A row without a version
     (SQLite) is dumped each time. At most `max_entries` dumps, past which it starts again empty:
-    a quiz attempt's dump holds 2.5-5 KB (a code attempt's, its source and report besides), so
-    about 5-10 MB of quiz attempts in each web process."""
+    a quiz attempt's dump holds 2.5-5 KB, a code attempt's its source and report besides (their
+    JSON 2-3.5 KB for ClampFn), so some 5-10 MB in each web process, whose target is 100 MB."""
 
-    def __init__(self, *args: Any, max_entries: int = 2_048, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, max_entries: int = 1_024, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.max_entries = max_entries
         self._dumps: dict[tuple[Any, ...], Any] = {}
