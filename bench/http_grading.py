@@ -11,6 +11,13 @@ between machines (the target, 40/s where bare gradcheck took 3.2 ms, is 128). Ev
 where the CPU went during the burst, per graded attempt and per process (from /proc: the web
 workers, the judges, the zygotes, their children (reaped by the zygote), the supervisor, this
 client, and the rest of the machine).
+
+Class mode (issue 37), `--class N [--rounds R]`: a class at its deadline. Per round, N learners'
+tokens are minted naming the exercise (as a frontend's server mints them when the learner opens
+it: the grading workers prepare their variants meanwhile, and the time that takes is printed),
+then all N submit at once (a barrier), then all N again; beside them N more learners whose tokens
+named no exercise submit at once too (their first grades run the reference). Targets: the prepared
+first submissions at least 40 graded/s and at least 0.9x the later ones of the same round.
 """
 
 from __future__ import annotations
