@@ -124,15 +124,16 @@ def _remove_dir_of(owner_pid: int, path: str) -> None:
 
 
 def observe_job(kind: str, exercise: str, seconds: float, verdict: str) -> None:
-    """Record one finished grading job: kind "attempt", "run" (exercise "run"), "regrade" or "proof"
-    (exercise "regrade", "proof"), its judge verdict (a proof's: passed or failed)."""
+    """Record one finished grading job: kind "attempt", "run" (exercise "run"), "regrade", "proof" or
+    "preparation" (exercise "regrade", "proof", "preparation"), its judge verdict (a proof's: passed
+    or failed; a preparation's: prepared)."""
     metrics = instruments()
     metrics.grading_duration.labels(exercise).observe(seconds)
     metrics.sandbox_verdicts.labels(kind, verdict).inc()
 
 
 class DatabaseCollector:
-    """gradquiz_attempts{status} and gradquiz_queue_depth{kind} (attempt, run, regrade, proof), counted in
+    """gradquiz_attempts{status} and gradquiz_queue_depth{kind} (attempt, run, regrade, proof, preparation), counted in
     the database at scrape time.
 
     Counted by the scraping process, not recorded by each process: the database holds the truth.

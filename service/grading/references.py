@@ -25,7 +25,6 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from .cases import Case, diff_inputs, task_cases
@@ -43,10 +42,10 @@ from .verdict import Verdict
 #: bound is reached first evicts the least recently used.
 DEFAULT_SIZE = 4096
 DEFAULT_MAX_BYTES = 128 * 1024 * 1024
-#: The grading code this judge runs, by content: a stored preparation made by other code (an
-#: upgrade changed what a reference's report holds or how cases are drawn) is not used.
-GRADING_CODE = hashlib.sha256(b"".join(
-    path.read_bytes() for path in sorted(Path(__file__).parent.glob("*.py")))).hexdigest()
+#: The form of a stored preparation: part of its key. Bump it when a reference's report changes
+#: what it holds (harness.py, reports.py) in a way parsing would not refuse; cases drawn otherwise
+#: (plan.py, another Python) are caught by the stored cases' digest.
+STORED_FORMAT = 1
 #: A prepared exercise's memory, estimated from its wire sizes (task prefix and reference report,
 #: as JSON): about 16 KiB of objects plus 3 bytes of Python objects per byte of JSON, measured
 #: with tracemalloc over the catalog's code exercises (33-91 KiB each).
@@ -63,20 +62,29 @@ class StoredReference:
     never used: its inputs would not be this grade's)."""
 
     key: str
+    #: the digest of the cases the reports answer (cases_digest): a rebuild whose cases are not
+    #: these (drawn by other code) runs the reference again rather than pair them wrongly
+    cases: str
     probe: Any
     reference: Any
     reference_ms: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "probe": self.probe, "reference": self.reference, "reference_ms": self.reference_ms}
+        return {"key": self.key, "cases": self.cases, "probe": self.probe, "reference": self.reference,
+                "reference_ms": self.reference_ms}
 
     @classmethod
     def from_json(cls, value: Any) -> StoredReference | None:
         """The stored value, or None when it is not one (an older or damaged row: prepared again)."""
-        if not (isinstance(value, dict) and isinstance(value.get("key"), str)
+        if not (isinstance(value, dict) and isinstance(value.get("key"), str) and isinstance(value.get("cases"), str)
                 and isinstance(value.get("reference_ms"), (int, float))):
             return None
-        return cls(value["key"], value.get("probe"), value.get("reference"), float(value["reference_ms"]))
+        return cls(value["key"], value["cases"], value.get("probe"), value.get("reference"), float(value["reference_ms"]))
+
+
+def cases_digest(cases: list[Case]) -> str:
+    """The cases a reference ran on, inputs, grad_outputs and plans, as they are sent to a child."""
+    return hashlib.sha256(json.dumps(task_cases(cases), sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -130,9 +138,9 @@ class ReferenceCache:
 
     def key(self, exercise: dict[str, Any], variant: str | None) -> str:
         """The name of an exercise version's preparation for a variant under this judge's secret and
-        grading code: what a StoredReference must carry to be used here."""
+        stored form: what a StoredReference must carry to be used here."""
         return hmac.new(self._secret, canonical({"stored reference": self._version(exercise), "variant": variant,
-                                                 "grading code": GRADING_CODE}).encode(), hashlib.sha256).hexdigest()
+                                                 "format": STORED_FORMAT}).encode(), hashlib.sha256).hexdigest()
 
     def _code_table(self, exercise: dict[str, Any]) -> CodeSpec:
         """The version's [code] table, loaded once per version (every variant of it shares it)."""
@@ -225,18 +233,21 @@ class ReferenceCache:
         _check_expected_gradients(slug, code, cases, verdict)
         reference_ms = round((time.perf_counter() - t0) * 1000.0, 3)
         return self._prepared(code, cases, ref, ref_frame, reference_ms,
-                              StoredReference(key, probe_frame, ref_frame, reference_ms))
+                              StoredReference(key, cases_digest(cases), probe_frame, ref_frame, reference_ms))
 
     def _rebuild(self, code: CodeSpec, slug: str, variant: str | None,
                  stored: StoredReference) -> PreparedExercise | None:
         """The preparation from a stored one (its key checked by the caller): the same cases drawn
         again, the stored reports parsed against them; no child runs. The reference passed its own
         checks when the reports were made (_build), under the same version and secret. None when the
-        reports do not fit the cases (a damaged row): the reference runs again."""
+        reports do not fit the cases (a damaged row) or answer other cases (drawn by other code):
+        the reference runs again."""
         cases0 = base_cases(code, self._secret, slug, variant)
         try:
             probe = _check_reference(slug, stored.probe, cases0)
             cases = complete_cases(code, cases0, probe, self._secret, slug, variant=variant)
+            if cases_digest(cases) != stored.cases:
+                return None
             ref = _check_reference(slug, stored.reference, cases)
         except (GraderFault, ReferenceFault, KeyError, TypeError, ValueError):
             return None

@@ -118,6 +118,8 @@ def grade_preview(judge: Any, preview: PreviewAttempt) -> dict[str, Any]:
     # The version's own scoring rules, as a learner's attempt at it would take them by default.
     score, correct = code_grade(preview_scoring(payload["spec"]), result)
     return {"score": score, "correct": correct, "result": result}
+
+
 def prepare_variant(judge: Any, job: VariantPreparation) -> dict[str, Any]:
     """A learner's reference results of a code exercise version, ahead of their first grade."""
     return preparations.prepare(judge, job, exercise_payload(job))

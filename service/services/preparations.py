@@ -14,8 +14,9 @@ at a deadline a whole class pays that at once. So:
   is none yet, the judge runs the reference as before and the grade stores it for the next worker
   or restart.
 
-Stored results are keyed by the judge's secret and grading code: a worker with another secret or
-an upgraded grader runs the reference again (and stores its own). Rows go with their version (a
+Stored results are keyed by the judge's secret and their form, and carry the digest of the cases
+they answer: a worker with another secret, or whose cases are drawn otherwise (an upgrade), runs
+the reference again (and stores its own). Rows go with their version (a
 deleted course exercise's) and are small (about 9 KB for ClampFn, docs/performance.md).
 
 Web-safe: the web process queues, the worker prepares; nothing here imports torch.
@@ -23,6 +24,7 @@ Web-safe: the web process queues, the worker prepares; nothing here imports torc
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, and_, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ..database import READ_ONLY
@@ -42,6 +45,7 @@ from ..variants import variant_key
 if TYPE_CHECKING:
     from ..grading.references import StoredReference
 
+log = logging.getLogger("gradquiz.preparations")
 QUEUED, RUNNING, GRADED = AttemptStatus.QUEUED.value, AttemptStatus.RUNNING.value, AttemptStatus.GRADED.value
 PREPARED = "prepared"
 
@@ -54,7 +58,7 @@ def request(session: Session, client_id: int, learner: str, slugs: Collection[st
     """Queue the preparation of the learner's variant of each published code exercise of `slugs`
     (its current version) that has none; returns the new jobs' ids, to dispatch once committed.
 
-    Two reads when every one is there already (a token minted again): no write, no lock."""
+    Two reads when every one is there already (a token minted again), and no write."""
     if not slugs:
         return []
     versions = select(ExerciseVersion.id).join(Exercise, and_(
@@ -75,7 +79,14 @@ def request(session: Session, client_id: int, learner: str, slugs: Collection[st
     # Two tokens minted at once for the same learner: the second one's rows are already there.
     stmt = _insert(session.get_bind().dialect.name).values(rows).on_conflict_do_nothing(
         index_elements=["exercise_version_id", "client_id", "learner"]).returning(VariantPreparation.id)
-    return list(session.scalars(stmt))
+    # A saving, never a condition of the token or launch that asks for it: one that cannot be
+    # queued (the exercise deleted meanwhile, a lock timeout) is the first grade's to make.
+    try:
+        with session.begin_nested():
+            return list(session.scalars(stmt))
+    except SQLAlchemyError as exc:
+        log.warning("variant preparations not queued (%s)", type(exc).__name__)
+        return []
 
 
 def prepare(judge: Any, job: VariantPreparation, payload: dict[str, Any]) -> dict[str, Any]:
@@ -130,12 +141,20 @@ def grade_in_variant(judge: Any, connection_for: Callable[[bool], AbstractContex
     for (False when the caller's session holds SQLite's write lock: a second writer would wait on it)."""
     variant = variant_key(client_id, learner)
     stored = None
+    # Reading and keeping the results is a saving, never a condition of the grade: a database
+    # that fails here (SQLite busy in a burst) costs a reference run, not the learner's grade.
     if not judge.has_reference(payload, variant=variant):
-        with connection_for(False) as connection:
-            stored = stored_reference(connection, version_id, client_id, learner)
+        try:
+            with connection_for(False) as connection:
+                stored = stored_reference(connection, version_id, client_id, learner)
+        except SQLAlchemyError as exc:
+            log.warning("stored reference results unreadable (%s); the reference runs", type(exc).__name__)
     made: list[StoredReference] = []
     result: dict[str, Any] = judge.grade(payload, code, variant=variant, stored=stored, on_prepared=made.append)
     if made and keep:
-        with connection_for(True) as connection:
-            store(connection, version_id, client_id, learner, made[0])
+        try:
+            with connection_for(True) as connection:
+                store(connection, version_id, client_id, learner, made[0])
+        except SQLAlchemyError as exc:
+            log.warning("reference results not kept (%s)", type(exc).__name__)
     return result

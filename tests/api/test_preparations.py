@@ -137,3 +137,31 @@ def _exercise(app, prepared: VariantPreparation) -> dict:
         version = db_session().get(ExerciseVersion, prepared.exercise_version_id)
         assert version is not None
         return {"slug": CLAMP, "spec": version.content["spec"], "files": version.content["files"]}
+
+
+def test_a_database_that_fails_the_stored_results_costs_a_reference_run_not_the_grade():
+    from contextlib import contextmanager
+
+    from sqlalchemy.exc import OperationalError
+
+    from service.services import preparations as prep
+
+    class Judge:
+        stored = "unset"
+
+        def has_reference(self, exercise, *, variant=None):
+            return False
+
+        def grade(self, exercise, code, *, variant=None, stored=None, on_prepared=None):
+            self.stored = stored
+            on_prepared("results the reference made")  # it ran: the grade keeps them
+            return {"score": 1.0}
+
+    @contextmanager
+    def busy(write):
+        raise OperationalError("BEGIN IMMEDIATE", None, Exception("database is locked"))
+        yield
+
+    judge = Judge()
+    result = prep.grade_in_variant(judge, busy, {"slug": CLAMP}, REFERENCE, version_id=1, client_id=1, learner="ada")
+    assert result == {"score": 1.0} and judge.stored is None
