@@ -14,6 +14,7 @@ import weakref
 from typing import Any
 
 from sqlalchemy import BindParameter, Select, Table, bindparam, create_engine, event, literal, make_url, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -176,6 +177,12 @@ def window(statement: Select, size: int, offset: int = 0) -> Select:
 
 # A page of a statement built once per process, kept too (bounded: `?page=` is the caller's).
 window_of_built_once = functools.lru_cache(maxsize=512)(window)
+
+
+def upsert_insert(dialect: str, model: Any) -> Any:
+    """An INSERT into `model` that takes ON CONFLICT clauses, in the dialect's own form (both of
+    ours have one)."""
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
 
 
 def bound_values(table: Table, prefix: str, names: tuple[str, ...]) -> dict[str, BindParameter[Any]]:

@@ -31,11 +31,10 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, and_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..database import READ_ONLY
+from ..database import READ_ONLY, upsert_insert
 from ..logs import current_request_id
 from ..models import Exercise, ExerciseVersion, VariantPreparation
 from ..models.attempt import AttemptStatus
@@ -48,10 +47,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("gradquiz.preparations")
 QUEUED, RUNNING, GRADED = AttemptStatus.QUEUED.value, AttemptStatus.RUNNING.value, AttemptStatus.GRADED.value
 PREPARED = "prepared"
-
-
-def _insert(dialect: str) -> Any:
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(VariantPreparation)
 
 
 def request(session: Session, client_id: int, learner: str, slugs: Collection[str]) -> list[uuid.UUID]:
@@ -77,7 +72,7 @@ def request(session: Session, client_id: int, learner: str, slugs: Collection[st
              "status": QUEUED, "tries": 0, "created_at": now, "request_id": request_id}
             for version_id in sorted(wanted)]
     # Two tokens minted at once for the same learner: the second one's rows are already there.
-    stmt = _insert(session.get_bind().dialect.name).values(rows).on_conflict_do_nothing(
+    stmt = upsert_insert(session.get_bind().dialect.name, VariantPreparation).values(rows).on_conflict_do_nothing(
         index_elements=["exercise_version_id", "client_id", "learner"]).returning(VariantPreparation.id)
     # A saving, never a condition of the token or launch that asks for it: one that cannot be
     # queued (the exercise deleted meanwhile, a lock timeout) is the first grade's to make.
@@ -113,7 +108,7 @@ def store(connection: Connection, version_id: int, client_id: int, learner: str,
     table = VariantPreparation.__table__
     now = utcnow()
     values = {"status": GRADED, "result": {"status": PREPARED, "stored": stored.to_json()}, "graded_at": now}
-    stmt = _insert(connection.dialect.name).values(
+    stmt = upsert_insert(connection.dialect.name, VariantPreparation).values(
         id=uuid.uuid4(), exercise_version_id=version_id, client_id=client_id, learner=learner, tries=0,
         created_at=now, request_id=current_request_id(), **values)
     connection.execute(stmt.on_conflict_do_update(

@@ -34,11 +34,11 @@ from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from .. import scores
+from ..database import upsert_insert
 from ..models import Attempt, AttemptEvent, AttemptRow, AttemptStatus
 from ..models.base import utcnow
 from ..models.progress import (
@@ -73,8 +73,7 @@ def grade_snapshot(attempt: Attempt) -> dict[str, Any]:
 
 
 def _insert(session: Session, model: type) -> Any:
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
+    return upsert_insert(session.get_bind().dialect.name, model)
 
 
 def _outcomes(failed: Iterable[str], likely_cause: str | None) -> Counter:
