@@ -2,7 +2,8 @@
 
 - Code exercises: the judge draws the hidden inputs and grad_outputs from its secret, the exercise
   version and the learner's `variant_key` (service/grading/plan.py); the worker and a regrade pass
-  the same key (`attempt_variant`), so a regrade sees the inputs the attempt saw.
+  the same key (services/preparations.py grade_in_variant), so a regrade sees the inputs the
+  attempt saw.
 - Quiz choices (single_choice, multiple_choice) are shown in an order of the learner's own, unless
   the exercise says `shuffle = false`; the same learner always sees the same order.
 - A numeric item's [params] are drawn per learner and exercise version; its answer is computed
@@ -35,20 +36,10 @@ from .quiz import (
 CHOICE_KINDS = ("single_choice", "multiple_choice")
 
 
-class _HasLearner(Protocol):
-    client_id: int
-    learner: str
-
-
 def variant_key(client_id: int, learner: str) -> str:
     """The one name of a learner's variant: their API client and their id there (a learner id is
     the client's own, so two clients' "ada" are two learners)."""
     return f"{client_id}:{learner}"
-
-
-def attempt_variant(attempt: _HasLearner) -> str:
-    """The variant an attempt was made in (the worker's grade and a regrade use this)."""
-    return variant_key(attempt.client_id, attempt.learner)
 
 
 def _key(secret_key: str) -> bytes:
@@ -136,5 +127,5 @@ def personalise_detail(detail: dict[str, Any], spec: Mapping[str, Any], variant:
     return mine
 
 
-__all__ = ["attempt_variant", "choice_order", "draw_params", "grade_quiz_answer", "personalise_detail",
+__all__ = ["choice_order", "draw_params", "grade_quiz_answer", "personalise_detail",
            "quiz_variant", "regrade_quiz_answer", "variant_key", "varies_per_learner"]
