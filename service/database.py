@@ -57,7 +57,7 @@ class WriterTurns:
     begins a second writer while it holds one passes without waiting, as before. The wait is
     bounded as SQLite's is: past it, "database is locked". A forked child starts with no turn
     taken (its parent's writers are not its own). Measured under load: a third of the p99, about
-    a tenth fewer writes a second (docs/performance.md, issue 19's sixth round)."""
+    a seventh fewer writes a second (docs/performance.md, issue 19's sixth round)."""
 
     HOLDS = "gradquiz_holds_writer_turn"  # in a pooled connection's info while it holds the turn
 

@@ -96,7 +96,7 @@ Index("ix_attempt_events_not_counted", AttemptEvent.id, postgresql_where=NOT_COU
 # CourseAttempts): this index holds every column they read but the code reports', in the order the
 # learners' window reads them, so on PostgreSQL each of their statements is an index-only scan of
 # the course's entries instead of a heap page per attempt (a course's attempts are spread over the
-# whole table): 10 times less time for a course of 3,000 learners (docs/performance.md; migration 0019).
+# whole table): 4 to 5 times less time for a course of 3,000 learners (docs/performance.md; migration 0019).
 COURSE_STATS_INCLUDE = ("status", "verdict", "score", "grader_score", "likely_cause")
 Index("ix_attempts_course_exercise", Attempt.course_id, Attempt.exercise_id, Attempt.client_id, Attempt.learner,
       Attempt.created_at, Attempt.id, postgresql_include=list(COURSE_STATS_INCLUDE))

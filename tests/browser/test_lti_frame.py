@@ -40,6 +40,7 @@ from service.config import PROJECT_ROOT, Settings
 from service.lti.passback import ScorePassbacks
 from service.lti.platforms import platform_keys
 from service.lti.roster import RosterSyncer
+from service.lti.tokens import access_tokens
 from service.outbound.runner import OutboundRunner
 from tests.lti.platform import INSTRUCTOR_ROLES, STORAGE_FRAME, TestPlatform
 
@@ -73,6 +74,7 @@ def lms(live_server, tool) -> Iterator[TestPlatform]:
         platform.tool_login_url, platform.tool_origin = f"{tool}/lti/login", tool
         platform.launch_claims = {"custom": {"exercise": QUIZ}, "sub": LEARNER, "target_link_uri": f"{tool}/lti/launch"}
         yield platform
+    access_tokens.forget(platform.token_url, platform.client_id)  # as tests/lti/conftest.py's platform
 
 
 @pytest.fixture(scope="module")

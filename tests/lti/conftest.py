@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service.lti.platforms import platform_keys
+from service.lti.tokens import access_tokens
 from tests.helpers import bearer
 
 from .platform import TestPlatform
@@ -15,6 +16,9 @@ from .support import trust_tool_keys
 def platform():
     with TestPlatform() as running:
         yield running
+    # The tool keeps tokens per process by token URL and client id: a later test's platform may
+    # get this one's port, and refuse (401) a token it never issued.
+    access_tokens.forget(running.token_url, running.client_id)
 
 
 @pytest.fixture
