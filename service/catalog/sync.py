@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, load_only
 
 from ..models import Exercise, ExerciseTopic, ExerciseVersion
 from ..models.base import utcnow
+from ..services import preparations
 from .loader import ExerciseFile
 
 
@@ -89,6 +90,8 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
     names exercises whose folder is there but whose files are not valid now: one already in the
     database is left as it is, serving its last valid version, until its files are mended.
     `proofs`: each new content's passed proof (ProofReport.to_json()) by slug, stored on its version.
+    An exercise whose current version changes loses its other versions' variant preparations
+    (services/preparations.forget_superseded).
     """
     proofs = proofs or {}
     report = SyncReport()
@@ -96,6 +99,7 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
     existing = {e.slug: e for e in session.scalars(select(Exercise).where(Exercise.course_id.is_(None)))}
     taken = set(session.scalars(select(Exercise.slug).where(Exercise.course_id.is_not(None))))
     versions, last_number = _known_versions(session, [e.id for e in existing.values()])
+    made_current: dict[Exercise, ExerciseVersion] = {}
     # Nothing is flushed until the end: the new rows go in as one batch per table.
     with session.no_autoflush:
         for source in sources:
@@ -122,6 +126,7 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
             if found.number == exercise.current_version and exercise.published == published:
                 report.unchanged.append(source.slug)
                 continue
+            made_current[exercise] = found
             exercise.current_version = found.number
             exercise.published = published
             exercise.updated_at = utcnow()
@@ -138,4 +143,5 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
                 exercise.updated_at = utcnow()
                 report.unpublished.append(slug)
     session.flush()
+    preparations.forget_superseded(session, {exercise.id: version.id for exercise, version in made_current.items()})
     return report

@@ -39,6 +39,7 @@ from ..models import (
 )
 from ..models.base import utcnow
 from ..models.exercise import PROOF_FAILED, PROOF_PASSED, PROOF_QUEUED, PROOF_RUNNING
+from . import preparations
 
 DRAFT, PUBLISHED, UNPUBLISHED = "draft", "published", "unpublished"
 
@@ -216,7 +217,7 @@ def save_draft(session: Session, course: Course, slug: str, files: Mapping[str, 
                                                                 ExerciseVersion.digest == digest))
         if existing is not None:
             if publish_when_proven:
-                _publish_when_proven(existing, exercise, author, now)
+                _publish_when_proven(session, existing, exercise, author, now)
             return DraftOutcome(exercise, existing, created=False)
     listing = _listing(files.get(SPEC_FILE, ""), slug)
     if exercise is None:
@@ -283,7 +284,7 @@ def record_proof(session: Session, version: ExerciseVersion, report: dict[str, A
     version.proof_status = PROOF_PASSED if report.get("passed") else PROOF_FAILED
     if version.proof_status == PROOF_PASSED and version.publish_when_proven:
         exercise = session.get_one(Exercise, version.exercise_id)
-        _make_current(exercise, version, at)
+        _make_current(session, exercise, version, at)
 
 
 def record_proof_job(session: Session, job_id: Any, report: dict[str, Any], at: datetime) -> None:
@@ -306,20 +307,22 @@ def mark_proof_running(session: Session, job: ExerciseProof) -> None:
                     .values(proof_status=PROOF_RUNNING))
 
 
-def _publish_when_proven(version: ExerciseVersion, exercise: Exercise, author: str, at: datetime) -> None:
+def _publish_when_proven(session: Session, version: ExerciseVersion, exercise: Exercise, author: str,
+                         at: datetime) -> None:
     """Saving an existing version's content again asked for it to be published once proven."""
     if version.proof_status == PROOF_PASSED:
         if not (exercise.published and exercise.current_version == version.number):
-            _make_current(exercise, version, at)
+            _make_current(session, exercise, version, at)
     elif version.proof_status in (PROOF_QUEUED, PROOF_RUNNING):
         version.publish_when_proven = True
 
 
-def _make_current(exercise: Exercise, version: ExerciseVersion, at: datetime) -> None:
+def _make_current(session: Session, exercise: Exercise, version: ExerciseVersion, at: datetime) -> None:
     exercise.current_version, exercise.published, exercise.unpublished_by = version.number, True, None
     exercise.updated_at = version.published_at = at
     version.publish_when_proven = False
     _copy_listing(exercise, _listing_of(version, exercise.slug))
+    preparations.forget_superseded(session, {exercise.id: version.id})
 
 
 def publish(session: Session, exercise: Exercise, number: int | None, *, actor: str) -> ExerciseVersion:
@@ -330,7 +333,7 @@ def publish(session: Session, exercise: Exercise, number: int | None, *, actor: 
     if version.proof_status != PROOF_PASSED:
         problems = proof.ProofReport.from_json(version.proof or {}).problems
         raise NotProven(version.number, version.proof_status, problems)
-    _make_current(exercise, version, utcnow())
+    _make_current(session, exercise, version, utcnow())
     return version
 
 

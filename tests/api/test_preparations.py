@@ -165,3 +165,76 @@ def test_a_database_that_fails_the_stored_results_costs_a_reference_run_not_the_
     judge = Judge()
     result = prep.grade_in_variant(judge, busy, {"slug": CLAMP}, REFERENCE, version_id=1, client_id=1, learner="ada")
     assert result == {"score": 1.0} and judge.stored is None
+
+
+def test_a_new_current_version_drops_the_other_versions_preparations(app, client, client_key, tmp_path):
+    import shutil
+
+    from service.catalog.loader import load_catalog
+    from service.catalog.sync import sync_catalog
+    from tests.conftest import EXERCISES_DIR
+
+    other = "broadcast-multiply"
+    mint(client, client_key, "ada", [CLAMP, other])
+    mint(client, client_key, "grace", [CLAMP])
+    before = {(r.learner, _slug_of(app, r.exercise_version_id)): r.exercise_version_id for r in preparations(app)}
+    assert set(before) == {("ada", CLAMP), ("ada", other), ("grace", CLAMP)}
+
+    # The clamp exercise's files change: its new version is current, its old preparations go.
+    root = tmp_path / "exercises"
+    shutil.copytree(EXERCISES_DIR / CLAMP, root / CLAMP)
+    spec = root / CLAMP / "exercise.toml"
+    spec.write_text(spec.read_text().replace('title = "', 'title = "Revised: ', 1))
+    changed, problems = load_catalog(root)
+    assert not problems, problems
+    with app.app_context():
+        assert sync_catalog(db_session(), changed, unpublish_missing=False).updated == [CLAMP]
+        db_session().commit()
+    assert [(r.learner, r.exercise_version_id) for r in preparations(app)] == [("ada", before[("ada", other)])]
+
+    # The next token naming it prepares the new version.
+    mint(client, client_key, "grace", [CLAMP])
+    (fresh,) = [r for r in preparations(app) if r.learner == "grace"]
+    assert _slug_of(app, fresh.exercise_version_id) == CLAMP and fresh.exercise_version_id != before[("grace", CLAMP)]
+
+
+def test_publishing_another_version_of_a_course_exercise_drops_the_others_preparations(
+        app, client, client_key, client_key_for):
+    from service.models import ExerciseVersion
+    from tests.api.support import authoring_courses, quiz_files
+
+    course = authoring_courses(app, client, client_key, client_key_for)
+    url = client.post(course["url"], headers=bearer(course["key"]),
+                      json={"slug": "bounds-quiz", "files": quiz_files()}).json["exercises"][0]["url"]
+    assert client.put(url, headers=bearer(course["key"]), json={"files": quiz_files("Revised")}).status_code == 201
+    mint(client, client_key, "ada", [CLAMP])  # the catalog's, untouched by the course's publishing
+    (clamp,) = preparations(app)
+    with app.app_context():
+        session = db_session()
+        first, second = session.scalars(select(ExerciseVersion.id).join(ExerciseVersion.exercise).where(
+            ExerciseVersion.exercise.has(slug="bounds-quiz")).order_by(ExerciseVersion.number))
+        # Rows are kept per version, whatever the exercise's kind: one on each of the two versions.
+        for version_id in (first, second):
+            session.add(VariantPreparation(exercise_version_id=version_id, client_id=clamp.client_id, learner="ada",
+                                           status="graded", tries=0))
+        session.commit()
+    clamp_row = clamp.exercise_version_id
+
+    def versions_prepared() -> set[int]:
+        return {r.exercise_version_id for r in preparations(app)}
+
+    assert client.post(f"{url}/publish", headers=bearer(course["key"]), json={"version": 2}).status_code == 200
+    assert versions_prepared() == {second, clamp_row}
+    assert client.post(f"{url}/publish", headers=bearer(course["key"]), json={"version": 1}).status_code == 200
+    assert versions_prepared() == {clamp_row}  # the way back: version 1's were dropped with version 2's publishing
+    assert client.post(f"{url}/unpublish", headers=bearer(course["key"])).status_code == 200
+    assert versions_prepared() == {clamp_row}
+
+
+def _slug_of(app, version_id: int) -> str:
+    from service.models import ExerciseVersion
+
+    with app.app_context():
+        version = db_session().get(ExerciseVersion, version_id)
+        assert version is not None
+        return version.exercise.slug
