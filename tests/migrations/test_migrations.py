@@ -2,6 +2,7 @@
 
 import warnings
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
@@ -40,11 +41,26 @@ def test_upgrade_downgrade_upgrade_matches_the_models(empty_database):
             assert migrate.current_revision(conn) == migrate.head_revision()
         migrate.downgrade(url, "base")
         assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+        with engine.connect() as conn:
+            assert migrate.current_revision(conn) is None
         migrate.upgrade(url)
         assert set(Base.metadata.tables) <= set(inspect(engine).get_table_names())
         migrate.downgrade(url, "base")
     finally:
         engine.dispose()
+
+
+def test_the_head_read_from_the_files_is_alembics(tmp_path):
+    from alembic.script import ScriptDirectory
+
+    assert migrate.head_revision() == ScriptDirectory.from_config(migrate.alembic_config("")).get_current_head()
+    # Two migrations revising the same one: two heads, refused rather than one picked.
+    for name, down in (("a", "'0001'"), ("b", "'0001'"), ("0001", "None")):
+        (tmp_path / f"{name}.py").write_text(f"revision: str = '{name}'\ndown_revision = {down}\n")
+    with pytest.raises(RuntimeError, match="2 heads"):
+        migrate.head_revision(tmp_path)
+    (tmp_path / "b.py").write_text("revision = 'b'\ndown_revision = 'a'\n")
+    assert migrate.head_revision(tmp_path) == "b"
 
 
 def test_runs_made_before_0011_stay_the_client_keys_runs(empty_database):
