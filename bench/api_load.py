@@ -607,7 +607,10 @@ def main() -> None:
             targets = beside(targets, api_targets(other_port, apis[1][1], servers[3].pid, scripts), other.rev)
 
         failed = measure(targets, args, env, tmp, other)
-        for name, proc in (("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])):
+        measured = [("hello world", hello), ("insert floor", floor), ("gradquiz", servers[2])]
+        if other is not None:
+            measured.append((f"gradquiz @{other.rev}", servers[3]))
+        for name, proc in measured:
             rss = ", ".join(f"{rss_mb(pid):.0f}" for pid in sorted(children(proc.pid)))
             print(f"web worker RSS after the run, {name}: {rss} MB")
         print(f"failed requests (non-2xx or socket errors): {failed}")
