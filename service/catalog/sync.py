@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, load_only
 
 from ..models import Exercise, ExerciseTopic, ExerciseVersion
 from ..models.base import utcnow
-from ..services import preparations
+from ..models.preparation import forget_superseded
 from .loader import ExerciseFile
 
 
@@ -91,7 +91,7 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
     database is left as it is, serving its last valid version, until its files are mended.
     `proofs`: each new content's passed proof (ProofReport.to_json()) by slug, stored on its version.
     An exercise whose current version changes loses its other versions' variant preparations
-    (services/preparations.forget_superseded).
+    (models.preparation.forget_superseded).
     """
     proofs = proofs or {}
     report = SyncReport()
@@ -143,5 +143,5 @@ def sync_catalog(session: Session, sources: list[ExerciseFile], *, unpublish_mis
                 exercise.updated_at = utcnow()
                 report.unpublished.append(slug)
     session.flush()
-    preparations.forget_superseded(session, {exercise.id: version.id for exercise, version in made_current.items()})
+    forget_superseded(session, {exercise.id: version.id for exercise, version in made_current.items()})
     return report

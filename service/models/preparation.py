@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 
-from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import ForeignKey, Index, String, UniqueConstraint, delete, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .attempt import GradingJob
 from .base import Base
+from .exercise import ExerciseVersion
 
 
 class VariantPreparation(GradingJob, Base):
@@ -29,3 +31,15 @@ class VariantPreparation(GradingJob, Base):
     exercise_version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
     client_id: Mapped[int] = mapped_column(ForeignKey("api_clients.id"))
     learner: Mapped[str] = mapped_column(String(255))
+
+
+def forget_superseded(session: Session, current: Mapping[int, int]) -> None:
+    """Delete the preparations of the exercises' versions but the current one (`current`: exercise
+    id -> its current version's id), in the caller's transaction. Learners' grades, new
+    preparations and regrades use the current version; an attempt on the old one still queued
+    runs its reference, as a first grade did before preparations. Published again later, an old
+    version is prepared again as its learners' tokens and launches name it."""
+    if current:
+        superseded = select(ExerciseVersion.id).where(ExerciseVersion.exercise_id.in_(current.keys()),
+                                                      ExerciseVersion.id.not_in(current.values()))
+        session.execute(delete(VariantPreparation).where(VariantPreparation.exercise_version_id.in_(superseded)))

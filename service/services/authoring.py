@@ -39,7 +39,7 @@ from ..models import (
 )
 from ..models.base import utcnow
 from ..models.exercise import PROOF_FAILED, PROOF_PASSED, PROOF_QUEUED, PROOF_RUNNING
-from . import preparations
+from ..models.preparation import forget_superseded
 
 DRAFT, PUBLISHED, UNPUBLISHED = "draft", "published", "unpublished"
 
@@ -322,7 +322,7 @@ def _make_current(session: Session, exercise: Exercise, version: ExerciseVersion
     exercise.updated_at = version.published_at = at
     version.publish_when_proven = False
     _copy_listing(exercise, _listing_of(version, exercise.slug))
-    preparations.forget_superseded(session, {exercise.id: version.id})
+    forget_superseded(session, {exercise.id: version.id})
 
 
 def publish(session: Session, exercise: Exercise, number: int | None, *, actor: str) -> ExerciseVersion:

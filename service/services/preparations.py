@@ -18,7 +18,8 @@ Stored results are keyed by the judge's secret and their form, and carry the dig
 they answer: a worker with another secret, or whose cases are drawn otherwise (an upgrade), runs
 the reference again (and stores its own). Rows are small (about 9 KB for ClampFn,
 docs/performance.md) but there is one per learner and version: they go when another version of
-their exercise becomes current (`forget_superseded`), and with a deleted course exercise.
+their exercise becomes current (models.preparation.forget_superseded), and with a deleted course
+exercise.
 
 Web-safe: the web process queues, the worker prepares; nothing here imports torch.
 """
@@ -27,11 +28,11 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, and_, delete, select
+from sqlalchemy import Connection, Engine, and_, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -83,18 +84,6 @@ def request(session: Session, client_id: int, learner: str, slugs: Collection[st
     except SQLAlchemyError as exc:
         log.warning("variant preparations not queued (%s)", type(exc).__name__)
         return []
-
-
-def forget_superseded(session: Session, current: Mapping[int, int]) -> None:
-    """Delete the preparations of the exercises' versions but the current one (`current`: exercise
-    id -> its current version's id), in the caller's transaction. Learners' grades, new
-    preparations and regrades use the current version; an attempt on the old one still queued
-    runs its reference, as a first grade did before preparations. Published again later, an old
-    version is prepared again as its learners' tokens and launches name it."""
-    if current:
-        superseded = select(ExerciseVersion.id).where(ExerciseVersion.exercise_id.in_(current.keys()),
-                                                      ExerciseVersion.id.not_in(current.values()))
-        session.execute(delete(VariantPreparation).where(VariantPreparation.exercise_version_id.in_(superseded)))
 
 
 def prepare(judge: Any, job: VariantPreparation, payload: dict[str, Any]) -> dict[str, Any]:
