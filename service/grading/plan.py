@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .cases import (
@@ -37,7 +37,7 @@ from .cases import (
     to_float32,
 )
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS
-from .code_table import CodeSpec, InputSpec
+from .code_table import CodeSpec, InputSpec, Tolerances
 from .draws import numel
 from .forward_ad import FORWARD_AD_TANGENTS
 from .reports import Output, Report
@@ -176,27 +176,35 @@ def complete_cases(code: CodeSpec, cases: list[Case], probe: Report, secret: byt
                       variant) for case in cases]
 
 
+def optional_check_plans(args: Sequence[Arg], wanted: Collection[str], seed: Callable[[str], int], tol: Tolerances, *,
+                         differentiable: bool) -> dict[str, Any]:
+    """The Case fields of the optional checks `wanted` asks for ("forward_ad", "in_place", "vmap"),
+    each drawn from `seed(purpose)`, a seed of its own; a grade's and a run's alike. The gradient
+    ones only for a `differentiable` Function."""
+    plans: dict[str, Any] = {}
+    if "forward_ad" in wanted and differentiable:
+        plans["forward_ad"] = ForwardAdPlan(seed("forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
+                                            tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
+    if "in_place" in wanted and differentiable:
+        plans["in_place"] = InPlacePlan(seed("in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
+                                        ProjectionPlan(seed("in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+    if "vmap" in wanted:
+        plans["vmap"] = plan_vmap(args, seed("vmap"))
+        if differentiable:
+            plans["batched_grad"] = plan_batched_grad(args, seed("batched grad"))
+    return plans
+
+
 def _optional_checks(code: CodeSpec, case: Case, secret: bytes, slug: str, variant: str | None) -> Case:
     """The plans of the optional checks the exercise asks for (but gradgradcheck, planned with the
     shared rng's draws), each from a seed of its own: the shared rng's draws stay what they were."""
-    tol = code.tolerances
 
     def seed(purpose: str) -> int:
         return seeded(secret, purpose, slug, case.id, *variant_parts(variant)).getrandbits(62)
 
-    plans: dict[str, Any] = {}
-    if code.forward_ad and code.differentiable:
-        plans["forward_ad"] = ForwardAdPlan(seed("forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
-                                            tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
-    if code.in_place and code.differentiable:
-        plans["in_place"] = InPlacePlan(seed("in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
-                                        ProjectionPlan(seed("in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
+    plans = optional_check_plans(case.args, code.options, seed, code.tolerances, differentiable=code.differentiable)
     if code.custom_op:
         plans["custom_op"] = CustomOpPlan()
-    if code.vmap:
-        plans["vmap"] = plan_vmap(case.args, seed("vmap"))
-        if code.differentiable:
-            plans["batched_grad"] = plan_batched_grad(case.args, seed("batched grad"))
     return dataclasses.replace(case, **plans)
 
 

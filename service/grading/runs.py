@@ -34,21 +34,16 @@ from .cases import (
     Arg,
     Case,
     CustomOpPlan,
-    ForwardAdPlan,
     GradgradPlan,
-    InPlacePlan,
     JacobianPlan,
     ProjectionPlan,
     all_points,
     diff_inputs,
-    plan_batched_grad,
-    plan_vmap,
 )
 from .checks import MAX_PROJECTED_ELEMENTS, PROJECTIONS, Outcome, jnum
 from .code_table import DEFAULT_TOLERANCES, CodeSpec, Tolerances
 from .draws import seeded_vectors
-from .forward_ad import FORWARD_AD_TANGENTS
-from .plan import run_cases
+from .plan import optional_check_plans, run_cases
 from .registry import OPTIONS, RUN_CHECKS, Check, run_results
 from .reports import Output, TorchMessage, TorchMessages, parse_report
 from .run_checks import RunCase
@@ -132,20 +127,13 @@ def _checks_planned(check_case: Case, source: str, options: Collection[str]) -> 
         w = seeded_vectors(_seed(source, "gradgrad w"), [check_case.args[i].numel for i in diff_inputs(check_case.args)])
         gradgrad = GradgradPlan(_jacobian_plan(tol, points=True, seed=_seed(source, "gradgrad projections")), w,
                                 v_seed=_seed(source, "gradgrad grad_outputs"))
-    in_place = forward_ad = vmap = batched_grad = None
-    if "in_place" in options:
-        in_place = InPlacePlan(_seed(source, "in_place"), tol.eps, tol.gradcheck_atol, tol.gradcheck_rtol, MAX_JACOBIAN_SIDE,
-                               ProjectionPlan(_seed(source, "in_place projections"), PROJECTIONS, MAX_PROJECTED_ELEMENTS))
-    if "forward_ad" in options:
-        forward_ad = ForwardAdPlan(_seed(source, "forward_ad"), FORWARD_AD_TANGENTS, tol.eps, tol.gradcheck_atol,
-                                   tol.gradcheck_rtol, MAX_PROJECTED_ELEMENTS)
-    if "vmap" in options:
-        vmap, batched_grad = plan_vmap(check_case.args, _seed(source, "vmap")), plan_batched_grad(check_case.args, _seed(source, "batched grad"))
+    # differentiable: a check case has inputs that require grad (plan_run makes one only then)
+    optional = optional_check_plans(check_case.args, options, lambda purpose: _seed(source, purpose), tol,
+                                    differentiable=True)
     # torch's message is asked for when the Jacobian is made in full
     return dataclasses.replace(check_case, gradcheck=_jacobian_plan(tol, points=small, seed=_seed(source, "projections")),
                                needs_input_grad=True, torch_gradcheck=small, gradgrad=gradgrad,
-                               torch_gradgradcheck=gradgradcheck, in_place=in_place, forward_ad=forward_ad, vmap=vmap,
-                               batched_grad=batched_grad)
+                               torch_gradgradcheck=gradgradcheck, **optional)
 
 
 def exercise_run_inputs(code: CodeSpec) -> list[dict[str, Any]]:
