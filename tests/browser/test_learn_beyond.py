@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from service.config import PROJECT_ROOT
 from service.extensions import db_session
 from service.learn.lesson import load_lessons
 from service.learner_tokens import LEARNER, LearnerScope, issue_learner_token
@@ -22,30 +23,7 @@ SIZES = {"desktop": (1280, 800), "phone": (375, 740)}
 FIRST, SECOND = load_lessons()
 QUIZ = "setup-context-call-order"  # the second lesson's first exercise, a single choice
 #: SinFn with a right backward and a jvp of the wrong derivative (sin for cos)
-WRONG_JVP = """import torch
-
-
-class SinFn(torch.autograd.Function):
-    @staticmethod
-    def forward(x):
-        return torch.sin(x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        (x,) = inputs
-        ctx.save_for_backward(x)
-        ctx.save_for_forward(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * torch.cos(x)
-
-    @staticmethod
-    def jvp(ctx, x_tangent):
-        (x,) = ctx.saved_tensors
-        return x_tangent * torch.sin(x)
-"""
+WRONG_JVP = (PROJECT_ROOT / "exercises" / "sin-jvp" / "wrong" / "sin_for_cos.py").read_text()
 
 
 @pytest.fixture(scope="module")
