@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, and_, select
+from sqlalchemy import Connection, Engine, and_, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -49,13 +49,19 @@ if TYPE_CHECKING:
 log = logging.getLogger("gradquiz.preparations")
 QUEUED, RUNNING, GRADED = AttemptStatus.QUEUED.value, AttemptStatus.RUNNING.value, AttemptStatus.GRADED.value
 PREPARED = "prepared"
+#: At most this many of a client's preparations wait at once; past it, a token or launch queues
+#: none (those learners' first grades run the reference, as before preparations). A class of 200
+#: naming 10 code exercises queues 2,000; an integration minting tokens for many learner ids cannot
+#: fill the workers' queue ahead of everyone's regrades.
+MAX_QUEUED_PER_CLIENT = 10_000
 
 
 def request(session: Session, client_id: int, learner: str, slugs: Collection[str]) -> list[uuid.UUID]:
     """Queue the preparation of the learner's variant of each published code exercise of `slugs`
     (its current version) that has none; returns the new jobs' ids, to dispatch once committed.
 
-    Two reads when every one is there already (a token minted again), and no write."""
+    Two reads when every one is there already (a token minted again), and no write; a third, of
+    the client's waiting ones, before queueing (at most MAX_QUEUED_PER_CLIENT wait)."""
     if not slugs:
         return []
     versions = select(ExerciseVersion.id).join(Exercise, and_(
@@ -69,6 +75,16 @@ def request(session: Session, client_id: int, learner: str, slugs: Collection[st
         VariantPreparation.exercise_version_id.in_(wanted))))
     if not wanted:
         return []
+    waiting = session.execute(select(func.count()).select_from(select(VariantPreparation.id).where(
+        VariantPreparation.client_id == client_id, VariantPreparation.status == QUEUED).limit(MAX_QUEUED_PER_CLIENT)
+        .subquery())).scalar_one()
+    room = MAX_QUEUED_PER_CLIENT - waiting
+    if room < len(wanted):
+        log.warning("client %d has %d variant preparations waiting (at most %d): %d not queued", client_id, waiting,
+                    MAX_QUEUED_PER_CLIENT, len(wanted) - max(room, 0))
+        wanted = set(sorted(wanted)[:max(room, 0)])
+        if not wanted:
+            return []
     now, request_id = utcnow(), current_request_id()
     rows = [{"id": uuid.uuid4(), "exercise_version_id": version_id, "client_id": client_id, "learner": learner,
              "status": QUEUED, "tries": 0, "created_at": now, "request_id": request_id}

@@ -74,6 +74,25 @@ def test_a_learner_token_queues_the_preparation_of_each_named_code_exercise_once
     assert [r.id for r in preparations(app)] == [rows[0].id]
 
 
+def test_a_client_has_at_most_so_many_preparations_waiting(app, client, client_key, monkeypatch, caplog):
+    from sqlalchemy import update
+
+    from service.services import preparations as prep
+
+    monkeypatch.setattr(prep, "MAX_QUEUED_PER_CLIENT", 2)
+    for learner in ("ada", "grace", "lin"):
+        mint(client, client_key, learner, [CLAMP, "broadcast-multiply"])
+    # ada's two fill the room: grace's and lin's tokens are issued, their first grades run the reference.
+    assert sorted((r.learner, r.status) for r in preparations(app)) == [("ada", "queued"), ("ada", "queued")]
+    assert "2 variant preparations waiting (at most 2): 2 not queued" in caplog.text
+    with app.app_context():  # a worker took one: room for one more
+        db_session().execute(update(VariantPreparation).where(VariantPreparation.id == preparations(app)[0].id)
+                             .values(status="graded"))
+        db_session().commit()
+    mint(client, client_key, "grace", [CLAMP, "broadcast-multiply"])
+    assert sorted(r.learner for r in preparations(app)) == ["ada", "ada", "grace"]
+
+
 def test_a_prepared_variant_is_graded_on_another_worker_without_running_the_reference(
         app, client, client_key, database_url, grading_judge, other_judge):
     learner = f"ada-{uuid.uuid4().hex[:8]}"
