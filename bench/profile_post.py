@@ -6,6 +6,7 @@ wall-clock ones), then the same N under cProfile (with a CPU timer) for the func
     .venv/bin/python bench/profile_post.py [--database postgresql|sqlite] [-n 1000] [--top 30]
     .venv/bin/python bench/profile_post.py --request history     # GET a learner's 5 attempts
     .venv/bin/python bench/profile_post.py --request history --no-profile -n 3000   # the timing alone
+    .venv/bin/python bench/profile_post.py --request page-history --learner-token   # as the learner page reads it
 
 Requests (--request): `quiz` (a graded quiz POST with a new Idempotency-Key, as bench/api_load.py
 sends), `history` (GET /api/v1/learners/{id}/attempts of a learner with 5 quiz attempts),
@@ -13,7 +14,9 @@ sends), `history` (GET /api/v1/learners/{id}/attempts of a learner with 5 quiz a
 them after each submission) and `exercise` (GET of the quiz exercise); and `event`, no request: the event a grading worker writes
 beside a stored grade (`record_attempt_event` for an attempt it holds, and the commit). Prints
 the CPU ms per request without the profiler, the statements one request runs, and the profile's
-top functions. No HTTP server, no gunicorn: the request's own cost.
+top functions. No HTTP server, no gunicorn: the request's own cost. The histories are read with the
+API key, or with `--learner-token` with the learner's own token naming the quiz (the learner page's
+credentials).
 """
 
 from __future__ import annotations
@@ -60,8 +63,12 @@ def fresh_database(kind: str, folder: Path) -> str:
     return POSTGRES + name
 
 
-def request_maker(app: Flask, http: FlaskClient, headers: dict[str, str], kind: str) -> Callable[[int], None]:
-    """The request `kind` as a function of its number; seeds the learner whose history is read."""
+def request_maker(app: Flask, http: FlaskClient, headers: dict[str, str], kind: str,
+                  read_headers: dict[str, str] | None = None) -> Callable[[int], None]:
+    """The request `kind` as a function of its number; seeds the learner whose history is read
+    (read with `read_headers`, default `headers`)."""
+    read_headers = read_headers or headers
+
     def post(i: int) -> None:
         # a new Idempotency-Key each time, as bench/api_load.py (and an LMS) sends them
         response = http.post(f"/api/v1/exercises/{QUIZ}/attempts",
@@ -70,12 +77,13 @@ def request_maker(app: Flask, http: FlaskClient, headers: dict[str, str], kind: 
         assert response.status_code == 201, response.get_json()
 
     def history(_i: int) -> None:
-        response = http.get("/api/v1/learners/history-learner/attempts", headers=headers)
+        response = http.get("/api/v1/learners/history-learner/attempts", headers=read_headers)
         assert response.status_code == 200 and len(response.get_json()["attempts"]) == 5, response.get_json()
 
     def page_history(_i: int) -> None:
         # what the learner page asks after each submission (frontend/src/learn/exercise.js)
-        response = http.get(f"/api/v1/learners/history-learner/attempts?exercise={QUIZ}&page_size=50", headers=headers)
+        response = http.get(f"/api/v1/learners/history-learner/attempts?exercise={QUIZ}&page_size=50",
+                            headers=read_headers)
         assert response.status_code == 200 and len(response.get_json()["attempts"]) == 5, response.get_json()
 
     def exercise(_i: int) -> None:
@@ -110,6 +118,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
     parser.add_argument("--request", choices=("quiz", "history", "page-history", "exercise", "event"), default="quiz")
+    parser.add_argument("--learner-token", action="store_true",
+                        help="read the histories with the learner's own token naming the quiz, not the API key")
     parser.add_argument("--no-profile", action="store_true", help="time the requests only, without cProfile")
     parser.add_argument("--dump", help="also write the profile to this file (pstats), to read its callers")
     args = parser.parse_args()
@@ -138,7 +148,12 @@ def profile(url: str, args: argparse.Namespace) -> None:
     http = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
 
-    run = request_maker(app, http, headers, args.request)
+    read_headers = None
+    if args.learner_token:
+        minted = http.post("/api/v1/learner-tokens", headers=headers, json={"learner": "history-learner", "exercises": [QUIZ]})
+        assert minted.status_code == 200, minted.get_json()
+        read_headers = {"Authorization": f"Bearer {minted.get_json()['token']}"}
+    run = request_maker(app, http, headers, args.request, read_headers)
     for i in range(200):  # warm: caches, compiled statements, connections
         run(i)
     statements: list[str] = []

@@ -26,7 +26,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from .errors import problem_abort
 from .extensions import db_session
-from .learner_tokens import LearnerScope, read_learner_token
+from .learner_tokens import LearnerScope, VerifiedTokens
 from .models import ApiClient, Course, CourseKey, Role
 from .staff_sessions import PREFIX as STAFF_SESSION_PREFIX, read_staff_session
 from .ttl_cache import TtlCache
@@ -62,9 +62,17 @@ INVALID_CREDENTIALS = {"WWW-Authenticate": 'Bearer realm="gradquiz", error="inva
 
 def init_client_cache(app: Flask) -> None:
     """The clients of the keys (by the key's hash, never the key) and learner tokens each web
-    process has seen, kept API_KEY_CACHE_SECONDS: a revoked key stops working within that time."""
+    process has seen, kept API_KEY_CACHE_SECONDS: a revoked key stops working within that time;
+    and the learner tokens it has verified, each until it expires (VerifiedTokens)."""
     app.extensions["gradquiz.clients"] = TtlCache(app.config["SETTINGS"].api_key_cache_ttl)
     app.extensions["gradquiz.course_keys"] = TtlCache(app.config["SETTINGS"].api_key_cache_ttl)
+    app.extensions["gradquiz.learner_tokens"] = VerifiedTokens(app.config["SECRET_KEY"])
+
+
+def read_token(token: str) -> LearnerScope | None:
+    """A learner token's scope (None: not valid, or expired), verified once per process."""
+    tokens: VerifiedTokens = current_app.extensions["gradquiz.learner_tokens"]
+    return tokens.read(token)
 
 
 def _client(session: Session, cache_key: str, column: InstrumentedAttribute[Any], value: Any) -> ApiClient | None:
@@ -143,7 +151,7 @@ def _caller(session: Session, key: str) -> tuple[ApiClient | None, LearnerScope 
         course = CourseStaff(staff.course_id, f"{staff.name or staff.user} (LTI)"[:100], "session", staff.expires_at)
         client = _client(session, f"id:{staff.client_id}", ApiClient.id, staff.client_id)
     else:
-        scope = read_learner_token(current_app.config["SECRET_KEY"], key)
+        scope = read_token(key)
         if scope is None:
             problem_abort(401, "The API key or learner token is not valid (a learner token lasts "
                                "LEARNER_TOKEN_SECONDS: launch the exercise again).", headers=INVALID_CREDENTIALS)

@@ -144,6 +144,12 @@ def _exercises(claims: dict[str, Any]) -> tuple[str, ...] | None | bool:
 
 def read_learner_token(secret_key: str, token: str) -> LearnerScope | None:
     """The token's scope, or None when it is not a valid, unexpired learner token."""
+    verified = _verify(secret_key, token)
+    return None if verified is None else verified[0]
+
+
+def _verify(secret_key: str, token: str) -> tuple[LearnerScope, int] | None:
+    """The token's scope and its `exp`, or None when it is not a valid, unexpired learner token."""
     try:
         claims = jwt.decode(token, _token_key(secret_key), algorithms=["HS256"], audience=TOKEN_AUDIENCE,
                             issuer=TOKEN_ISSUER, options={"require": ["exp", "iat", "sub", "cid", "role"]})
@@ -155,5 +161,37 @@ def read_learner_token(secret_key: str, token: str) -> LearnerScope | None:
             or not isinstance(claims["cid"], int) or not isinstance(started, int)
             or not (link is None or isinstance(link, int)) or not (course is None or isinstance(course, int))):
         return None
-    return LearnerScope(client_id=claims["cid"], learner=claims["sub"], exercises=exercises,  # type: ignore[arg-type]
-                        role=claims["role"], link_id=link, session_started=started, course_id=course)
+    scope = LearnerScope(client_id=claims["cid"], learner=claims["sub"], exercises=exercises,  # type: ignore[arg-type]
+                         role=claims["role"], link_id=link, session_started=started, course_id=course)
+    return scope, int(claims["exp"])
+
+
+class VerifiedTokens:
+    """The learner tokens a web process has verified, each kept until its `exp`: a learner's page
+    sends the same token with every request, and PyJWT's parsing and HMAC cost about a tenth of a
+    history's CPU (docs/performance.md). Kept by the token's whole text, signature included, so
+    only those very bytes, verified under this secret, are found; nothing a token says is trusted
+    past its `exp`, as jwt.decode would refuse it then. At most `max_entries` (the active learners
+    of a process), then it starts again empty; an invalid token is never kept."""
+
+    def __init__(self, secret_key: str, *, max_entries: int = 2048, clock: Any = time.time) -> None:
+        self.secret_key = secret_key
+        self.max_entries = max_entries
+        self.clock = clock
+        self.entries: dict[str, tuple[LearnerScope, int]] = {}
+
+    def read(self, token: str) -> LearnerScope | None:
+        """As read_learner_token."""
+        entry = self.entries.get(token)
+        if entry is None:
+            entry = _verify(self.secret_key, token)
+            if entry is None:
+                return None
+            if len(self.entries) >= self.max_entries:
+                self.entries = {}
+            self.entries[token] = entry
+        scope, expires = entry
+        if self.clock() >= expires:  # jwt.decode refuses from `exp` on (no leeway)
+            self.entries.pop(token, None)
+            return None
+        return scope

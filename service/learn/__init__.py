@@ -22,10 +22,11 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
-from flask import Blueprint, Response, current_app, render_template
+from flask import Blueprint, Response, render_template
 
+from ..auth import read_token
 from ..extensions import db_session
-from ..learner_tokens import LearnerScope, read_learner_token
+from ..learner_tokens import LearnerScope
 from ..resources.exercises import AskedLearner, learner_detail, shared_detail_json
 from ..services.attempts import ExerciseNotFound, published_exercise
 from ..services.exercise_access import CATALOG_ONLY, ExerciseAudience, token_audience
@@ -37,7 +38,7 @@ blp = Blueprint("learn", __name__)
 
 def _launch_scope(launch: dict | None) -> LearnerScope | None:
     token = (launch or {}).get("token")
-    return read_learner_token(current_app.config["SECRET_KEY"], token) if isinstance(token, str) else None
+    return read_token(token) if isinstance(token, str) else None
 
 
 def _exercise_detail(slug: str, scope: LearnerScope | None, audience: ExerciseAudience) -> dict[str, Any]:

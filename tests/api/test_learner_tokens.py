@@ -271,3 +271,39 @@ def test_an_admin_keys_token_belongs_to_the_client_it_names_and_reads_that_clien
     for path in (f"/api/v1/attempts/{theirs.json['id']}", their_run.headers["Location"], "/api/v1/learners/ada/attempts"):
         refused = client.get(path, headers=bearer(old))
         assert refused.status_code == 401 and refused.mimetype == "application/problem+json", path
+
+
+def test_a_verified_token_is_kept_until_its_exp_and_only_its_own_bytes_are_found(app, client, client_key):
+    from service.learner_tokens import VerifiedTokens
+
+    token = issue(client, client_key).json["token"]
+    expires = jwt.decode(token, options={"verify_signature": False})["exp"]
+    tokens: VerifiedTokens = app.extensions["gradquiz.learner_tokens"]
+    assert submit(client, token).status_code == 201
+    assert tokens.entries[token][0].learner == "ada"  # verified once, kept
+    # Another signature on the same claims is not the kept token: verified, and refused.
+    head, claims, signature = token.split(".")
+    forged = ".".join((head, claims, ("A" if signature[0] != "A" else "B") + signature[1:]))
+    assert submit(client, forged).status_code == 401 and forged not in tokens.entries
+    # At its exp the kept token is refused as jwt.decode would refuse it, and dropped.
+    tokens.clock = lambda: expires
+    response = submit(client, token)
+    assert response.status_code == 401 and "not valid" in response.json["detail"]
+    assert token not in tokens.entries
+    tokens.clock = lambda: expires - 1
+    assert submit(client, token).status_code == 201  # verified again (jwt's own clock: still valid)
+
+
+def test_the_verified_tokens_are_bounded():
+    from service.learner_tokens import VerifiedTokens
+
+    secret = "s" * 32
+    tokens = VerifiedTokens(secret, max_entries=2)
+    minted = [issue_for(secret, learner) for learner in ("ada", "grace", "lin")]
+    assert [tokens.read(t).learner for t in minted] == ["ada", "grace", "lin"]
+    assert list(tokens.entries) == [minted[2]]  # full at the third: it started again
+    assert tokens.read("not.a.token") is None and len(tokens.entries) == 1
+
+
+def issue_for(secret: str, learner: str) -> str:
+    return mint_learner_token(secret, LearnerScope(1, learner, exercises=None), 600).token
