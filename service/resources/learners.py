@@ -78,7 +78,7 @@ def learner_history(slug: str | None, learner: str, pagination_parameters: Any,
     total = sum(exercise["attempts"] for exercise in best)
     postgresql = session.get_bind().dialect.name == "postgresql"
     page = RowsPage(Query(session, learner_attempts(exercise_ids, scope, postgresql=postgresql), total,
-                          history_parameters(client, learner, exercise_ids), built_once=scope is None),
+                          history_parameters(client, learner, exercise_ids, scope), built_once=True),
                     pagination_parameters)
     attempts = current_app.extensions["gradquiz.versions"].listed(session, page.items)
     views = show_to_learner(session, attempts, exempt=scope is not None and scope.is_instructor)

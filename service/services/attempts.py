@@ -8,13 +8,14 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, TypeVar
 
 from marshmallow import Schema
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Engine,
     Executable,
@@ -507,19 +508,50 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     """
     if scope is None:
         return []
+    values = token_parameters(scope)
+    return _token_conditions(token_shape(scope), lambda key, **options: bindparam(key, values[key], **options))
+
+
+#: What of a token's limits shapes their SQL: whether it names exercises, whether it is an
+#: instructor's, and whether its course is named ("course"), its link's ("link") or none (None).
+TokenShape = tuple[bool, bool, str | None]
+
+
+def token_shape(scope: LearnerScope) -> TokenShape:
+    course = "course" if scope.course_id is not None else "link" if scope.link_id is not None else None
+    return scope.exercises is not None, scope.is_instructor, course
+
+
+@functools.cache
+def token_conditions(shape: TokenShape) -> tuple[ColumnElement[bool], ...]:
+    """token_limits' conditions of a shape, their values to bind at execution (token_parameters):
+    built once, so that a statement adding them is built once per shape too (the learner history)."""
+    return tuple(_token_conditions(shape, bindparam))
+
+
+def _token_conditions(shape: TokenShape, parameter: Callable[..., BindParameter[Any]]) -> list[ColumnElement[bool]]:
+    """The conditions of token_limits, with `parameter(key)` for each of the token's values."""
+    by_exercises, instructor, course = shape
     limits: list[ColumnElement[bool]] = []
-    if scope.exercises is not None:
-        limits.append(Attempt.exercise_id.in_(select(Exercise.id).where(Exercise.slug.in_(scope.exercises))))
-    if not scope.is_instructor:
-        limits.append(Attempt.learner == scope.learner)
-    course: Any = scope.course_id
-    if course is None and scope.link_id is not None:
-        course = select(LtiResourceLink.course_id).where(LtiResourceLink.id == scope.link_id).scalar_subquery()
+    if by_exercises:
+        limits.append(Attempt.exercise_id.in_(select(Exercise.id).where(
+            Exercise.slug.in_(parameter("token_exercises", expanding=True)))))
+    if not instructor:
+        limits.append(Attempt.learner == parameter("token_learner"))
     if course is not None:
-        in_course = Attempt.course_id == course
-        limits.append(or_(in_course, and_(Attempt.course_id.is_(None), Attempt.learner == scope.learner))
-                      if scope.is_instructor else in_course)
+        in_course = Attempt.course_id == (parameter("token_course") if course == "course" else select(
+            LtiResourceLink.course_id).where(LtiResourceLink.id == parameter("token_link")).scalar_subquery())
+        limits.append(or_(in_course, and_(Attempt.course_id.is_(None), Attempt.learner == parameter("token_learner")))
+                      if instructor else in_course)
     return limits
+
+
+def token_parameters(scope: LearnerScope | None) -> dict[str, Any]:
+    """The values of token_conditions' parameters (none for an API key)."""
+    if scope is None:
+        return {}
+    return {"token_exercises": list(scope.exercises or ()), "token_learner": scope.learner,
+            "token_course": scope.course_id, "token_link": scope.link_id}
 
 
 #: An attempt's exercise comes joined, without its topics (which nothing about an attempt shows).
@@ -595,23 +627,24 @@ def _history_conditions(by_exercises: bool) -> list[ColumnElement[bool]]:
     return conditions
 
 
-def history_parameters(client: ApiClient, learner: str, exercise_ids: Collection[int] | None) -> dict[str, Any]:
+def history_parameters(client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
+                       scope: LearnerScope | None = None) -> dict[str, Any]:
     """The values of learner_attempts' and best_scores' statements."""
-    parameters: dict[str, Any] = {"client_id": client.id, "learner": learner}
+    parameters: dict[str, Any] = {"client_id": client.id, "learner": learner, **token_parameters(scope)}
     if exercise_ids is not None:
         parameters["exercise_ids"] = list(exercise_ids)
     return parameters
 
 
 @functools.cache
-def _learner_attempts_select(by_exercises: bool, postgresql: bool) -> Select[Any]:
-    # Built once, as _best_scores_select is: a learner token adds its limits. Rows, not ORM
+def _learner_attempts_select(by_exercises: bool, postgresql: bool, shape: TokenShape | None) -> Select[Any]:
+    # Built once per shape, as _best_scores_select is (a learner token's limits too). Rows, not ORM
     # objects: what a page shows and show_to_learner reads (LISTED_COLUMNS), with the exercise's
     # slug and current version, and the row's version (its dump is kept per version:
     # schemas/attempts.py ListedAttemptDumps); VersionCache.listed gives them their versions.
     return (select(*LISTED_COLUMNS, *LISTED_EXERCISE_COLUMNS, row_version(postgresql))
             .join(Exercise, Exercise.id == Attempt.exercise_id)
-            .where(*_history_conditions(by_exercises))
+            .where(*_history_conditions(by_exercises), *(() if shape is None else token_conditions(shape)))
             .order_by(Attempt.created_at.desc(), Attempt.id.desc()))
 
 
@@ -619,20 +652,19 @@ def learner_attempts(exercise_ids: Collection[int] | None, scope: LearnerScope |
                      postgresql: bool = False) -> Select[Any]:
     """The learner's attempts, newest first, as rows of LISTED_COLUMNS and the exercise's
     (VersionCache.listed); at the exercises `exercise_ids` (None: at any), and within a learner
-    token's limits (token_limits). Its values: history_parameters. The same object for every API
-    key's request of a shape. `postgresql`: with each row's version (versions.row_version)."""
-    stmt = _learner_attempts_select(exercise_ids is not None, postgresql)
-    return stmt if scope is None else stmt.where(*token_limits(scope))
+    token's limits (token_limits). Its values: history_parameters. The same object for every
+    request of a shape. `postgresql`: with each row's version (versions.row_version)."""
+    return _learner_attempts_select(exercise_ids is not None, postgresql, None if scope is None else token_shape(scope))
 
 
 @functools.cache
-def _best_scores_select(by_exercises: bool) -> Select[str, int, float | None, bool]:
-    """best_scores' statement, the same for every API key's request of a shape: built once per
-    process (SQLAlchemy's case() alone formats an error message each time it is built)."""
+def _best_scores_select(by_exercises: bool, shape: TokenShape | None) -> Select[str, int, float | None, bool]:
+    """best_scores' statement, the same for every request of a shape: built once per process
+    (SQLAlchemy's case() alone formats an error message each time it is built)."""
     return (select(Exercise.slug, func.count(Attempt.id), scores.best_of_group(),
                    scores.passed_in_group())
             .join(Attempt, Attempt.exercise_id == Exercise.id)
-            .where(*_history_conditions(by_exercises))
+            .where(*_history_conditions(by_exercises), *(() if shape is None else token_conditions(shape)))
             .group_by(Exercise.slug)
             .order_by(Exercise.slug))
 
@@ -640,14 +672,12 @@ def _best_scores_select(by_exercises: bool) -> Select[str, int, float | None, bo
 def best_scores(session: Session, client: ApiClient, learner: str, exercise_ids: Collection[int] | None,
                 scope: LearnerScope | None = None) -> list[dict[str, Any]]:
     """The learner's best score per exercise, over the same attempts as learner_attempts."""
-    stmt = _best_scores_select(exercise_ids is not None)
-    if scope is not None:
-        stmt = stmt.where(*token_limits(scope))
+    stmt = _best_scores_select(exercise_ids is not None, None if scope is None else token_shape(scope))
     # On the session's connection: a Core statement needs none of the ORM's execution step.
     return [
         {"exercise": slug, "attempts": count, "best_score": best, "passed": bool(passed)}
         for slug, count, best, passed in session.connection().execute(
-            stmt, history_parameters(client, learner, exercise_ids))
+            stmt, history_parameters(client, learner, exercise_ids, scope))
     ]
 
 

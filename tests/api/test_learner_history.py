@@ -49,3 +49,29 @@ def test_an_unchanged_attempt_shows_its_explanation_as_the_rules_say_now(client,
     set_rules(client, staff_key, client_id, show_explanation="after_pass")
     (listed,) = history(client, client_key)
     assert listed["explanation"] is None and [f["choice"] for f in listed["feedback"]] == [WRONG]
+
+
+def test_learner_tokens_of_one_shape_share_the_historys_statements_and_each_reads_its_own(app, client, client_key):
+    from service.database import window_of_built_once
+    from service.services.attempts import _best_scores_select, _learner_attempts_select
+
+    def token(learner: str) -> str:
+        response = client.post("/api/v1/learner-tokens", headers=bearer(client_key),
+                               json={"learner": learner, "exercises": [QUIZ]})
+        assert response.status_code == 200, response.json
+        return response.json["token"]
+
+    mine = {learner: answer(client, client_key, learner=learner, choice=choice).json["id"]
+            for learner, choice in (("ada", WRONG), ("grace", RIGHT))}
+    tokens = {learner: token(learner) for learner in mine}
+    read = {learner: client.get(f"/api/v1/learners/{learner}/attempts", headers=bearer(tokens[learner])).json
+            for learner in mine}  # the first builds the statements of this shape
+    built = _learner_attempts_select.cache_info().misses, _best_scores_select.cache_info().misses
+    pages = window_of_built_once.cache_info().hits
+    # The same statements, each learner's values: each reads their own attempt alone.
+    for learner in ("grace", "ada", "grace"):
+        body = client.get(f"/api/v1/learners/{learner}/attempts", headers=bearer(tokens[learner])).json
+        assert body == read[learner] and [a["id"] for a in body["attempts"]] == [mine[learner]]
+        assert [b["attempts"] for b in body["best_scores"]] == [1]
+    assert (_learner_attempts_select.cache_info().misses, _best_scores_select.cache_info().misses) == built
+    assert window_of_built_once.cache_info().hits == pages + 3  # the page's statement too, once per shape
