@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 
-from sqlalchemy import ForeignKey, Index, String, UniqueConstraint, delete, select
+from sqlalchemy import ForeignKey, Index, String, UniqueConstraint, delete, literal_column, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .attempt import GradingJob
@@ -31,6 +31,13 @@ class VariantPreparation(GradingJob, Base):
     exercise_version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
     client_id: Mapped[int] = mapped_column(ForeignKey("api_clients.id"))
     learner: Mapped[str] = mapped_column(String(255))
+
+
+# A client's waiting preparations, counted before a token or launch queues more (migration 0027).
+# The status is written in the SQL, not bound: a partial index serves only a query that says it.
+WAITING = VariantPreparation.status == literal_column("'queued'")
+Index("ix_variant_preparations_client_waiting", VariantPreparation.client_id, postgresql_where=WAITING,
+      sqlite_where=WAITING)
 
 
 def forget_superseded(session: Session, current: Mapping[int, int]) -> None:

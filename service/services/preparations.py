@@ -41,6 +41,7 @@ from ..logs import current_request_id
 from ..models import Exercise, ExerciseVersion, VariantPreparation
 from ..models.attempt import AttemptStatus
 from ..models.base import utcnow
+from ..models.preparation import WAITING
 from ..variants import variant_key
 
 if TYPE_CHECKING:
@@ -76,8 +77,7 @@ def request(session: Session, client_id: int, learner: str, slugs: Collection[st
     if not wanted:
         return []
     waiting = session.execute(select(func.count()).select_from(select(VariantPreparation.id).where(
-        VariantPreparation.client_id == client_id, VariantPreparation.status == QUEUED).limit(MAX_QUEUED_PER_CLIENT)
-        .subquery())).scalar_one()
+        VariantPreparation.client_id == client_id, WAITING).limit(MAX_QUEUED_PER_CLIENT).subquery())).scalar_one()
     room = MAX_QUEUED_PER_CLIENT - waiting
     if room < len(wanted):
         log.warning("client %d has %d variant preparations waiting (at most %d): %d not queued", client_id, waiting,
