@@ -58,13 +58,13 @@ def _revision_ids(path: Path) -> tuple[str | None, str | None]:
 
 
 @functools.cache
-def head_revision(versions_dir: Path = MIGRATIONS_DIR / "versions") -> str | None:
+def head_revision(versions_dir: Path = MIGRATIONS_DIR / "versions") -> str:
     """The one revision no other migration revises (the history is one line: no branches, no merges)."""
-    revisions = dict(ids for ids in map(_revision_ids, versions_dir.glob("*.py")) if ids[0] is not None)
+    revisions = {rev: down for rev, down in map(_revision_ids, versions_dir.glob("*.py")) if rev is not None}
     heads = set(revisions) - set(revisions.values())
-    if len(heads) > 1:
-        raise RuntimeError(f"the migrations have {len(heads)} heads: {sorted(map(str, heads))}")
-    return heads.pop() if heads else None
+    if len(heads) != 1:  # none: no migrations found (an unmigrated database would look at head)
+        raise RuntimeError(f"the migrations in {versions_dir} have {len(heads)} heads: {sorted(map(str, heads))}")
+    return heads.pop()
 
 
 def current_revision(connection: Connection) -> str | None:

@@ -509,7 +509,9 @@ def token_limits(scope: LearnerScope | None) -> list[ColumnElement[bool]]:
     if scope is None:
         return []
     values = token_parameters(scope)
-    return _token_conditions(token_shape(scope), lambda key, **options: bindparam(key, values[key], **options))
+    # Unique names: a statement that joined two scopes' limits keeps each one's values.
+    return _token_conditions(token_shape(scope),
+                             lambda key, **options: bindparam(key, values[key], unique=True, **options))
 
 
 #: What of a token's limits shapes their SQL: whether it names exercises, whether it is an

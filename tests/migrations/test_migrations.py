@@ -54,13 +54,17 @@ def test_the_head_read_from_the_files_is_alembics(tmp_path):
     from alembic.script import ScriptDirectory
 
     assert migrate.head_revision() == ScriptDirectory.from_config(migrate.alembic_config("")).get_current_head()
-    # Two migrations revising the same one: two heads, refused rather than one picked.
-    for name, down in (("a", "'0001'"), ("b", "'0001'"), ("0001", "None")):
-        (tmp_path / f"{name}.py").write_text(f"revision: str = '{name}'\ndown_revision = {down}\n")
+    # Two migrations revising the same one: two heads, refused rather than one picked; and none.
+    two, one = tmp_path / "two", tmp_path / "one"
+    for folder, files in ((two, {"0001": "None", "a": "'0001'", "b": "'0001'"}), (one, {"0001": "None", "a": "'0001'"})):
+        folder.mkdir()
+        for name, down in files.items():
+            (folder / f"{name}.py").write_text(f"revision: str = '{name}'\ndown_revision = {down}\n")
     with pytest.raises(RuntimeError, match="2 heads"):
+        migrate.head_revision(two)
+    with pytest.raises(RuntimeError, match="0 heads"):
         migrate.head_revision(tmp_path)
-    (tmp_path / "b.py").write_text("revision = 'b'\ndown_revision = 'a'\n")
-    assert migrate.head_revision(tmp_path) == "b"
+    assert migrate.head_revision(one) == "a"
 
 
 def test_runs_made_before_0011_stay_the_client_keys_runs(empty_database):
