@@ -168,8 +168,9 @@ def _verify(secret_key: str, token: str) -> tuple[LearnerScope, int] | None:
 
 class VerifiedTokens:
     """The learner tokens a web process has verified, each kept until its `exp`: a learner's page
-    sends the same token with every request, and PyJWT's parsing and HMAC cost about a tenth of a
-    history's CPU (docs/performance.md). Kept by the token's whole text, signature included, so
+    sends the same token with every request, and PyJWT's parsing and HMAC were part of what a
+    learner's history cost beyond an API key's (docs/performance.md). Kept by the token's whole
+    text, signature included, so
     only those very bytes, verified under this secret, are found; nothing a token says is trusted
     past its `exp`, as jwt.decode would refuse it then. At most `max_entries` (the active learners
     of a process), then it starts again empty; an invalid token is never kept."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from sqlalchemy import ForeignKey, Index, String, UniqueConstraint, delete, literal_column, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from .attempt import GradingJob
+from .attempt import AttemptStatus, GradingJob
 from .base import Base
 from .exercise import ExerciseVersion
 
@@ -35,7 +35,7 @@ class VariantPreparation(GradingJob, Base):
 
 # A client's waiting preparations, counted before a token or launch queues more (migration 0027).
 # The status is written in the SQL, not bound: a partial index serves only a query that says it.
-WAITING = VariantPreparation.status == literal_column("'queued'")
+WAITING = VariantPreparation.status == literal_column(f"'{AttemptStatus.QUEUED.value}'")
 Index("ix_variant_preparations_client_waiting", VariantPreparation.client_id, postgresql_where=WAITING,
       sqlite_where=WAITING)
 
